@@ -1,0 +1,76 @@
+/* arena.c: bump allocation in blocks that grow; one free releases all. */
+#include "plc/arena.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct plc_arena_block {
+    plc_arena_block *next;
+    size_t used, cap;
+    _Alignas(16) unsigned char data[];
+};
+
+enum { ARENA_MIN_BLOCK = 64 * 1024 };
+
+void plc_arena_init(plc_arena *a) { a->head = NULL; a->total = 0; }
+
+void plc_arena_free(plc_arena *a)
+{
+    plc_arena_block *b = a->head;
+    while (b) {
+        plc_arena_block *next = b->next;
+        free(b);
+        b = next;
+    }
+    a->head = NULL;
+    a->total = 0;
+}
+
+void *plc_arena_alloc(plc_arena *a, size_t size)
+{
+    size_t need = (size + 15) & ~(size_t)15;
+    if (need < size) { fprintf(stderr, "plc: allocation of %zu bytes overflows\n", size); abort(); }
+    plc_arena_block *b = a->head;
+    if (!b || b->cap - b->used < need) {
+        size_t cap = need > ARENA_MIN_BLOCK ? need : ARENA_MIN_BLOCK;
+        if (b && b->cap * 2 > cap && b->cap < (SIZE_MAX / 4)) cap = b->cap * 2;
+        b = malloc(sizeof(*b) + cap);
+        if (!b) { fprintf(stderr, "plc: out of memory (%zu bytes)\n", cap); exit(3); }
+        b->next = a->head;
+        b->used = 0;
+        b->cap = cap;
+        a->head = b;
+    }
+    void *p = b->data + b->used;
+    b->used += need;
+    a->total += need;
+    memset(p, 0, need);
+    return p;
+}
+
+char *plc_arena_strndup(plc_arena *a, const char *s, size_t n)
+{
+    char *p = plc_arena_alloc(a, n + 1);
+    memcpy(p, s, n);
+    p[n] = '\0';
+    return p;
+}
+
+char *plc_arena_strdup(plc_arena *a, const char *s) { return plc_arena_strndup(a, s, strlen(s)); }
+
+char *plc_arena_printf(plc_arena *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return plc_arena_strdup(a, "");
+    char *p = plc_arena_alloc(a, (size_t)n + 1);
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}

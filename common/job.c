@@ -1,0 +1,34 @@
+/* job.c: spellings of the job's enumerations, shared by every module. */
+#include "plc/job.h"
+
+#define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
+
+const char *plc_schedule_name(plc_schedule s)
+{
+    static const char *const names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular"};
+    return NAME_OF(names, s);
+}
+
+const char *plc_recompute_name(plc_recompute r)
+{
+    static const char *const names[] = {"none", "selective", "full"};
+    return NAME_OF(names, r);
+}
+
+const char *plc_attention_name(plc_attention a)
+{
+    static const char *const names[] = {"naive", "fused", "flash1", "flash2"};
+    return NAME_OF(names, a);
+}
+
+const char *plc_precision_name(plc_precision p)
+{
+    static const char *const names[] = {"bf16", "fp32"};
+    return NAME_OF(names, p);
+}
+
+const char *plc_objective_name(plc_objective o)
+{
+    static const char *const names[] = {"time", "memory"};
+    return NAME_OF(names, o);
+}

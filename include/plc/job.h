@@ -1,0 +1,209 @@
+/* plc/job.h: the resolved job, the one structure between the front end and
+ * everything after it (solver, lowering, plan writer).
+ *
+ * The front end (compiler/spec_*.c) turns a .plan file, its -D overrides and
+ * the hardware catalog into a plc_job with every unit converted to SI base
+ * units (bytes, bytes/s, FLOP/s, seconds, fractions) and every default filled
+ * in. Nothing downstream looks at the AST.
+ */
+#ifndef PLC_JOB_H
+#define PLC_JOB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- enumerations (the spelling in .plan files is in plc_enum_name) ---- */
+
+typedef enum plc_precision { PLC_PREC_BF16, PLC_PREC_FP32, PLC_PREC_COUNT } plc_precision;
+
+typedef enum plc_schedule {
+    PLC_SCHED_GPIPE,       /* all forwards, then all backwards */
+    PLC_SCHED_1F1B,        /* one-forward-one-backward (PipeDream-flush) */
+    PLC_SCHED_INTERLEAVED, /* 1F1B over vpp virtual stages per rank (Megatron) */
+    PLC_SCHED_LAYERED,     /* layered gradient accumulation (Lamy-Poirier) */
+    PLC_SCHED_MODULAR,     /* modular placement, layer i on rank i mod pp */
+    PLC_SCHED_COUNT
+} plc_schedule;
+
+typedef enum plc_recompute {
+    PLC_RECOMPUTE_NONE,
+    PLC_RECOMPUTE_SELECTIVE, /* recompute attention core only (Korthikanti) */
+    PLC_RECOMPUTE_FULL,      /* keep layer inputs, recompute whole layers */
+    PLC_RECOMPUTE_COUNT
+} plc_recompute;
+
+typedef enum plc_attention {
+    PLC_ATTN_NAIVE,  /* materialises s x s scores and probabilities */
+    PLC_ATTN_FUSED,  /* fused softmax, still materialises s x s */
+    PLC_ATTN_FLASH1, /* tiled, saves log-sum-exp only */
+    PLC_ATTN_FLASH2,
+    PLC_ATTN_COUNT
+} plc_attention;
+
+typedef enum plc_objective {
+    PLC_OBJ_TIME,   /* fastest step (the default) */
+    PLC_OBJ_MEMORY, /* smallest peak memory */
+    PLC_OBJ_COUNT
+} plc_objective;
+
+/* ---- hardware: one catalog entry after cluster overrides ----------------
+ * X(member, key, unit) lists every figure. The catalog YAML and the cluster
+ * block use `key`; the front end parses and checks them generically from
+ * this table, so adding a figure here is all it takes to make it settable.
+ * Units: PLC_UNIT_* from below. Values are stored in SI base units. */
+#define PLC_HW_FIELDS(X)                                                       \
+    X(mem_bytes,        "memory",             PLC_UNIT_SIZE)                   \
+    X(flops_bf16,       "bf16_flops",         PLC_UNIT_FLOPS)                  \
+    X(flops_fp32,       "fp32_flops",         PLC_UNIT_FLOPS)                  \
+    X(hbm_bw,           "hbm_bw",             PLC_UNIT_BANDWIDTH)              \
+    X(intra_node_bw,    "intra_node_bw",      PLC_UNIT_BANDWIDTH)              \
+    X(intra_node_lat,   "intra_node_latency", PLC_UNIT_TIME)                   \
+    X(inter_node_bw,    "inter_node_bw",      PLC_UNIT_BANDWIDTH)              \
+    X(inter_node_lat,   "inter_node_latency", PLC_UNIT_TIME)                   \
+    X(matmul_eff,       "matmul_efficiency",  PLC_UNIT_PERCENT)                \
+    X(matmul_half_dim,  "matmul_half_dim",    PLC_UNIT_COUNT)                  \
+    X(hbm_eff,          "hbm_efficiency",     PLC_UNIT_PERCENT)                \
+    X(comm_eff,         "comm_efficiency",    PLC_UNIT_PERCENT)                \
+    X(kernel_launch,    "kernel_launch",      PLC_UNIT_TIME)                   \
+    X(runtime_reserved, "runtime_reserved",   PLC_UNIT_SIZE)                   \
+    X(comm_buffer,      "comm_buffer",        PLC_UNIT_SIZE)
+
+typedef enum plc_unit_kind {
+    PLC_UNIT_COUNT,     /* a plain number, k/M/G multipliers allowed */
+    PLC_UNIT_SIZE,      /* bytes: B KB MB GB TB KiB MiB GiB TiB */
+    PLC_UNIT_BANDWIDTH, /* bytes/s: GB/s, Gbit/s, ... */
+    PLC_UNIT_FLOPS,     /* FLOP/s: TFLOPS, PFLOPS, ... */
+    PLC_UNIT_TIME,      /* seconds: ns us ms s */
+    PLC_UNIT_PERCENT,   /* a fraction: 80% is stored as 0.8 */
+    PLC_UNIT_KIND_COUNT
+} plc_unit_kind;
+
+typedef struct plc_hw {
+    char name[64]; /* catalog entry name, e.g. "A100-SXM4-80GB" */
+#define PLC_HW_MEMBER(member, key, unit) double member;
+    PLC_HW_FIELDS(PLC_HW_MEMBER)
+#undef PLC_HW_MEMBER
+} plc_hw;
+
+typedef struct plc_cluster {
+    plc_hw hw;
+    int64_t nodes;
+    int64_t gpus_per_node;
+} plc_cluster;
+
+static inline int64_t plc_cluster_gpus(const plc_cluster *c) { return c->nodes * c->gpus_per_node; }
+
+/* ---- model ---------------------------------------------------------------- */
+
+typedef struct plc_model {
+    char name[64];
+    int64_t layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len;
+    bool tie_embeddings;
+    double norm_eps;   /* RMSNorm epsilon, default 1e-5 */
+    double rope_theta; /* default 10000 */
+} plc_model;
+
+/* ---- training ------------------------------------------------------------- */
+
+typedef struct plc_train {
+    int64_t global_batch; /* sequences per optimizer step (tokens are converted) */
+    plc_precision precision;
+    /* AdamW */
+    double beta1, beta2, eps, weight_decay;
+    /* learning rate: linear warmup to lr_peak over warmup_steps, then cosine
+     * decay to lr_floor at decay_steps (default: steps), constant after. */
+    double lr_peak, lr_floor;
+    int64_t warmup_steps, decay_steps;
+    double grad_clip; /* global gradient-norm clip, 0 = off */
+    int64_t steps;
+    uint64_t seed;
+    const char *data_path; /* token file; NULL means the synthetic source */
+} plc_train;
+
+/* ---- layout constraints ----------------------------------------------------
+ * Each layout dimension is a plc_choice: auto (any valid value), a single
+ * value, a set {a, b, c} or a range lo..hi. Enum-valued dimensions (schedule,
+ * recompute, attention) hold enum values; on/off dimensions hold 0/1. */
+#define PLC_CHOICE_MAX 32
+
+typedef enum plc_choice_kind {
+    PLC_CHOICE_AUTO,
+    PLC_CHOICE_SET, /* a single value is a set of one */
+    PLC_CHOICE_RANGE
+} plc_choice_kind;
+
+typedef struct plc_choice {
+    plc_choice_kind kind;
+    int n;                     /* PLC_CHOICE_SET: number of values */
+    int64_t v[PLC_CHOICE_MAX]; /* PLC_CHOICE_SET: the values, ascending */
+    int64_t lo, hi;            /* PLC_CHOICE_RANGE: inclusive bounds */
+} plc_choice;
+
+static inline bool plc_choice_allows(const plc_choice *c, int64_t x)
+{
+    switch (c->kind) {
+    case PLC_CHOICE_AUTO: return true;
+    case PLC_CHOICE_RANGE: return x >= c->lo && x <= c->hi;
+    case PLC_CHOICE_SET:
+        for (int i = 0; i < c->n; i++)
+            if (c->v[i] == x) return true;
+        return false;
+    }
+    return false;
+}
+
+/* true when the choice pins exactly one value (stored in *out) */
+static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
+{
+    if (c->kind == PLC_CHOICE_SET && c->n == 1) { *out = c->v[0]; return true; }
+    if (c->kind == PLC_CHOICE_RANGE && c->lo == c->hi) { *out = c->lo; return true; }
+    return false;
+}
+
+#define PLC_LAYOUT_DIMS(X)                                                     \
+    X(dp) X(tp) X(pp) X(cp) X(sp) X(vpp) X(micro_batch)                        \
+    X(schedule) X(recompute) X(zero) X(attention) X(fused_rmsnorm)
+
+typedef struct plc_layout_spec {
+#define PLC_LAYOUT_CHOICE(name) plc_choice name;
+    PLC_LAYOUT_DIMS(PLC_LAYOUT_CHOICE)
+#undef PLC_LAYOUT_CHOICE
+    double memory_limit;     /* share of device memory a rank may use, default 1.0 */
+    plc_objective objective; /* default PLC_OBJ_TIME */
+} plc_layout_spec;
+
+/* one concrete layout: what the solver picks and the lowering consumes */
+typedef struct plc_layout {
+    int64_t dp, tp, pp, cp;
+    int64_t sp;          /* sequence parallelism 0/1 (needs tp > 1 to matter) */
+    int64_t vpp;         /* virtual stages per pipeline rank (interleaved) */
+    int64_t micro_batch; /* sequences per micro-batch per data-parallel rank */
+    plc_schedule schedule;
+    plc_recompute recompute;
+    int64_t zero; /* 0..3 */
+    plc_attention attention;
+    int64_t fused_rmsnorm; /* 0/1 */
+} plc_layout;
+
+/* ---- the whole job -------------------------------------------------------- */
+
+typedef struct plc_job {
+    const char *path;   /* spec file as given on the command line */
+    const char *source; /* spec text exactly as read (embedded in plans) */
+    size_t source_len;
+    plc_model model;
+    plc_cluster cluster;
+    plc_train train;
+    plc_layout_spec layout;
+} plc_job;
+
+/* names of enum values as written in .plan files ("1f1b", "selective", ...);
+ * NULL for an out-of-range value. */
+const char *plc_schedule_name(plc_schedule s);
+const char *plc_recompute_name(plc_recompute r);
+const char *plc_attention_name(plc_attention a);
+const char *plc_precision_name(plc_precision p);
+const char *plc_objective_name(plc_objective o);
+
+#endif
