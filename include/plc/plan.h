@@ -1,0 +1,251 @@
+/* plc/plan.h: the plan, the one artifact between plc and plrun.
+ *
+ * A plan is one training step of every rank, lowered in advance: a program
+ * (a flat instruction list plus a static buffer layout) per pipeline stage,
+ * shared by all ranks of that stage, so the plan does not grow with the
+ * data-parallel degree. This header defines the in-memory form that the
+ * lowering builds and the loader returns; common/plan_io.c reads and writes
+ * the file form (little-endian, versioned, one CRC32 per section, every
+ * field typed and validated on load). plc dump, plc diff and plrun share the
+ * loader.
+ *
+ * Ranks. World rank r has coordinates in Megatron's order, tensor-parallel
+ * index fastest, then context, data, pipeline:
+ *     r = tp_rank + tp * (cp_rank + cp * (dp_rank + dp * pp_rank))
+ * Programs may depend on a rank's coordinates only in the ways documented
+ * here (vocabulary shard, parameter shard, data slice, context chunk); the
+ * runtime derives those from the coordinates, so programs are shared.
+ *
+ * Data. DATA_LOAD of micro-batch m on a rank with data-parallel index d
+ * reads global samples  step*global_batch + d*(global_batch/dp) + m*mb + i
+ * for i < mb (mb = micro_batch), so every layout sees the same samples.
+ *
+ * Context parallelism (load-balanced). The sequence is cut into 2*cp equal
+ * chunks; cp rank c holds chunks c and 2*cp-1-c, in that order, so causal
+ * work is even. Its token positions (for DATA_LOAD, ROPE and the attention
+ * mask) follow from c. K and V are exchanged by an all-gather over the cp
+ * group, which yields chunks in the order (0, 2cp-1, 1, 2cp-2, ...); the
+ * attention mask uses those absolute positions. dK and dV of the gathered
+ * sequence are reduce-scattered back.
+ */
+#ifndef PLC_PLAN_H
+#define PLC_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plc/job.h"
+
+#define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
+#define PLC_PLAN_VERSION 1u
+
+/* ---- communicator groups -------------------------------------------------
+ * A group is described by the rank coordinates that vary inside it; all
+ * other coordinates are fixed. plrun builds one communicator per group with
+ * MPI_Comm_split (colour = the fixed coordinates, key = the varying ones in
+ * rank order). With PLC_GROUP_PP_ENDS, only pipeline ranks 0 and pp-1 are
+ * members (tied embeddings); other ranks pass MPI_UNDEFINED. */
+enum {
+    PLC_DIM_TP = 1u << 0,
+    PLC_DIM_CP = 1u << 1,
+    PLC_DIM_DP = 1u << 2,
+    PLC_DIM_PP = 1u << 3,
+};
+enum { PLC_GROUP_PP_ENDS = 1u << 0 };
+
+typedef struct plc_group {
+    uint32_t dims;  /* PLC_DIM_* that vary inside the group */
+    uint32_t flags; /* PLC_GROUP_* */
+    const char *name; /* "tp", "dp", "dp_cp", "pp", "embed", ... */
+} plc_group;
+
+/* ---- buffers ---------------------------------------------------------------
+ * Every buffer lives at a fixed offset of one arena per rank. Persistent
+ * state (parameters, gradients, optimizer state) comes first; activations and
+ * temporaries follow, placed by lifetime with reuse. arena_bytes of the
+ * program is the exact peak. */
+typedef enum plc_dtype { PLC_F32, PLC_BF16, PLC_I32, PLC_F64, PLC_DTYPE_COUNT } plc_dtype;
+
+typedef enum plc_buf_kind {
+    PLC_BUF_PARAM,   /* a (shard of a) global weight; initialised, checkpointed */
+    PLC_BUF_GRAD,    /* gradient of a PARAM (same shard) */
+    PLC_BUF_ADAM_M,  /* optimizer first moment (shard by ZeRO) */
+    PLC_BUF_ADAM_V,  /* optimizer second moment */
+    PLC_BUF_MASTER,  /* fp32 master copy when PARAM is bf16 */
+    PLC_BUF_ACT,     /* activation kept from forward to backward */
+    PLC_BUF_TEMP,    /* short-lived scratch */
+    PLC_BUF_COMM,    /* send/recv or collective staging */
+    PLC_BUF_DATA,    /* token ids / targets (I32) */
+    PLC_BUF_SCALAR,  /* loss, norms, clip factor (F64 or F32) */
+    PLC_BUF_KIND_COUNT
+} plc_buf_kind;
+
+/* How a PARAM-family buffer maps onto its global tensor. A shard is a block
+ * of rows or columns of the global [rows, cols] tensor, or a contiguous
+ * range of its row-major flattening (ZeRO); the index comes from the rank
+ * coordinates in shard_dims (PLC_DIM_*, combined in rank order). */
+typedef enum plc_shard_kind {
+    PLC_SHARD_NONE, /* the whole tensor */
+    PLC_SHARD_ROWS, /* rows [i*rows/n, (i+1)*rows/n) */
+    PLC_SHARD_COLS, /* columns likewise */
+    PLC_SHARD_FLAT, /* flat elements [i*ceil(N/n), ...), zero-padded at the end */
+} plc_shard_kind;
+
+typedef struct plc_buffer {
+    const char *name;   /* "L3.wq", "L3.mb2.attn_out", ... */
+    plc_buf_kind kind;
+    plc_dtype dtype;
+    uint64_t offset;    /* bytes from the arena start, 64-byte aligned */
+    uint64_t bytes;
+    int64_t rows, cols; /* local shape in elements (rows * cols * size == bytes, or fewer with padding) */
+    int32_t tensor;     /* global tensor id (docs/model.md) for PARAM family, else -1 */
+    plc_shard_kind shard;
+    uint32_t shard_dims; /* PLC_DIM_* giving the shard index */
+    int64_t nshards;
+} plc_buffer;
+
+/* ---- instructions ----------------------------------------------------------
+ * Instructions run in list order. Those on PLC_STREAM_COMM are started
+ * asynchronously (non-blocking MPI, or NCCL on its own CUDA stream) right
+ * after everything before them in the list was issued; an instruction with
+ * wait >= 0 does not start until instruction `wait` (an index in the same
+ * program) has completed. PLC_OP_WAIT exists to wait on more than one.
+ * At the end of a step every started operation has completed.
+ *
+ * Operands: buf[i] are buffer ids (-1 unused), arg[i] integers, farg[i]
+ * floats; the table below gives their meaning per op. Shapes are in
+ * elements; "rows" is micro_batch x local sequence length. Backward ops
+ * ACCUMULATE into gradient outputs (the lowering zeroes with PLC_OP_ZERO). */
+#define PLC_INSTR_BUFS 10
+#define PLC_INSTR_ARGS 8
+#define PLC_INSTR_FARGS 2
+
+typedef enum plc_stream { PLC_STREAM_COMPUTE, PLC_STREAM_COMM, PLC_STREAM_COUNT } plc_stream;
+
+typedef enum plc_phase {
+    PLC_PHASE_DATA, PLC_PHASE_FORWARD, PLC_PHASE_RECOMPUTE, PLC_PHASE_BACKWARD,
+    PLC_PHASE_GRAD_SYNC, PLC_PHASE_OPTIMIZER, PLC_PHASE_COUNT
+} plc_phase;
+
+/* X(name, operands) — the operand text is printed by `plc --help-ops` and
+ * documents the contract between lowering and runtime. */
+#define PLC_OPS(X)                                                                           \
+    X(NOP,          "")                                                                      \
+    X(WAIT,         "wait=instruction index")                                                \
+    X(ZERO,         "buf0=dst")                                                              \
+    X(COPY,         "buf0=dst buf1=src")                                                     \
+    X(DATA_LOAD,    "buf0=tokens buf1=targets (I32 [rows]); arg0=micro-batch index, arg1=micro_batch, arg2=local seq len. Sample and position slice come from dp_rank/cp_rank") \
+    X(EMBED_FWD,    "buf0=out [rows,h] buf1=tokens buf2=weight shard; arg0=rows arg1=h arg2=vocab_local (vocab_start = tp_rank*vocab_local when sharded, arg3=1)") \
+    X(EMBED_BWD,    "buf0=dweight += buf1=tokens buf2=dout; arg0..arg3 as EMBED_FWD")         \
+    X(RMSNORM_FWD,  "buf0=out buf1=rstd [rows] buf2=in buf3=weight; arg0=rows arg1=dim farg0=eps") \
+    X(RMSNORM_BWD,  "buf0=din += buf1=dweight += buf2=dout buf3=in buf4=weight buf5=rstd; arg0=rows arg1=dim") \
+    X(MATMUL,       "buf0=C buf1=A buf2=B; C = op(A)[M,K] op(B)[K,N] + beta C; arg0=M arg1=N arg2=K arg3=transA arg4=transB farg0=beta") \
+    X(ROPE_FWD,     "buf0=out buf1=in [B,T,heads,hd]; arg0=B arg1=T arg2=heads arg3=hd farg0=theta (positions from cp_rank, see CP)") \
+    X(ROPE_BWD,     "buf0=din += buf1=dout; as ROPE_FWD")                                     \
+    X(ATTN_FWD,     "buf0=out buf1=stats (lse [B,H,Tq] or probs [B,H,Tq,Tk]) buf2=q buf3=k buf4=v; arg0=B arg1=Tq arg2=Tk arg3=H arg4=KV arg5=hd arg6=form (0 materialised, 1 flash)") \
+    X(ATTN_BWD,     "buf0=dq += buf1=dk += buf2=dv += buf3=dout buf4=q buf5=k buf6=v buf7=out buf8=stats; args as ATTN_FWD") \
+    X(SWIGLU_FWD,   "buf0=out buf1=gate buf2=up; arg0=n")                                    \
+    X(SWIGLU_BWD,   "buf0=dgate += buf1=dup += buf2=dout buf3=gate buf4=up; arg0=n")          \
+    X(ADD,          "buf0=out buf1=a buf2=b; arg0=n")                                         \
+    X(ACCUMULATE,   "buf0=y += buf1=x; arg0=n")                                               \
+    X(SCALE,        "buf0=x *= farg0; arg0=n")                                                \
+    X(XENT_MAX,     "buf0=rowmax [rows] buf1=logits [rows,vocab_local]; arg0=rows arg1=vocab_local") \
+    X(XENT_SUMEXP,  "buf0=rowsum buf1=target_logit buf2=logits buf3=targets buf4=rowmax; arg0=rows arg1=vocab_local arg2=sharded") \
+    X(XENT_LOSS,    "buf0=dlogits buf1=loss_sum (F64 scalar +=) buf2=logits buf3=targets buf4=rowmax buf5=rowsum buf6=target_logit; arg0=rows arg1=vocab_local arg2=sharded farg0=gradient scale") \
+    X(SUMSQ,        "buf0=acc (F64 scalar +=) buf1=x; arg0=n (elements counted once across replicas: the lowering picks who adds)") \
+    X(CLIP_SCALE,   "buf0=scale (F32 scalar) buf1=sumsq (F64); farg0=max norm (0: scale=1). Also records the norm for logging") \
+    X(ADAMW,        "buf0=param buf1=grad buf2=m buf3=v buf4=scale (F32 scalar) buf5=master or -1; arg0=n arg1=decay (0/1). lr, betas, eps from the plan's train settings") \
+    X(CAST,         "buf0=dst buf1=src; arg0=n (dtype from the buffers)")                    \
+    X(ALLREDUCE,    "buf0=data (in place, sum) group; arg0=count")                            \
+    X(REDUCE_SCATTER, "buf0=dst [count] buf1=src [count*size] group; arg0=count (sum)")        \
+    X(ALLGATHER,    "buf0=dst [count*size] buf1=src [count] group; arg0=count")               \
+    X(BROADCAST,    "buf0=data group; arg0=count arg1=root (index in group)")                  \
+    X(SEND,         "buf0=data; arg0=count peer=destination pipeline rank (same tp/cp/dp)")    \
+    X(RECV,         "buf0=data; arg0=count peer=source pipeline rank")
+
+typedef enum plc_op {
+#define PLC_OP_ENUM(name, operands) PLC_OP_##name,
+    PLC_OPS(PLC_OP_ENUM)
+#undef PLC_OP_ENUM
+    PLC_OP_COUNT
+} plc_op;
+
+typedef struct plc_instr {
+    plc_op op;
+    plc_stream stream;
+    plc_phase phase;
+    int32_t layer;  /* source location: layer (-1: none; L = the head) */
+    int32_t micro;  /* micro-batch (-1: none) */
+    int32_t group;  /* communicator group id (-1: none) */
+    int32_t peer;   /* SEND/RECV: the other pipeline rank */
+    int32_t wait;   /* instruction index to wait for (-1: none) */
+    int32_t buf[PLC_INSTR_BUFS];
+    int64_t arg[PLC_INSTR_ARGS];
+    double farg[PLC_INSTR_FARGS];
+} plc_instr;
+
+/* ---- programs ------------------------------------------------------------- */
+typedef struct plc_program {
+    uint64_t arena_bytes; /* exact peak: every buffer fits below it */
+    uint32_t nbuffers;
+    plc_buffer *buffers;
+    uint32_t ninstrs;
+    plc_instr *instrs;
+    int32_t loss_buf;  /* F64 scalar holding this rank's loss sum, -1 if none */
+    int32_t gnorm_buf; /* F64 scalar holding the global squared norm, -1 if none */
+} plc_program;
+
+/* ---- predictions (from the solver, for dump/diff/trace and plrun's report) */
+typedef struct plc_prediction {
+    double step_time_s, tokens_per_s, mfu;
+    double peak_bytes_estimate; /* solver's memory model, most loaded rank */
+    double peak_bytes_plan;     /* max arena_bytes over programs */
+} plc_prediction;
+
+/* ---- the plan ------------------------------------------------------------- */
+typedef struct plc_plan {
+    uint32_t version;
+    const char *spec_path;
+    const char *spec_source;
+    uint64_t spec_len;
+    uint64_t spec_hash; /* FNV-1a 64 of the source */
+    plc_model model;
+    plc_train train;    /* data_path points into the plan's strings */
+    plc_hw hw;
+    int64_t nodes, gpus_per_node;
+    plc_layout layout;
+    plc_prediction pred;
+    int64_t world_size;
+    uint32_t ngroups;
+    plc_group *groups;
+    uint32_t nprograms;
+    plc_program *programs;
+    int32_t *stage_program; /* [layout.pp]: program id of each pipeline rank */
+} plc_plan;
+
+typedef struct plc_rank_coords { int64_t tp, cp, dp, pp; } plc_rank_coords;
+
+static inline plc_rank_coords plc_rank_to_coords(const plc_layout *l, int64_t rank)
+{
+    plc_rank_coords c;
+    c.tp = rank % l->tp; rank /= l->tp;
+    c.cp = rank % l->cp; rank /= l->cp;
+    c.dp = rank % l->dp; rank /= l->dp;
+    c.pp = rank;
+    return c;
+}
+
+static inline int64_t plc_coords_to_rank(const plc_layout *l, plc_rank_coords c)
+{
+    return c.tp + l->tp * (c.cp + l->cp * (c.dp + l->dp * c.pp));
+}
+
+const char *plc_op_name(plc_op op);          /* "MATMUL" ... or NULL */
+const char *plc_op_operands(plc_op op);      /* the operand text above */
+const char *plc_dtype_name(plc_dtype t);
+size_t plc_dtype_size(plc_dtype t);
+const char *plc_buf_kind_name(plc_buf_kind k);
+const char *plc_phase_name(plc_phase p);
+
+#endif
