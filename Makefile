@@ -17,6 +17,9 @@ BUILD   ?= build-san
 BIN     ?= build-san/bin
 SANFLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 CUDA    ?= 0
+export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+export ASAN_OPTIONS = abort_on_error=0:detect_odr_violation=0
+export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 else
 BUILD   ?= build
 BIN     ?= bin
