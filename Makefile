@@ -191,7 +191,7 @@ RUN_RANKS ?= 4
 run: all
 	@mkdir -p $(BUILD)/run
 	$(BIN)/plc check examples/tiny.plan
-	$(BIN)/plc compile examples/tiny.plan -D layout.dp=$(RUN_RANKS) -o $(BUILD)/run/tiny.bin
+	$(BIN)/plc compile examples/tiny.plan -D layout.dp=$(RUN_RANKS) -D cluster.gpus_per_node=$(RUN_RANKS) -o $(BUILD)/run/tiny.bin
 	$(MPIRUN) -np $(RUN_RANKS) $(BIN)/plrun $(BUILD)/run/tiny.bin --metrics $(BUILD)/run/metrics.jsonl
 
 BENCH_BINS := $(patsubst bench/%.c,$(BIN)/bench_%,$(BENCH_SRC))

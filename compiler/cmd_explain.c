@@ -1,9 +1,77 @@
-/* TEMPORARY placeholder so the driver links while the command is written. */
+/* cmd_explain.c: plc explain FILE: why the best layout won. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "compiler/commands.h"
+#include "compiler/report.h"
+#include "compiler/report_load.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: plc explain [OPTIONS] FILE\n"
+            "\n"
+            "Solves the spec and explains the winner: memory per rank by pipeline stage\n"
+            "and component, the step-time breakdown (compute, memory-bound work,\n"
+            "exposed communication by kind, bubble), and for every layout dimension the\n"
+            "best layout with another value there and why it lost.\n"
+            "Exit status: 0, 1 an error in the spec or options, 2 no layout fits.\n"
+            "\n"
+            "options:\n"
+            "%s"
+            "  -h, --help          this text\n",
+            plc_spec_options_help);
+}
+
 int plc_cmd_explain(int argc, char **argv)
 {
-    (void)argc; (void)argv;
-    fprintf(stderr, "plc: error: 'explain' is not built yet\n");
-    return PLC_EXIT_INTERNAL;
+    plc_spec_opts opts;
+    if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "plc explain: error: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return PLC_EXIT_INPUT;
+        }
+        if (path) {
+            fprintf(stderr, "plc explain: error: one spec at a time ('%s' and '%s')\n", path, argv[i]);
+            return PLC_EXIT_INPUT;
+        }
+        path = argv[i];
+    }
+    if (!path) {
+        fprintf(stderr, "plc explain: error: no spec given\n");
+        usage(stderr);
+        return PLC_EXIT_INPUT;
+    }
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_job job;
+    int rc = PLC_EXIT_OK;
+    plc_estimate *w = NULL;
+    if (plc_report_load(&a, "explain", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_solution s;
+    if (plc_solve(&job, &a, &s)) { rc = PLC_EXIT_INPUT; goto done; }
+    const plc_candidate *best = s.pinned ? &s.single : (s.nranked ? &s.ranked[0] : NULL);
+    if (!best || !best->valid) {
+        plc_report_solve_text(stdout, &job, &s, 0, false);
+        if (s.pinned) printf("\nthe pinned layout is invalid: %s\n", s.single.reason);
+        else plc_report_no_fit(stdout, &job, &s);
+        rc = PLC_EXIT_NO_LAYOUT;
+        goto done;
+    }
+    w = malloc(sizeof *w);
+    if (!w || plc_estimate_layout(&job, &best->layout, w)) { rc = PLC_EXIT_INTERNAL; goto done; }
+    plc_report_explain(stdout, &job, &s, w);
+    if (!w->fits) {
+        printf("\nthe pinned layout does not fit: %s\n", w->reason);
+        rc = PLC_EXIT_NO_LAYOUT;
+    }
+done:
+    free(w);
+    plc_arena_free(&a);
+    return rc;
 }

@@ -18,7 +18,7 @@
  * - Token ids and targets are int32 and must lie in [0, vocab); the kernels
  *   do not check them (the data loader does).
  * - Kernels allocate no memory that grows with the tensors except small
- *   per-call tables (RoPE: T * hd / 2 floats; attention: a few tiles per
+ *   per-call tables (RoPE: T * hd floats; attention: a few tiles per
  *   thread), so the planned arena is the working set.
  */
 #ifndef PLC_KERNELS_H
@@ -166,9 +166,11 @@ double plc_k_sum_squares(const float *x, int64_t n);  /* sum of x^2, for the gra
  *   m = beta1 m + (1 - beta1) g,   v = beta2 v + (1 - beta2) g^2
  *   param -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
  * t is the 1-based update count (the first update is t = 1; docs/model.md's
- * 0-based step s has t = s + 1). */
+ * 0-based step s has t = s + 1). The hyperparameters are doubles: pass
+ * them as the spec wrote them (0.999, not 0.999f, whose 1 - beta2 is off by
+ * 1.3e-5 relative); the per-step scalars are derived in double. */
 void plc_k_adamw(float *param, const float *grad, float *m, float *v, int64_t n,
-                 float lr, float beta1, float beta2, float eps, float weight_decay,
+                 double lr, double beta1, double beta2, double eps, double weight_decay,
                  int64_t t, float grad_scale);
 
 /* ---- bf16 casts (round to nearest even; NaN stays NaN) ---------------------- */

@@ -1,7 +1,249 @@
-/* TEMPORARY placeholder so plrun links while the runtime is written. */
+/* main.c: plrun, the runtime. Loads a plan, runs its steps on every rank,
+ * reports loss, throughput and memory. See docs/runtime.md. */
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
 #include <stdio.h>
-int main(void)
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/plan_io.h"
+#include "common/tensors.h"
+#include "plc/version.h"
+#include "runtime/backend.h"
+#include "runtime/checkpoint.h"
+#include "runtime/comm.h"
+#include "runtime/data.h"
+#include "runtime/executor.h"
+#include "runtime/metrics.h"
+#include "runtime/oracle_export.h"
+#include "runtime/plrun_args.h"
+#include "runtime/proc_mem.h"
+#include "runtime/trace.h"
+
+enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_INTERNAL = 3 };
+
+typedef struct plrun {
+    plrun_args args;
+    plc_comm comm;
+    plc_arena arena;
+    plc_plan plan;
+    plc_backend *be;
+    plc_data *data;
+    plc_executor *x;
+    plc_metrics_log log;
+    int log_open;
+    plc_trace trace;
+    int trace_on;
+    char oracle_metrics[4096];
+    double recent[10]; /* the last losses, for the closing line */
+    int64_t nrecent;
+    char err[1024];
+} plrun;
+
+/* prints on rank 0 only (or every rank when `all`) */
+static void say(const plrun *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(const plrun *r, const char *fmt, ...)
 {
-    fprintf(stderr, "plrun: error: not built yet\n");
-    return 3;
+    if (r->comm.rank != 0) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    fflush(stdout);
+}
+
+static void cleanup(plrun *r)
+{
+    if (r->log_open) plc_metrics_close(&r->log, r->err, sizeof r->err);
+    plc_exec_destroy(r->x);
+    if (r->be) r->be->ops->destroy(r->be);
+    if (r->data) plc_data_close(r->data);
+    plc_trace_free(&r->trace);
+    plc_arena_free(&r->arena);
+    plc_comm_finalize(&r->comm);
+}
+
+/* An error every rank hit the same way (plan, options): rank 0 says it,
+ * all ranks leave cleanly. */
+static int fail_all(plrun *r, int code)
+{
+    if (r->comm.rank == 0) fprintf(stderr, "plrun: error: %s\n", r->err);
+    cleanup(r);
+    return code;
+}
+
+/* An error of this rank alone: say it and take the job down, so that no
+ * other rank waits for it forever. */
+static int fail_rank(plrun *r, int code)
+{
+    fprintf(stderr, "plrun: error: %s\n", r->err);
+    fflush(stderr);
+    if (r->comm.use_mpi && r->comm.size > 1) plc_comm_abort(&r->comm, code);
+    cleanup(r);
+    return code;
+}
+
+/* Model FLOPs per token for forward + backward (3x forward): the matmuls
+ * of every weight (lm_head, or the tied embedding as head) and causal
+ * attention's QK^T and PV. */
+static double model_flops_per_token(const plc_model *m)
+{
+    double n = (double)plc_model_param_count(m) - (double)(m->vocab * m->hidden); /* lookup is free */
+    n += (double)(m->vocab * m->hidden) * (m->tie_embeddings ? 1 : 0);
+    double attn = 2.0 * (double)m->layers * (double)m->seq_len * (double)m->hidden; /* causal half */
+    return 3.0 * (2.0 * n + attn);
+}
+
+static int run_steps(plrun *r, int64_t total)
+{
+    const plc_plan *plan = &r->plan;
+    const double tokens = (double)plan->train.global_batch * (double)plan->model.seq_len;
+    const double flops_tok = model_flops_per_token(&plan->model);
+    for (int64_t s = plc_exec_next_step(r->x); s < total; s++) {
+        plc_step_stats st;
+        if (plc_exec_step(r->x, &st, r->err, sizeof r->err)) return fail_rank(r, EXIT_INTERNAL);
+        if (!isfinite(st.loss)) {
+            snprintf(r->err, sizeof r->err, "the loss is %g at step %lld: training diverged", st.loss,
+                     (long long)s);
+            return fail_all(r, EXIT_INTERNAL);
+        }
+        if (r->args.oracle_dir && s == 0 &&
+            plc_oracle_after_first_step(r->args.oracle_dir, r->x, &r->comm, plan, r->err, sizeof r->err))
+            return fail_rank(r, EXIT_INTERNAL);
+        r->recent[r->nrecent++ % 10] = st.loss;
+        if (r->comm.rank == 0) {
+            plc_step_metrics m = {st.step, st.loss, st.lr, st.grad_norm,
+                                  tokens / st.step_time_s, flops_tok * tokens / st.step_time_s,
+                                  st.step_time_s};
+            if (plc_metrics_step(&r->log, &m, r->err, sizeof r->err))
+                fprintf(stderr, "plrun: warning: %s\n", r->err);
+        }
+    }
+    return EXIT_OK;
+}
+
+static void report_memory(plrun *r, double baseline)
+{
+    const plc_program *p = plc_exec_program(r->x);
+    double mine[3] = {(double)p->arena_bytes, plc_proc_peak_bytes(), baseline};
+    double *all = r->comm.rank == 0 ? calloc((size_t)r->comm.size * 3, sizeof *all) : NULL;
+    double dummy[3];
+    plc_comm_gather_f64(&r->comm, mine, 3, all ? all : dummy);
+    if (!all) return;
+    const double MiB = 1024.0 * 1024.0;
+    printf("memory per rank (MiB): planned arena | measured peak (VmHWM) | before the arena | peak - before\n");
+    for (int i = 0; i < r->comm.size; i++) {
+        double *v = all + 3 * i;
+        printf("  rank %-3d %12.2f | %12.2f | %12.2f | %12.2f\n", i, v[0] / MiB, v[1] / MiB, v[2] / MiB,
+               (v[1] - v[2]) / MiB);
+    }
+    if (r->plan.pred.peak_bytes_estimate > 0)
+        printf("  solver's estimate for the most loaded rank: %.2f MiB\n", r->plan.pred.peak_bytes_estimate / MiB);
+    fflush(stdout);
+    free(all);
+}
+
+int main(int argc, char **argv)
+{
+    static plrun run;
+    plrun *r = &run;
+    plc_arena_init(&r->arena);
+    if (plrun_parse_args(argc, argv, &r->args, r->err, sizeof r->err)) {
+        fprintf(stderr, "plrun: error: %s\n", r->err);
+        return EXIT_INPUT;
+    }
+    if (r->args.help) { plrun_usage(stdout); return EXIT_OK; }
+    if (r->args.version) { printf("plrun %s\n", PLC_VERSION); return EXIT_OK; }
+
+    if (plc_comm_world_init(&r->comm, argc, argv, r->err, sizeof r->err)) {
+        fprintf(stderr, "plrun: error: %s\n", r->err);
+        return EXIT_INTERNAL;
+    }
+    plrun_args *a = &r->args;
+    plc_plan *plan = &r->plan;
+    char msg[900];
+    if (plc_plan_load_file(&r->arena, a->plan_path, plan, msg, sizeof msg)) {
+        snprintf(r->err, sizeof r->err, "%s", msg);
+        return fail_all(r, EXIT_INPUT);
+    }
+    if (plc_comm_setup(&r->comm, plan, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    if (a->threads == 0 && !getenv("OMP_NUM_THREADS")) {
+        /* the node's cores shared by its ranks: oversubscribed OpenMP
+         * threads spin against each other and run many times slower */
+        int per_rank = omp_get_num_procs() / plc_comm_local_size(&r->comm);
+        a->threads = per_rank > 0 ? per_rank : 1;
+    }
+    r->be = plc_backend_create(a->backend, &r->comm, a->threads, plan, r->err, sizeof r->err);
+    if (!r->be) return fail_all(r, EXIT_INPUT);
+    if (plc_data_open(&r->data, &plan->model, &plan->train, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+
+    const double baseline = plc_proc_rss_bytes();
+    if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    if (a->resume_path) {
+        if (plc_ckpt_load(r->x, &r->comm, plan, a->resume_path, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    } else if (plc_exec_init_weights(r->x, r->err, sizeof r->err)) {
+        return fail_all(r, EXIT_INPUT);
+    }
+    const int64_t total = a->steps >= 0 ? a->steps : plan->train.steps;
+    const plc_layout *l = &plan->layout;
+    say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
+        a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
+        r->comm.size, r->comm.size == 1 ? "" : "s");
+    say(r, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%lld vpp=%lld micro_batch=%lld schedule=%s "
+           "recompute=%s zero=%lld; global batch %lld x %lld tokens\n",
+        (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, (long long)l->sp,
+        (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
+        plc_recompute_name(l->recompute), (long long)l->zero, (long long)plan->train.global_batch,
+        (long long)plan->model.seq_len);
+    say(r, "data: %s\n", plc_data_describe(r->data));
+    if (a->resume_path)
+        say(r, "resumed from %s at step %lld\n", a->resume_path, (long long)plc_exec_next_step(r->x));
+
+    if (a->oracle_dir) {
+        if (plc_oracle_begin(a->oracle_dir, r->x, &r->comm, plan, r->data, total, r->err, sizeof r->err))
+            return fail_all(r, EXIT_INPUT);
+        if (!a->metrics_path) { /* the oracle compares plrun's metrics */
+            snprintf(r->oracle_metrics, sizeof r->oracle_metrics, "%s/metrics.jsonl", a->oracle_dir);
+            a->metrics_path = r->oracle_metrics;
+        }
+    }
+    if (r->comm.rank == 0) {
+        if (plc_metrics_open_default(&r->log, a->metrics_path, total, r->err, sizeof r->err))
+            return fail_rank(r, EXIT_INPUT);
+        r->log_open = 1;
+    }
+    if (a->trace_path) {
+        plc_comm_barrier(&r->comm); /* common origin for every rank's events */
+        plc_trace_init(&r->trace, (size_t)1 << 22);
+        plc_exec_set_trace(r->x, &r->trace);
+        r->trace_on = 1;
+    }
+
+    int rc = run_steps(r, total);
+    if (rc != EXIT_OK) return rc;
+    if (r->log_open) {
+        r->log_open = 0;
+        if (plc_metrics_close(&r->log, r->err, sizeof r->err)) return fail_rank(r, EXIT_INTERNAL);
+    }
+    if (r->trace_on && plc_trace_write(&r->trace, &r->comm, plan, a->trace_path, r->err, sizeof r->err))
+        return fail_rank(r, EXIT_INTERNAL);
+    if (r->trace_on) say(r, "trace: %s (%zu events on rank 0)\n", a->trace_path, r->trace.n);
+    if (a->checkpoint_path) {
+        if (plc_ckpt_save(r->x, &r->comm, plan, a->checkpoint_path, 1, r->err, sizeof r->err))
+            return fail_rank(r, EXIT_INTERNAL);
+        say(r, "checkpoint: %s (step %lld)\n", a->checkpoint_path, (long long)plc_exec_next_step(r->x));
+    }
+    if (a->oracle_dir) say(r, "oracle export: %s\n", a->oracle_dir);
+    double floor_nats = plc_data_entropy_rate(r->data);
+    if (r->nrecent > 0 && isfinite(floor_nats)) {
+        int n = r->nrecent < 10 ? (int)r->nrecent : 10;
+        double mean = 0;
+        for (int i = 0; i < n; i++) mean += r->recent[i] / n;
+        say(r, "loss: mean of the last %d steps %.4f, the source's entropy rate %.4f (%+.4f nats)\n", n,
+            mean, floor_nats, mean - floor_nats);
+    }
+    report_memory(r, baseline);
+    cleanup(r);
+    return EXIT_OK;
 }

@@ -67,7 +67,9 @@ typedef enum plc_objective {
     X(comm_eff,         "comm_efficiency",    PLC_UNIT_PERCENT)                \
     X(kernel_launch,    "kernel_launch",      PLC_UNIT_TIME)                   \
     X(runtime_reserved, "runtime_reserved",   PLC_UNIT_SIZE)                   \
-    X(comm_buffer,      "comm_buffer",        PLC_UNIT_SIZE)
+    X(comm_buffer,      "comm_buffer",        PLC_UNIT_SIZE)                   \
+    X(grad_bytes,       "grad_bytes",         PLC_UNIT_COUNT)                  \
+    X(alloc_overhead,   "alloc_overhead",     PLC_UNIT_COUNT)
 
 typedef enum plc_unit_kind {
     PLC_UNIT_COUNT,     /* a plain number, k/M/G multipliers allowed */

@@ -26,7 +26,20 @@
  * mask) follow from c. K and V are exchanged by an all-gather over the cp
  * group, which yields chunks in the order (0, 2cp-1, 1, 2cp-2, ...); the
  * attention mask uses those absolute positions. dK and dV of the gathered
- * sequence are reduce-scattered back.
+ * sequence are reduce-scattered back. Because the all-gather concatenates
+ * whole local buffers, the gathered K/V (and dK/dV) of a micro-batch of B
+ * sequences are laid out [cp][B][T/cp][KV][hd]: ATTN_FWD/ATTN_BWD with
+ * Tk = cp * Tq read them so (identical to [B][Tk][KV][hd] when B = 1).
+ *
+ * Sequence parallelism. With layout.sp, the residual stream of a micro-batch
+ * ([rows, h], rows = B x T/cp in [B][T] order) is split over tp in contiguous
+ * row blocks: tp rank t holds rows [t*rows/tp, (t+1)*rows/tp). All-gather over
+ * tp restores the [B][T] order; reduce-scatter cuts it again.
+ *
+ * What the runtime initialises: PARAM and MASTER buffers with tensor >= 0
+ * from the generator through their shard mapping (padding elements 0);
+ * ADAM_M and ADAM_V to zero. Everything else is written by the program
+ * before it is read (gradients by explicit ZERO instructions).
  */
 #ifndef PLC_PLAN_H
 #define PLC_PLAN_H
@@ -103,6 +116,15 @@ typedef struct plc_buffer {
     plc_shard_kind shard;
     uint32_t shard_dims; /* PLC_DIM_* giving the shard index */
     int64_t nshards;
+    /* ZeRO sharding on top of the shard above (added 2026-11-22): when
+     * flat_shards > 1, the buffer holds the flat range
+     * [j*c, (j+1)*c), c = ceil(N/flat_shards), of the row-major flattening of
+     * the N-element block that shard/shard_dims describe (zero-padded past
+     * N); j comes from the coordinates in flat_dims, in rank order (the
+     * rank's index in the group of those dims). rows = 1, cols = c.
+     * flat_shards = 1, flat_dims = 0: no ZeRO sharding. */
+    uint32_t flat_dims;
+    int64_t flat_shards;
 } plc_buffer;
 
 /* ---- instructions ----------------------------------------------------------
@@ -116,7 +138,11 @@ typedef struct plc_buffer {
  * Operands: buf[i] are buffer ids (-1 unused), arg[i] integers, farg[i]
  * floats; the table below gives their meaning per op. Shapes are in
  * elements; "rows" is micro_batch x local sequence length. Backward ops
- * ACCUMULATE into gradient outputs (the lowering zeroes with PLC_OP_ZERO). */
+ * ACCUMULATE into gradient outputs (the lowering zeroes with PLC_OP_ZERO).
+ * Element counts never exceed a buffer's capacity (bytes / dtype size); the
+ * loader checks every operand against the counts below. Buffers may alias
+ * (a gradient bucket covers the gradients of a layer, gaps included): ZERO
+ * clears all bytes of its buffer; COPY copies between buffers of equal size. */
 #define PLC_INSTR_BUFS 10
 #define PLC_INSTR_ARGS 8
 #define PLC_INSTR_FARGS 2
@@ -157,7 +183,7 @@ typedef enum plc_phase {
     X(CLIP_SCALE,   "buf0=scale (F32 scalar) buf1=sumsq (F64); farg0=max norm (0: scale=1). Also records the norm for logging") \
     X(ADAMW,        "buf0=param buf1=grad buf2=m buf3=v buf4=scale (F32 scalar) buf5=master or -1; arg0=n arg1=decay (0/1). lr, betas, eps from the plan's train settings") \
     X(CAST,         "buf0=dst buf1=src; arg0=n (dtype from the buffers)")                    \
-    X(ALLREDUCE,    "buf0=data (in place, sum) group; arg0=count")                            \
+    X(ALLREDUCE,    "buf0=data (in place) group; arg0=count arg1=reduction (0 sum, 1 max)")                            \
     X(REDUCE_SCATTER, "buf0=dst [count] buf1=src [count*size] group; arg0=count (sum)")        \
     X(ALLGATHER,    "buf0=dst [count*size] buf1=src [count] group; arg0=count")               \
     X(BROADCAST,    "buf0=data group; arg0=count arg1=root (index in group)")                  \

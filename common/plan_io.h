@@ -1,0 +1,55 @@
+/* plan_io.h: the plan file (job.bin), written by plc and read by plc dump,
+ * plc diff, plc trace and plrun. docs/plan-format.md describes the bytes.
+ *
+ * Every function returns 0 on success, or -1 with a one-line message in
+ * err (never crashing on a damaged or hostile file). */
+#ifndef PLC_PLAN_IO_H
+#define PLC_PLAN_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plc/arena.h"
+#include "plc/plan.h"
+
+/* section ids, in file order */
+enum {
+    PLC_SEC_STRINGS = 1, /* string bytes, referenced as (offset, length) */
+    PLC_SEC_META = 2,    /* spec, model, train, hardware, layout, predictions */
+    PLC_SEC_GROUPS = 3,  /* communicator groups */
+    PLC_SEC_PROGRAMS = 4,/* buffers and instructions of every program */
+    PLC_SEC_STAGES = 5,  /* program of each pipeline rank */
+    PLC_SEC_COUNT_ = 5
+};
+
+#define PLC_PLAN_ENDIAN_PROBE 0x01020304u
+#define PLC_PLAN_FLOAT_PROBE (-1234.5678) /* bit pattern 0xC0934A456D5CFAAD */
+
+/* Serialises p into a malloc'd buffer (*data, *len; the caller frees). The
+ * bytes depend only on the plan's content: the same plan gives the same file. */
+int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen);
+
+/* plc_plan_encode + an atomic write (PATH.tmp, then rename). */
+int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
+
+/* Parses and validates (plc_plan_validate) a plan from memory; everything in
+ * *out is allocated in *a. */
+int plc_plan_decode(plc_arena *a, const uint8_t *data, size_t len, plc_plan *out, char *err,
+                    size_t errlen);
+
+/* Reads PATH and decodes it. */
+int plc_plan_load_file(plc_arena *a, const char *path, plc_plan *out, char *err, size_t errlen);
+
+/* Semantic checks shared by the loader and the compiler (before writing):
+ * layout and world size, groups, stage map, every buffer inside its arena,
+ * every instruction's op, stream, phase, buffer ids, wait, group and peer,
+ * and every operand's element count and dtype against its buffer. */
+int plc_plan_validate(const plc_plan *p, char *err, size_t errlen);
+
+/* number of ranks in one communicator of group g under layout l */
+int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g);
+
+/* FNV-1a 64 of a byte string (the spec hash) */
+uint64_t plc_fnv1a64(const void *data, size_t len);
+
+#endif

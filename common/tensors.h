@@ -1,0 +1,71 @@
+/* tensors.h: the table of global model tensors of docs/model.md.
+ *
+ * One function maps a tensor id to its name, shape and role, from the model
+ * dimensions alone. Initialisation, checkpoints, the lowering and the PyTorch
+ * oracle all name and shape tensors through it, so they cannot disagree. */
+#ifndef PLC_TENSORS_H
+#define PLC_TENSORS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plc/job.h"
+
+/* what a tensor is within its layer (or the model) */
+typedef enum plc_tensor_role {
+    PLC_ROLE_TOK_EMB,
+    PLC_ROLE_ATTN_NORM,
+    PLC_ROLE_WQ,
+    PLC_ROLE_WK,
+    PLC_ROLE_WV,
+    PLC_ROLE_WO,
+    PLC_ROLE_MLP_NORM,
+    PLC_ROLE_W_GATE,
+    PLC_ROLE_W_UP,
+    PLC_ROLE_W_DOWN,
+    PLC_ROLE_FINAL_NORM,
+    PLC_ROLE_LM_HEAD,
+    PLC_ROLE_COUNT
+} plc_tensor_role;
+
+/* how a tensor is initialised */
+typedef enum plc_init_kind {
+    PLC_INIT_ONES,   /* norm weights */
+    PLC_INIT_NORMAL, /* matrices: normal(0, init_std) */
+} plc_init_kind;
+
+#define PLC_TENSOR_NAME_MAX 64
+
+typedef struct plc_tensor_info {
+    int64_t id;
+    plc_tensor_role role;
+    int64_t layer; /* -1 for tensors outside the layers */
+    char name[PLC_TENSOR_NAME_MAX];
+    int ndim;         /* 1 (norm weights) or 2 (matrices) */
+    int64_t shape[2]; /* shape[1] = 1 for 1-D tensors */
+    int64_t numel;
+    plc_init_kind init;
+    double init_std;   /* 0.02, or 0.02 / sqrt(2 L) for wo and w_down; 0 for ones */
+    bool weight_decay; /* AdamW decoupled decay applies (matrices only) */
+} plc_tensor_info;
+
+/* number of global tensors: 2 + 9 L, plus lm_head when embeddings are untied */
+int64_t plc_tensor_count(const plc_model *m);
+
+/* fills *out for tensor `id`; false when id is out of range */
+bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out);
+
+/* id of the tensor of a role (layer ignored outside the layers), -1 when the
+ * model has no such tensor (lm_head when tied, a layer out of range) */
+int64_t plc_tensor_id(const plc_model *m, plc_tensor_role role, int64_t layer);
+
+/* id of the tensor called `name`, -1 when none is */
+int64_t plc_tensor_find(const plc_model *m, const char *name);
+
+/* total number of parameters (elements of all global tensors) */
+int64_t plc_model_param_count(const plc_model *m);
+
+/* name of a role as used in tensor names ("wq", "attn_norm", ...) */
+const char *plc_tensor_role_name(plc_tensor_role r);
+
+#endif

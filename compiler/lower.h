@@ -1,0 +1,25 @@
+/* lower.h: lowering of one concrete layout to a plan (include/plc/plan.h):
+ * a static instruction program per pipeline stage for one training step,
+ * the communicator groups, and the static memory plan of every program.
+ *
+ * The lowered plan is validated (plc_plan_validate) and checked
+ * (compiler/plan_check.h: send/recv matching, collective order, a
+ * simulation of all ranks terminates) before plc_lower returns it. */
+#ifndef PLC_LOWER_H
+#define PLC_LOWER_H
+
+#include <stddef.h>
+
+#include "plc/arena.h"
+#include "plc/job.h"
+#include "compiler/memplan.h"
+#include "plc/plan.h"
+
+/* Lowers job + layout to *out (allocated in *a). pred may be NULL (zeros);
+ * stage_stats, when not NULL, receives layout->pp memory-plan summaries.
+ * Returns 0, or -1 with a message in err: the layout cannot be lowered
+ * (a divisibility rule), or a compiler bug was caught by the checks. */
+int plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
+              plc_plan *out, plc_memplan_stats *stage_stats, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,39 @@
+/* memplan.h: the static memory plan of one program.
+ *
+ * Persistent buffers (parameters, gradients, optimizer state, scalars that
+ * outlive the step) are laid out first, in id order, each 64-byte aligned;
+ * alias buffers (gradient buckets) then cover their member span. Every
+ * other buffer lives from its first to its last use (a buffer used by a
+ * comm-stream instruction until the instruction that waits for it) and is
+ * placed best-fit into the holes left by buffers whose lifetime ended, the
+ * arena growing only when no hole fits. The program's arena_bytes is the
+ * exact peak of that placement. */
+#ifndef PLC_MEMPLAN_H
+#define PLC_MEMPLAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plc/plan.h"
+
+typedef struct plc_memplan_stats {
+    uint64_t persistent_bytes; /* parameters, gradients, optimizer state */
+    uint64_t dynamic_peak;     /* activations and temporaries at their peak */
+    uint64_t dynamic_total;    /* the same buffers without any reuse */
+    uint32_t peak_instr;       /* instruction at which the dynamic peak is reached */
+    uint64_t bytes_by_kind[PLC_BUF_KIND_COUNT]; /* sizes summed, aliases excluded */
+} plc_memplan_stats;
+
+/* Assigns every buffer's offset and the program's arena_bytes. persistent,
+ * alias_first and alias_last are per buffer (alias_first < 0: not an alias).
+ * Returns 0, or -1 with a message (a buffer no instruction uses that is
+ * not persistent, an alias whose members are not contiguous). */
+int plc_memplan(plc_program *prog, const bool *persistent, const int32_t *alias_first, const int32_t *alias_last,
+                plc_memplan_stats *stats, char *err, size_t errlen);
+
+/* lifetimes used by the plan: first and last instruction index touching each
+ * buffer (comm-stream uses extended to their completion); -1 when unused.
+ * first/last have prog->nbuffers entries. */
+void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last);
+
+#endif

@@ -1,0 +1,20 @@
+/* plan_check.h: compile-time checks of a lowered plan, run before any plan
+ * is written: every SEND has its RECV (same count, posting order), every
+ * collective is entered by all members of its communicator in the same
+ * order with the same operation and count, and a simulation of all ranks'
+ * programs terminates (compiler/plan_sim.h). A failure is a compiler bug;
+ * the message names the rank and the instruction. */
+#ifndef PLC_PLAN_CHECK_H
+#define PLC_PLAN_CHECK_H
+
+#include <stddef.h>
+
+#include "plc/plan.h"
+
+/* worlds up to this size are simulated rank by rank; larger ones one rank
+ * per stage (exact by symmetry, see plan_sim.h) */
+#define PLC_CHECK_ALL_RANKS_MAX 64
+
+int plc_plan_check(const plc_plan *p, char *err, size_t errlen);
+
+#endif

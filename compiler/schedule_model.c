@@ -1,0 +1,268 @@
+/* schedule_model.c: pipeline schedules as per-rank orders of work units,
+ * simulated to find the bubble; in-flight micro-batches per stage.
+ *
+ * A work unit is (chunk, micro-batch, direction). A chunk is a contiguous
+ * group of layers on one rank: the rank's whole stage (gpipe, 1f1b), one of
+ * its vpp virtual stages (interleaved, chunk c on rank c mod pp), or a single
+ * layer (layered: contiguous stages processed layer-major; modular: layer i on
+ * rank i mod pp, layer-major). Forward of chunk c needs forward of c-1 for the
+ * same micro-batch, backward of c needs backward of c+1 and forward of c. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/schedule_model.h"
+
+bool plc_sched_valid(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
+                     const char **why)
+{
+    *why = NULL;
+    if (pp < 1 || vpp < 1 || micro < 1) { *why = "pp, vpp and micro-batch count must be positive"; return false; }
+    if (s != PLC_SCHED_INTERLEAVED && vpp != 1) { *why = "vpp > 1 needs the interleaved schedule"; return false; }
+    if (layers % pp != 0) { *why = "pp must divide the number of layers"; return false; }
+    if (s == PLC_SCHED_INTERLEAVED) {
+        if (pp < 2) { *why = "the interleaved schedule needs pp >= 2"; return false; }
+        if (vpp < 2) { *why = "the interleaved schedule needs vpp >= 2"; return false; }
+        if (layers % (pp * vpp) != 0) { *why = "pp x vpp must divide the number of layers"; return false; }
+        if (micro % pp != 0) { *why = "the interleaved schedule needs a multiple of pp micro-batches"; return false; }
+    }
+    if (s == PLC_SCHED_MODULAR && pp < 2) { *why = "modular placement needs pp >= 2"; return false; }
+    return true;
+}
+
+double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t micro, int64_t stage)
+{
+    switch (s) {
+    case PLC_SCHED_1F1B: {
+        int64_t n = pp - stage;
+        return (double)(n < micro ? n : micro);
+    }
+    case PLC_SCHED_INTERLEAVED: {
+        /* Megatron: warm-up of (pp - r - 1) * 2 + (vpp - 1) * pp chunks, then
+         * one more before the first backward frees one */
+        int64_t chunks = (pp - stage - 1) * 2 + (vpp - 1) * pp + 1;
+        if (chunks > micro * vpp) chunks = micro * vpp;
+        return (double)chunks / (double)vpp;
+    }
+    case PLC_SCHED_GPIPE:
+    case PLC_SCHED_LAYERED:
+    case PLC_SCHED_MODULAR:
+    default:
+        return (double)micro; /* every micro-batch's forward before any backward */
+    }
+}
+
+/* ---- simulation ----------------------------------------------------------- */
+
+typedef struct unit { int32_t chunk, mb; int8_t bwd; } unit;
+
+typedef struct sim {
+    int64_t pp, nchunks, micro;
+    int32_t *chunk_rank;
+    double *t_f, *t_b;    /* per chunk */
+    double *done_f, *done_b; /* [chunk * micro + mb], < 0 while not done */
+    unit **order;         /* per rank */
+    int64_t *count, *next;
+} sim;
+
+static void push(sim *S, int64_t r, int64_t chunk, int64_t mb, int bwd)
+{
+    S->order[r][S->count[r]++] = (unit){(int32_t)chunk, (int32_t)mb, (int8_t)bwd};
+}
+
+static void build_orders(sim *S, plc_schedule s, int64_t vpp)
+{
+    int64_t pp = S->pp, m = S->micro;
+    for (int64_t r = 0; r < pp; r++) {
+        switch (s) {
+        case PLC_SCHED_GPIPE:
+            for (int64_t i = 0; i < m; i++) push(S, r, r, i, 0);
+            for (int64_t i = 0; i < m; i++) push(S, r, r, i, 1);
+            break;
+        case PLC_SCHED_1F1B: {
+            int64_t w = pp - r - 1 < m ? pp - r - 1 : m;
+            for (int64_t i = 0; i < w; i++) push(S, r, r, i, 0);
+            for (int64_t i = 0; i < m - w; i++) { push(S, r, r, w + i, 0); push(S, r, r, i, 1); }
+            for (int64_t i = m - w; i < m; i++) push(S, r, r, i, 1);
+            break;
+        }
+        case PLC_SCHED_INTERLEAVED: {
+            int64_t total = m * vpp, group = pp * vpp;
+            int64_t w = (pp - r - 1) * 2 + (vpp - 1) * pp;
+            if (w > total) w = total;
+#define FWD_UNIT(k) push(S, r, ((k) % group) / pp * pp + r, (k) / group * pp + (k) % pp, 0)
+#define BWD_UNIT(k) push(S, r, (vpp - 1 - ((k) % group) / pp) * pp + r, (k) / group * pp + (k) % pp, 1)
+            for (int64_t k = 0; k < w; k++) FWD_UNIT(k);
+            for (int64_t i = 0; i < total - w; i++) { FWD_UNIT(w + i); BWD_UNIT(i); }
+            for (int64_t i = total - w; i < total; i++) BWD_UNIT(i);
+#undef FWD_UNIT
+#undef BWD_UNIT
+            break;
+        }
+        case PLC_SCHED_LAYERED:
+        case PLC_SCHED_MODULAR:
+        default: {
+            /* layer-major: all micro-batches through a layer, then the next */
+            for (int64_t c = 0; c < S->nchunks; c++)
+                if (S->chunk_rank[c] == r)
+                    for (int64_t i = 0; i < m; i++) push(S, r, c, i, 0);
+            for (int64_t c = S->nchunks - 1; c >= 0; c--)
+                if (S->chunk_rank[c] == r)
+                    for (int64_t i = 0; i < m; i++) push(S, r, c, i, 1);
+            break;
+        }
+        }
+    }
+}
+
+int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
+                       double tf, double tb, double first_extra, double last_extra,
+                       double p2p, plc_sched_sim *out)
+{
+    const char *why;
+    memset(out, 0, sizeof *out);
+    if (!plc_sched_valid(s, pp, vpp, layers, micro, &why)) return -1;
+    sim S = {.pp = pp, .micro = micro};
+    int64_t per_chunk_layers;
+    switch (s) {
+    case PLC_SCHED_INTERLEAVED: S.nchunks = pp * vpp; break;
+    case PLC_SCHED_LAYERED:
+    case PLC_SCHED_MODULAR: S.nchunks = layers; break;
+    default: S.nchunks = pp; break;
+    }
+    per_chunk_layers = layers / S.nchunks;
+    int64_t cells = S.nchunks * micro;
+    S.chunk_rank = calloc((size_t)S.nchunks, sizeof *S.chunk_rank);
+    S.t_f = calloc((size_t)S.nchunks, sizeof *S.t_f);
+    S.t_b = calloc((size_t)S.nchunks, sizeof *S.t_b);
+    S.done_f = malloc((size_t)cells * sizeof *S.done_f);
+    S.done_b = malloc((size_t)cells * sizeof *S.done_b);
+    S.order = calloc((size_t)pp, sizeof *S.order);
+    S.count = calloc((size_t)pp, sizeof *S.count);
+    S.next = calloc((size_t)pp, sizeof *S.next);
+    unit *pool = malloc((size_t)cells * 2 * sizeof *pool);
+    double *free_at = calloc((size_t)pp, sizeof *free_at);
+    double *busy = calloc((size_t)pp, sizeof *busy);
+    int rc = -1;
+    if (!S.chunk_rank || !S.t_f || !S.t_b || !S.done_f || !S.done_b || !S.order || !S.count ||
+        !S.next || !pool || !free_at || !busy)
+        goto done;
+    int64_t per_rank = cells * 2 / pp;
+    for (int64_t r = 0; r < pp; r++) S.order[r] = pool + r * per_rank;
+    for (int64_t c = 0; c < S.nchunks; c++) {
+        if (s == PLC_SCHED_LAYERED) S.chunk_rank[c] = (int32_t)(c / (layers / pp));
+        else S.chunk_rank[c] = (int32_t)(c % pp);
+        S.t_f[c] = tf * (double)per_chunk_layers;
+        S.t_b[c] = tb * (double)per_chunk_layers;
+    }
+    /* embedding and head: on the first and last chunk */
+    S.t_f[0] += first_extra / 3.0;
+    S.t_b[0] += first_extra * 2.0 / 3.0;
+    S.t_f[S.nchunks - 1] += last_extra / 3.0;
+    S.t_b[S.nchunks - 1] += last_extra * 2.0 / 3.0;
+    for (int64_t i = 0; i < cells; i++) S.done_f[i] = S.done_b[i] = -1.0;
+    build_orders(&S, s, vpp);
+
+    int64_t remaining = cells * 2;
+    while (remaining > 0) {
+        int64_t progress = 0;
+        for (int64_t r = 0; r < pp; r++) {
+            while (S.next[r] < S.count[r]) {
+                unit u = S.order[r][S.next[r]];
+                int64_t cell = (int64_t)u.chunk * micro + u.mb;
+                double ready = free_at[r];
+                if (!u.bwd) {
+                    if (u.chunk > 0) {
+                        double d = S.done_f[cell - micro];
+                        if (d < 0) break;
+                        if (S.chunk_rank[u.chunk - 1] != r) d += p2p;
+                        if (d > ready) ready = d;
+                    }
+                } else {
+                    double d = S.done_f[cell];
+                    if (d < 0) break;
+                    if (d > ready) ready = d;
+                    if (u.chunk < S.nchunks - 1) {
+                        d = S.done_b[cell + micro];
+                        if (d < 0) break;
+                        if (S.chunk_rank[u.chunk + 1] != r) d += p2p;
+                        if (d > ready) ready = d;
+                    }
+                }
+                double t = u.bwd ? S.t_b[u.chunk] : S.t_f[u.chunk];
+                double fin = ready + t;
+                if (u.bwd) S.done_b[cell] = fin; else S.done_f[cell] = fin;
+                free_at[r] = fin;
+                busy[r] += t;
+                S.next[r]++;
+                remaining--;
+                progress++;
+            }
+        }
+        if (progress == 0) goto done; /* an order that deadlocks: a bug, reported */
+    }
+    double makespan = 0, bmax = 0, bsum = 0;
+    for (int64_t r = 0; r < pp; r++) {
+        if (free_at[r] > makespan) makespan = free_at[r];
+        if (busy[r] > bmax) bmax = busy[r];
+        bsum += busy[r];
+    }
+    out->makespan = makespan;
+    out->busy_max = bmax;
+    out->busy_mean = bsum / (double)pp;
+    out->units = cells * 2;
+    rc = 0;
+done:
+    free(S.chunk_rank); free(S.t_f); free(S.t_b); free(S.done_f); free(S.done_b);
+    free(S.order); free(S.count); free(S.next); free(pool); free(free_at); free(busy);
+    return rc;
+}
+
+/* ---- bubble ratio, memoised for the simulated schedules ----------------- */
+
+#define MEMO_SIZE 4096
+typedef struct memo_entry {
+    bool used;
+    plc_schedule s;
+    int64_t pp, layers, micro;
+    double ratio, value;
+} memo_entry;
+
+/* Per-thread memo would be needed for a threaded search; plc is single-threaded. */
+static memo_entry memo[MEMO_SIZE];
+
+double plc_sched_bubble_ratio(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers,
+                              int64_t micro, double ratio)
+{
+    if (pp <= 1) return 0.0;
+    switch (s) {
+    case PLC_SCHED_GPIPE:
+    case PLC_SCHED_1F1B: return (double)(pp - 1) / (double)micro;
+    case PLC_SCHED_INTERLEAVED: return (double)(pp - 1) / (double)(micro * vpp);
+    case PLC_SCHED_LAYERED: {
+        /* a stage starts once the one before has run all but the last
+         * micro-batch of all but its last layer: (pp-1)((L/pp-1)m+1) units of
+         * idle each way against (L/pp)m busy ones */
+        if (layers % pp) break;
+        double per = (double)(layers / pp), m = (double)micro;
+        return (double)(pp - 1) * ((per - 1.0) * m + 1.0) / (per * m);
+    }
+    case PLC_SCHED_MODULAR:
+        /* with at least pp micro-batches a layer's input arrives before it is
+         * needed: only the fill and drain, pp - 1 layers each way */
+        if (micro >= pp && layers % pp == 0) return (double)pp * (double)(pp - 1) / ((double)micro * (double)layers);
+        break;
+    default: break;
+    }
+    uint64_t h = (uint64_t)s * 1000003u ^ (uint64_t)pp * 7919u ^ (uint64_t)layers * 104729u ^
+                 (uint64_t)micro * 2654435761u ^ (uint64_t)(ratio * 1000.0);
+    memo_entry *e = &memo[h % MEMO_SIZE];
+    if (e->used && e->s == s && e->pp == pp && e->layers == layers && e->micro == micro &&
+        e->ratio == ratio)
+        return e->value;
+    plc_sched_sim r;
+    double value = 1e9; /* invalid: an enormous bubble, never chosen */
+    if (plc_sched_simulate(s, pp, 1, layers, micro, 1.0, ratio, 0, 0, 0, &r) == 0 && r.busy_max > 0)
+        value = (r.makespan - r.busy_max) / r.busy_max;
+    *e = (memo_entry){true, s, pp, layers, micro, ratio, value};
+    return value;
+}

@@ -1,0 +1,57 @@
+/* kernels/cpu/elementwise.c: SwiGLU, residual adds, scaling, bf16 casts. */
+#include "kernels/kernels.h"
+#include "kernels/common/activations.h"
+#include "kernels/common/bf16.h"
+
+#include <string.h>
+
+#define PAR_MIN 65536 /* below this many elements threads cost more than they save */
+
+void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) out[i] = plc_silu(gate[i]) * up[i];
+}
+
+void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
+                           const float *gate, const float *up, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++)
+        plc_swiglu_backward_element(dout[i], gate[i], up[i], &dgate[i], &dup[i]);
+}
+
+void plc_k_add(float *out, const float *a, const float *b, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
+}
+
+void plc_k_accumulate(float *y, const float *x, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+void plc_k_scale(float *x, float s, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) x[i] *= s;
+}
+
+void plc_k_zero(float *x, int64_t n)
+{
+    if (n > 0) memset(x, 0, (size_t)n * sizeof *x);
+}
+
+void plc_k_cast_f32_to_bf16(uint16_t *out, const float *in, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) out[i] = plc_f32_to_bf16(in[i]);
+}
+
+void plc_k_cast_bf16_to_f32(float *out, const uint16_t *in, int64_t n)
+{
+#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+    for (int64_t i = 0; i < n; i++) out[i] = plc_bf16_to_f32(in[i]);
+}

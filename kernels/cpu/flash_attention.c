@@ -1,0 +1,96 @@
+/* kernels/cpu/flash_attention.c: causal GQA attention, tiled flash-style.
+ * The forward walks key tiles with an online softmax and keeps only the
+ * log-sum-exp per query; the backward (attention_tile.c) recomputes the
+ * probabilities from it. */
+#include "kernels/kernels.h"
+#include "kernels/common/reduce.h"
+#include "kernels/cpu/attention_tile.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static float *xmalloc(int64_t n)
+{
+    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
+    if (!p) {
+        fprintf(stderr, "plrun: out of memory in flash attention\n");
+        exit(1);
+    }
+    return p;
+}
+
+void plc_k_flash_attention_forward(float *out, float *lse,
+                                   const float *q, const float *k, const float *v,
+                                   const int32_t *q_pos, const int32_t *k_pos,
+                                   int64_t B, int64_t Tq, int64_t Tk,
+                                   int64_t H, int64_t Hkv, int64_t hd)
+{
+    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    int64_t qtiles = (Tq + ATTN_TILE_Q - 1) / ATTN_TILE_Q, qld = H * hd, kld = Hkv * hd;
+#pragma omp parallel
+    {
+        float *S = xmalloc(ATTN_TILE_Q * ATTN_TILE_K), *Bt = xmalloc(hd * ATTN_TILE_K);
+        float *acc = xmalloc(ATTN_TILE_Q * hd), m[ATTN_TILE_Q], l[ATTN_TILE_Q];
+        /* one work item per (b, h, query tile) */
+#pragma omp for schedule(static)
+        for (int64_t idx = 0; idx < B * H * qtiles; idx++) {
+            int64_t qt = idx % qtiles, h = (idx / qtiles) % H, b = idx / (qtiles * H), kvh = h / s.group;
+            int64_t i0 = qt * ATTN_TILE_Q, nq = Tq - i0 < ATTN_TILE_Q ? Tq - i0 : ATTN_TILE_Q;
+            memset(acc, 0, (size_t)(nq * hd) * sizeof *acc);
+            for (int64_t r = 0; r < nq; r++) m[r] = -INFINITY, l[r] = 0.0f;
+            for (int64_t j0 = 0; j0 < Tk; j0 += ATTN_TILE_K) {
+                if (s.index_causal && j0 > i0 + nq - 1) break;
+                int64_t nk = Tk - j0 < ATTN_TILE_K ? Tk - j0 : ATTN_TILE_K;
+                plc_attn_dot_tile(S, ATTN_TILE_K, q + attn_q_off(&s, b, i0, h), qld, nq,
+                                  k + attn_kv_off(&s, b, j0, kvh), kld, nk, hd, Bt);
+                for (int64_t r = 0; r < nq; r++) { /* online softmax of the row */
+                    float *row = S + r * ATTN_TILE_K, tmax = -INFINITY;
+                    for (int64_t c = 0; c < nk; c++) {
+                        row[c] = attn_visible(&s, i0 + r, j0 + c) ? row[c] * s.scale : -INFINITY;
+                        tmax = fmaxf(tmax, row[c]);
+                    }
+                    if (tmax == -INFINITY) { /* the tile is masked for this query */
+                        for (int64_t c = 0; c < nk; c++) row[c] = 0.0f;
+                        continue;
+                    }
+                    float mnew = fmaxf(m[r], tmax), corr = plc_online_rescale(m[r], mnew);
+                    if (corr != 1.0f) {
+                        l[r] *= corr;
+                        for (int64_t d = 0; d < hd; d++) acc[r * hd + d] *= corr;
+                    }
+                    for (int64_t c = 0; c < nk; c++) {
+                        row[c] = plc_exp_shifted(row[c], mnew);
+                        l[r] += row[c];
+                    }
+                    m[r] = mnew;
+                }
+                plc_attn_mul_acc(acc, hd, S, ATTN_TILE_K, 1, nq, v + attn_kv_off(&s, b, j0, kvh), kld, nk, hd, 1.0f);
+            }
+            for (int64_t r = 0; r < nq; r++) {
+                float *oi = out + attn_q_off(&s, b, i0 + r, h);
+                float *L = &lse[(b * H + h) * Tq + i0 + r];
+                if (l[r] == 0.0f) { /* no visible key */
+                    memset(oi, 0, (size_t)hd * sizeof *oi);
+                    *L = -INFINITY;
+                    continue;
+                }
+                float inv = 1.0f / l[r];
+                for (int64_t d = 0; d < hd; d++) oi[d] = acc[r * hd + d] * inv;
+                *L = m[r] + logf(l[r]);
+            }
+        }
+        free(S), free(Bt), free(acc);
+    }
+}
+
+void plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                                    const float *q, const float *k, const float *v,
+                                    const float *out, const float *lse,
+                                    const int32_t *q_pos, const int32_t *k_pos,
+                                    int64_t B, int64_t Tq, int64_t Tk,
+                                    int64_t H, int64_t Hkv, int64_t hd)
+{
+    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    plc_attn_backward(dq, dk, dv, dout, q, k, v, out, NULL, lse, &s);
+}

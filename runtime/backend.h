@@ -1,0 +1,121 @@
+/* backend.h: what a compute backend (CPU, CUDA) provides to the executor.
+ *
+ * The executor (runtime/executor.c) is the one code path for every backend:
+ * it loads the plan, places buffers, resolves every instruction's operands
+ * to pointers inside the arena and calls the backend through this vtable.
+ * A backend owns only "how": where the arena lives (host or device memory),
+ * the kernels, and how collectives move bytes (MPI or NCCL).
+ *
+ * Pointers handed to the ops point into the backend's own arena (device
+ * memory for CUDA). Every op returns 0 on success, or non-zero after writing
+ * a message with plc_backend_fail(); the executor adds the instruction's
+ * location. Ops run in issue order on the backend's compute stream; the
+ * executor calls synchronize() before it reads results on the host.
+ */
+#ifndef PLC_RUNTIME_BACKEND_H
+#define PLC_RUNTIME_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plc/plan.h"
+#include "runtime/comm.h"
+
+typedef struct plc_backend plc_backend;
+
+typedef struct plc_backend_ops {
+    const char *name;
+    void (*destroy)(plc_backend *be);
+
+    /* memory: one arena per rank (zero-filled and touched, so that the
+     * process's measured peak includes it), small auxiliary allocations
+     * (positions), and copies between host and backend memory */
+    void *(*arena_alloc)(plc_backend *be, uint64_t bytes);
+    void (*arena_free)(plc_backend *be, void *arena);
+    void *(*aux_alloc)(plc_backend *be, size_t bytes);
+    void (*aux_free)(plc_backend *be, void *p);
+    int (*upload)(plc_backend *be, void *dst, const void *host_src, size_t bytes);
+    int (*download)(plc_backend *be, void *host_dst, const void *src, size_t bytes);
+    int (*synchronize)(plc_backend *be);
+
+    /* compute: the contracts are plan.h's table and kernels/kernels.h */
+    int (*zero)(plc_backend *be, void *dst, size_t bytes);
+    int (*copy)(plc_backend *be, void *dst, const void *src, size_t bytes);
+    int (*embed_fwd)(plc_backend *be, float *out, const int32_t *tokens, const float *table,
+                     int64_t rows, int64_t dim, int64_t vocab_start, int64_t vocab_local);
+    int (*embed_bwd)(plc_backend *be, float *dtable, const float *dout, const int32_t *tokens,
+                     int64_t rows, int64_t dim, int64_t vocab_start, int64_t vocab_local);
+    int (*rmsnorm_fwd)(plc_backend *be, float *out, float *rstd, const float *in,
+                       const float *weight, int64_t rows, int64_t dim, float eps);
+    int (*rmsnorm_bwd)(plc_backend *be, float *din, float *dweight, const float *dout,
+                       const float *in, const float *weight, const float *rstd,
+                       int64_t rows, int64_t dim);
+    int (*matmul)(plc_backend *be, float *C, const float *A, const float *B, int64_t M,
+                  int64_t N, int64_t K, int trans_a, int trans_b, float beta);
+    int (*rope_fwd)(plc_backend *be, float *out, const float *in, const int32_t *positions,
+                    int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
+    int (*rope_bwd)(plc_backend *be, float *din, const float *dout, const int32_t *positions,
+                    int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
+    /* flash: stats is lse [B,H,Tq]; otherwise probs [B,H,Tq,Tk] */
+    int (*attn_fwd)(plc_backend *be, int flash, float *out, float *stats, const float *q,
+                    const float *k, const float *v, const int32_t *q_pos, const int32_t *k_pos,
+                    int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hkv, int64_t hd);
+    int (*attn_bwd)(plc_backend *be, int flash, float *dq, float *dk, float *dv,
+                    const float *dout, const float *q, const float *k, const float *v,
+                    const float *out, const float *stats, const int32_t *q_pos,
+                    const int32_t *k_pos, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
+                    int64_t Hkv, int64_t hd);
+    int (*swiglu_fwd)(plc_backend *be, float *out, const float *gate, const float *up, int64_t n);
+    int (*swiglu_bwd)(plc_backend *be, float *dgate, float *dup, const float *dout,
+                      const float *gate, const float *up, int64_t n);
+    int (*add)(plc_backend *be, float *out, const float *a, const float *b, int64_t n);
+    int (*accumulate)(plc_backend *be, float *y, const float *x, int64_t n);
+    int (*scale)(plc_backend *be, float *x, float s, int64_t n);
+    int (*xent_max)(plc_backend *be, float *row_max, const float *logits, int64_t rows,
+                    int64_t vocab_local);
+    int (*xent_sumexp)(plc_backend *be, float *row_sum, float *target_logit,
+                       const float *logits, const int32_t *targets, const float *row_max,
+                       int64_t rows, int64_t vocab_local, int64_t vocab_start);
+    /* dlogits written (may alias logits), *loss_sum += sum of the rows' losses */
+    int (*xent_loss)(plc_backend *be, float *dlogits, double *loss_sum, const float *logits,
+                     const int32_t *targets, const float *row_max, const float *row_sum,
+                     const float *target_logit, int64_t rows, int64_t vocab_local,
+                     int64_t vocab_start, float grad_scale);
+    int (*sumsq)(plc_backend *be, double *acc, const float *x, int64_t n);
+    /* *scale = min(1, max_norm / sqrt(*sumsq)), or 1 when max_norm is 0 */
+    int (*clip_scale)(plc_backend *be, float *scale, const double *sumsq, double max_norm);
+    /* master (fp32, may be NULL) is updated and param re-cast from it when given */
+    int (*adamw)(plc_backend *be, void *param, plc_dtype param_dtype, const void *grad,
+                 plc_dtype grad_dtype, float *m, float *v, const float *scale, float *master,
+                 int64_t n, double lr, double beta1, double beta2, double eps,
+                 double weight_decay, int64_t t);
+    int (*cast)(plc_backend *be, void *dst, plc_dtype dst_dtype, const void *src,
+                plc_dtype src_dtype, int64_t n);
+
+    /* communication: start the call as request `slot` (an instruction index);
+     * wait() completes it (no-op for a free slot) */
+    int (*comm_start)(plc_backend *be, const plc_comm_call *call, int slot);
+    int (*comm_wait)(plc_backend *be, int slot);
+} plc_backend_ops;
+
+struct plc_backend {
+    const plc_backend_ops *ops;
+    plc_comm *comm;    /* groups and MPI (both backends use MPI for setup) */
+    int threads;       /* CPU threads (OpenMP), 0 = library default */
+    char error[512];   /* the last failure's message */
+    void *impl;        /* backend-private state */
+};
+
+/* records a failure message; returns -1 for `return plc_backend_fail(...)` */
+int plc_backend_fail(plc_backend *be, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* creates the named backend ("cpu" or "cuda") for a plan on this rank; NULL
+ * with a message in err on failure (unknown name, no GPU, CUDA not built) */
+plc_backend *plc_backend_create(const char *name, plc_comm *comm, int threads,
+                                const plc_plan *plan, char *err, size_t errlen);
+
+plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, char *err, size_t errlen);
+plc_backend *plc_backend_cuda_create(plc_comm *comm, int threads, const plc_plan *plan,
+                                     char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,549 @@
+/* backend_cuda.c: the CUDA backend. The arena lives in device memory; the
+ * kernels of kernels/cuda/kernels_cuda.h run on a compute stream;
+ * collectives go through NCCL on a separate comm stream, one NCCL
+ * communicator per plan group; pipeline send/recv through two world
+ * communicators (forward, backward) with a stream each,
+ * each built from a unique id broadcast over the group's MPI communicator.
+ *
+ * Stream order follows the plan: a transfer starts on the comm stream after
+ * everything issued before it on the compute stream (an event), and a wait
+ * makes the compute stream wait for the transfer's completion event, so the
+ * host never blocks on communication. Scalars the host must see (loss sums,
+ * norms, the clip factor) are copied back synchronously.
+ *
+ * The backend runs the plan's buffers as they are typed; this version
+ * supports fp32 plans (the same plans the CPU backend runs, which is what
+ * tests/e2e/gpu.sh compares). Compiled only with PLC_HAVE_CUDA. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/backend.h"
+
+#ifndef PLC_HAVE_CUDA
+
+plc_backend *plc_backend_cuda_create(plc_comm *comm, int threads, const plc_plan *plan, char *err,
+                                     size_t errlen)
+{
+    (void)comm;
+    (void)threads;
+    (void)plan;
+    snprintf(err, errlen,
+             "plrun was built without the CUDA backend (nvcc was not found at build time); "
+             "use --backend cpu");
+    return NULL;
+}
+
+#else
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+
+#include "kernels/cuda/kernels_cuda.h"
+
+typedef struct cuda_state {
+    int device;
+    plc_cuda_ctx *ctx;
+    cudaStream_t compute, comm;
+    cudaEvent_t issued;        /* marks the compute stream before a transfer */
+    uint32_t ngroups;
+    ncclComm_t *group_nccl;    /* per plan group; NULL when one member or not a member */
+    /* pipeline send/recv, one world communicator and stream per direction
+     * (forward activations, backward gradients): NCCL's send and recv block
+     * their stream until the peer matches, so one stream for both
+     * directions would deadlock 1F1B (a send of the next activation queued
+     * behind the receive of a gradient that waits on the peer's send). */
+    ncclComm_t p2p[2];
+    cudaStream_t p2p_stream[2];
+    int nslots;
+    cudaEvent_t *slot_done;    /* per instruction index */
+    unsigned char *slot_used;
+    float *row_loss_dev;       /* XENT_LOSS per-row losses */
+    float *row_loss_host;
+    int64_t row_loss_cap;
+    double *dscratch;          /* one device double */
+} cuda_state;
+
+static cuda_state *st(plc_backend *be) { return (cuda_state *)be->impl; }
+
+#define CUDA_TRY(be, call)                                                                     \
+    do {                                                                                       \
+        cudaError_t e_ = (call);                                                               \
+        if (e_ != cudaSuccess)                                                                 \
+            return plc_backend_fail((be), "CUDA: %s: %s", #call, cudaGetErrorString(e_));      \
+    } while (0)
+#define NCCL_TRY(be, call)                                                                     \
+    do {                                                                                       \
+        ncclResult_t r_ = (call);                                                              \
+        if (r_ != ncclSuccess)                                                                 \
+            return plc_backend_fail((be), "NCCL: %s: %s", #call, ncclGetErrorString(r_));      \
+    } while (0)
+/* a kernel call of kernels_cuda.h */
+#define K(be, call) ((call) == 0 ? 0 : plc_backend_fail((be), "CUDA kernel: %s", plc_cuda_last_error()))
+
+static void cuda_destroy(plc_backend *be)
+{
+    if (!be) return;
+    cuda_state *s = st(be);
+    if (s) {
+        for (uint32_t g = 0; g < s->ngroups; g++)
+            if (s->group_nccl && s->group_nccl[g]) ncclCommDestroy(s->group_nccl[g]);
+        for (int d = 0; d < 2; d++) {
+            if (s->p2p[d]) ncclCommDestroy(s->p2p[d]);
+            if (s->p2p_stream[d]) cudaStreamDestroy(s->p2p_stream[d]);
+        }
+        for (int i = 0; i < s->nslots; i++) cudaEventDestroy(s->slot_done[i]);
+        free(s->slot_done);
+        free(s->slot_used);
+        free(s->group_nccl);
+        if (s->row_loss_dev) cudaFree(s->row_loss_dev);
+        free(s->row_loss_host);
+        if (s->dscratch) cudaFree(s->dscratch);
+        if (s->issued) cudaEventDestroy(s->issued);
+        if (s->compute) cudaStreamDestroy(s->compute);
+        if (s->comm) cudaStreamDestroy(s->comm);
+        if (s->ctx) plc_cuda_destroy(s->ctx);
+        free(s);
+    }
+    free(be);
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+static void *cuda_arena_alloc(plc_backend *be, uint64_t bytes)
+{
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, bytes ? bytes : 64);
+    if (e != cudaSuccess) {
+        plc_backend_fail(be, "cannot allocate the arena of %llu bytes on GPU %d: %s",
+                         (unsigned long long)bytes, st(be)->device, cudaGetErrorString(e));
+        return NULL;
+    }
+    if (cudaMemset(p, 0, bytes ? bytes : 64) != cudaSuccess) {
+        cudaFree(p);
+        plc_backend_fail(be, "cannot clear the arena");
+        return NULL;
+    }
+    return p;
+}
+static void cuda_free(plc_backend *be, void *p) { (void)be; if (p) cudaFree(p); }
+static void *cuda_aux_alloc(plc_backend *be, size_t bytes)
+{
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes ? bytes : 1) != cudaSuccess) {
+        plc_backend_fail(be, "out of GPU memory (%zu bytes)", bytes);
+        return NULL;
+    }
+    return p;
+}
+/* synchronous: the host may reuse its buffer right after */
+static int cuda_upload(plc_backend *be, void *dst, const void *src, size_t bytes)
+{
+    CUDA_TRY(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, st(be)->compute));
+    CUDA_TRY(be, cudaStreamSynchronize(st(be)->compute));
+    return 0;
+}
+static int cuda_download(plc_backend *be, void *dst, const void *src, size_t bytes)
+{
+    CUDA_TRY(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, st(be)->compute));
+    CUDA_TRY(be, cudaStreamSynchronize(st(be)->compute));
+    return 0;
+}
+static int cuda_sync(plc_backend *be)
+{
+    CUDA_TRY(be, cudaStreamSynchronize(st(be)->compute));
+    CUDA_TRY(be, cudaStreamSynchronize(st(be)->comm));
+    for (int d = 0; d < 2; d++)
+        if (st(be)->p2p_stream[d]) CUDA_TRY(be, cudaStreamSynchronize(st(be)->p2p_stream[d]));
+    return 0;
+}
+
+/* ---- compute ------------------------------------------------------------------ */
+#define S(be) ((void *)st(be)->compute)
+#define F32 PLC_CUDA_F32
+
+static int cuda_zero(plc_backend *be, void *dst, size_t bytes)
+{
+    CUDA_TRY(be, cudaMemsetAsync(dst, 0, bytes, st(be)->compute));
+    return 0;
+}
+static int cuda_copy(plc_backend *be, void *dst, const void *src, size_t bytes)
+{
+    CUDA_TRY(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st(be)->compute));
+    return 0;
+}
+static int cuda_embed_fwd(plc_backend *be, float *out, const int32_t *tok, const float *table,
+                          int64_t rows, int64_t dim, int64_t vs, int64_t vl)
+{
+    return K(be, plc_cuda_embedding_forward(out, tok, table, F32, rows, dim, vs, vl, S(be)));
+}
+static int cuda_embed_bwd(plc_backend *be, float *dtable, const float *dout, const int32_t *tok,
+                          int64_t rows, int64_t dim, int64_t vs, int64_t vl)
+{
+    return K(be, plc_cuda_embedding_backward(dtable, dout, F32, tok, rows, dim, vs, vl, S(be)));
+}
+static int cuda_rmsnorm_fwd(plc_backend *be, float *out, float *rstd, const float *in,
+                            const float *w, int64_t rows, int64_t dim, float eps)
+{
+    return K(be, plc_cuda_rmsnorm_forward(out, rstd, in, w, F32, rows, dim, eps, S(be)));
+}
+static int cuda_rmsnorm_bwd(plc_backend *be, float *din, float *dw, const float *dout,
+                            const float *in, const float *w, const float *rstd, int64_t rows,
+                            int64_t dim)
+{
+    return K(be, plc_cuda_rmsnorm_backward(din, dw, dout, in, w, rstd, F32, rows, dim, S(be)));
+}
+static int cuda_matmul(plc_backend *be, float *C, const float *A, const float *B, int64_t M,
+                       int64_t N, int64_t Kd, int ta, int tb, float beta)
+{
+    return K(be, plc_cuda_matmul(st(be)->ctx, C, F32, A, B, F32, M, N, Kd, ta, tb, 1.0f, beta, S(be)));
+}
+static int cuda_rope_fwd(plc_backend *be, float *out, const float *in, const int32_t *pos,
+                         int64_t B, int64_t T, int64_t H, int64_t hd, float theta)
+{
+    return K(be, plc_cuda_rope_forward(out, in, F32, pos, B, T, H, hd, theta, S(be)));
+}
+static int cuda_rope_bwd(plc_backend *be, float *din, const float *dout, const int32_t *pos,
+                         int64_t B, int64_t T, int64_t H, int64_t hd, float theta)
+{
+    return K(be, plc_cuda_rope_backward(din, dout, F32, pos, B, T, H, hd, theta, S(be)));
+}
+static int cuda_attn_fwd(plc_backend *be, int flash, float *out, float *stats, const float *q,
+                         const float *k, const float *v, const int32_t *qp, const int32_t *kp,
+                         int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hkv, int64_t hd)
+{
+    if (flash)
+        return K(be, plc_cuda_flash_attention_forward(out, stats, q, k, v, F32, qp, kp, B, Tq, Tk,
+                                                      H, Hkv, hd, S(be)));
+    return K(be, plc_cuda_attention_forward(out, stats, q, k, v, F32, qp, kp, B, Tq, Tk, H, Hkv, hd, S(be)));
+}
+static int cuda_attn_bwd(plc_backend *be, int flash, float *dq, float *dk, float *dv,
+                         const float *dout, const float *q, const float *k, const float *v,
+                         const float *out, const float *stats, const int32_t *qp,
+                         const int32_t *kp, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
+                         int64_t Hkv, int64_t hd)
+{
+    if (flash)
+        return K(be, plc_cuda_flash_attention_backward(dq, dk, dv, dout, q, k, v, out, stats, F32,
+                                                       qp, kp, B, Tq, Tk, H, Hkv, hd, S(be)));
+    /* the materialised backward works in the probabilities' memory; the
+     * plan reads them once, in this backward */
+    return K(be, plc_cuda_attention_backward(dq, dk, dv, dout, q, k, v, out, (float *)stats, F32, B,
+                                             Tq, Tk, H, Hkv, hd, S(be)));
+}
+static int cuda_swiglu_fwd(plc_backend *be, float *out, const float *g, const float *u, int64_t n)
+{
+    return K(be, plc_cuda_swiglu_forward(out, g, u, F32, n, S(be)));
+}
+static int cuda_swiglu_bwd(plc_backend *be, float *dg, float *du, const float *dout,
+                           const float *g, const float *u, int64_t n)
+{
+    return K(be, plc_cuda_swiglu_backward(dg, du, dout, g, u, F32, n, S(be)));
+}
+static int cuda_add(plc_backend *be, float *out, const float *a, const float *b, int64_t n)
+{
+    return K(be, plc_cuda_add(out, a, b, F32, n, S(be)));
+}
+static int cuda_accumulate(plc_backend *be, float *y, const float *x, int64_t n)
+{
+    return K(be, plc_cuda_accumulate(y, x, F32, n, S(be)));
+}
+static int cuda_scale(plc_backend *be, float *x, float s, int64_t n)
+{
+    return K(be, plc_cuda_scale(x, s, F32, n, S(be)));
+}
+static int cuda_xent_max(plc_backend *be, float *row_max, const float *logits, int64_t rows, int64_t vl)
+{
+    return K(be, plc_cuda_xent_local_max(row_max, logits, F32, rows, vl, S(be)));
+}
+static int cuda_xent_sumexp(plc_backend *be, float *row_sum, float *tl, const float *logits,
+                            const int32_t *targets, const float *row_max, int64_t rows, int64_t vl,
+                            int64_t vs)
+{
+    return K(be, plc_cuda_xent_local_sumexp(row_sum, tl, logits, F32, row_max, targets, rows, vl, vs, S(be)));
+}
+/* the per-row losses come back to the host and are summed in double, in
+ * row order, exactly as the CPU backend does */
+static int cuda_xent_loss(plc_backend *be, float *dlogits, double *loss_sum, const float *logits,
+                          const int32_t *targets, const float *row_max, const float *row_sum,
+                          const float *tl, int64_t rows, int64_t vl, int64_t vs, float grad_scale)
+{
+    cuda_state *s = st(be);
+    if (rows > s->row_loss_cap) {
+        if (s->row_loss_dev) cudaFree(s->row_loss_dev);
+        s->row_loss_dev = NULL;
+        free(s->row_loss_host);
+        s->row_loss_host = malloc((size_t)rows * sizeof(float));
+        CUDA_TRY(be, cudaMalloc((void **)&s->row_loss_dev, (size_t)rows * sizeof(float)));
+        if (!s->row_loss_host) return plc_backend_fail(be, "out of memory");
+        s->row_loss_cap = rows;
+    }
+    if (K(be, plc_cuda_xent_loss_grad(s->row_loss_dev, dlogits, logits, F32, row_max, row_sum, tl,
+                                      targets, rows, vl, vs, grad_scale, S(be))))
+        return -1;
+    double acc;
+    if (cuda_download(be, s->row_loss_host, s->row_loss_dev, (size_t)rows * sizeof(float)) ||
+        cuda_download(be, &acc, loss_sum, sizeof acc))
+        return -1;
+    for (int64_t r = 0; r < rows; r++) acc += s->row_loss_host[r];
+    return cuda_upload(be, loss_sum, &acc, sizeof acc);
+}
+static int cuda_sumsq(plc_backend *be, double *acc, const float *x, int64_t n)
+{
+    cuda_state *s = st(be);
+    double part, total;
+    if (K(be, plc_cuda_sum_squares(s->ctx, s->dscratch, x, n, S(be)))) return -1;
+    if (cuda_download(be, &part, s->dscratch, sizeof part) || cuda_download(be, &total, acc, sizeof total))
+        return -1;
+    total += part;
+    return cuda_upload(be, acc, &total, sizeof total);
+}
+static int cuda_clip_scale(plc_backend *be, float *scale, const double *sumsq, double max_norm)
+{
+    double ss;
+    if (cuda_download(be, &ss, sumsq, sizeof ss)) return -1;
+    double norm = sqrt(ss); /* as the CPU backend */
+    float f = max_norm > 0 && norm > max_norm ? (float)(max_norm / norm) : 1.0f;
+    return cuda_upload(be, scale, &f, sizeof f);
+}
+static int cuda_adamw(plc_backend *be, void *param, plc_dtype pt, const void *grad, plc_dtype gt,
+                      float *m, float *v, const float *scale, float *master, int64_t n, double lr,
+                      double b1, double b2, double eps, double wd, int64_t t)
+{
+    if (pt != PLC_F32 || gt != PLC_F32 || master)
+        return plc_backend_fail(be, "this CUDA backend updates fp32 parameters only (no master copies)");
+    float sc;
+    if (cuda_download(be, &sc, scale, sizeof sc)) return -1;
+    return K(be, plc_cuda_adamw((float *)param, (const float *)grad, m, v, n, lr, b1, b2, eps, wd, t, sc, S(be)));
+}
+static int cuda_cast(plc_backend *be, void *dst, plc_dtype dt, const void *src, plc_dtype sdt, int64_t n)
+{
+    if (dt == PLC_BF16 && sdt == PLC_F32)
+        return K(be, plc_cuda_cast_f32_to_bf16((uint16_t *)dst, (const float *)src, n, S(be)));
+    if (dt == PLC_F32 && sdt == PLC_BF16)
+        return K(be, plc_cuda_cast_bf16_to_f32((float *)dst, (const uint16_t *)src, n, S(be)));
+    if (dt == sdt) return cuda_copy(be, dst, src, (size_t)n * plc_dtype_size(dt));
+    return plc_backend_fail(be, "no cast from %s to %s", plc_dtype_name(sdt), plc_dtype_name(dt));
+}
+
+/* ---- communication: NCCL on the comm stream ---------------------------------------- */
+static int nccl_type(plc_dtype t, ncclDataType_t *out)
+{
+    switch (t) {
+    case PLC_F32: *out = ncclFloat32; return 0;
+    case PLC_F64: *out = ncclFloat64; return 0;
+    case PLC_I32: *out = ncclInt32; return 0;
+    case PLC_BF16: *out = ncclBfloat16; return 0;
+    default: return -1;
+    }
+}
+
+static int ensure_slot(plc_backend *be, int slot)
+{
+    cuda_state *s = st(be);
+    if (slot < s->nslots) return 0;
+    int n = s->nslots ? s->nslots : 64;
+    while (n <= slot) n *= 2;
+    cudaEvent_t *ev = realloc(s->slot_done, (size_t)n * sizeof *ev);
+    if (!ev) return plc_backend_fail(be, "out of memory");
+    s->slot_done = ev;
+    unsigned char *used = realloc(s->slot_used, (size_t)n);
+    if (!used) return plc_backend_fail(be, "out of memory");
+    s->slot_used = used;
+    for (int i = s->nslots; i < n; i++) {
+        s->slot_used[i] = 0;
+        CUDA_TRY(be, cudaEventCreateWithFlags(&s->slot_done[i], cudaEventDisableTiming));
+        s->nslots = i + 1;
+    }
+    return 0;
+}
+
+static int cuda_comm_start(plc_backend *be, const plc_comm_call *call, int slot)
+{
+    cuda_state *s = st(be);
+    plc_comm *c = be->comm;
+    ncclDataType_t type;
+    if (nccl_type(call->dtype, &type)) return plc_backend_fail(be, "no NCCL type for this dtype");
+    if (ensure_slot(be, slot)) return -1;
+    size_t count = (size_t)call->count, esz = plc_dtype_size(call->dtype);
+    ncclComm_t nc = NULL;
+    cudaStream_t stream = s->comm;
+    if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
+        int dir = call->tag & 1; /* comm.h: the tag's low bit is the direction */
+        if (!s->p2p[dir] || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
+            return plc_backend_fail(be, "%s: no peer rank %d", plc_op_name(call->op), call->peer);
+        nc = s->p2p[dir];
+        stream = s->p2p_stream[dir];
+    } else {
+        if (call->group < 0 || (uint32_t)call->group >= s->ngroups)
+            return plc_backend_fail(be, "group %d does not exist", call->group);
+        nc = s->group_nccl[call->group];
+        if (!nc) { /* one member: a copy on the compute stream, or nothing */
+            if ((call->op == PLC_OP_REDUCE_SCATTER || call->op == PLC_OP_ALLGATHER) && call->dst != call->src)
+                return cuda_copy(be, call->dst, call->src, count * esz);
+            return 0;
+        }
+    }
+    /* the transfer sees everything issued before it on the compute stream */
+    CUDA_TRY(be, cudaEventRecord(s->issued, s->compute));
+    CUDA_TRY(be, cudaStreamWaitEvent(stream, s->issued, 0));
+    switch (call->op) {
+    case PLC_OP_ALLREDUCE:
+        NCCL_TRY(be, ncclAllReduce(call->dst, call->dst, count, type, call->reduce_max ? ncclMax : ncclSum, nc, stream));
+        break;
+    case PLC_OP_REDUCE_SCATTER:
+        NCCL_TRY(be, ncclReduceScatter(call->src, call->dst, count, type, ncclSum, nc, stream));
+        break;
+    case PLC_OP_ALLGATHER:
+        NCCL_TRY(be, ncclAllGather(call->src, call->dst, count, type, nc, stream));
+        break;
+    case PLC_OP_BROADCAST:
+        NCCL_TRY(be, ncclBroadcast(call->dst, call->dst, count, type, call->root, nc, stream));
+        break;
+    case PLC_OP_SEND:
+        NCCL_TRY(be, ncclSend(call->dst, count, type, call->peer, nc, stream));
+        break;
+    case PLC_OP_RECV:
+        NCCL_TRY(be, ncclRecv(call->dst, count, type, call->peer, nc, stream));
+        break;
+    default:
+        return plc_backend_fail(be, "%s is not a communication op", plc_op_name(call->op));
+    }
+    CUDA_TRY(be, cudaEventRecord(s->slot_done[slot], stream));
+    s->slot_used[slot] = 1;
+    return 0;
+}
+
+/* the compute stream waits; the host does not */
+static int cuda_comm_wait(plc_backend *be, int slot)
+{
+    cuda_state *s = st(be);
+    if (slot < 0 || slot >= s->nslots || !s->slot_used[slot]) return 0;
+    CUDA_TRY(be, cudaStreamWaitEvent(s->compute, s->slot_done[slot], 0));
+    s->slot_used[slot] = 0;
+    return 0;
+}
+
+static const plc_backend_ops cuda_ops = {
+    .name = "cuda",
+    .destroy = cuda_destroy,
+    .arena_alloc = cuda_arena_alloc,
+    .arena_free = cuda_free,
+    .aux_alloc = cuda_aux_alloc,
+    .aux_free = cuda_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .synchronize = cuda_sync,
+    .zero = cuda_zero,
+    .copy = cuda_copy,
+    .embed_fwd = cuda_embed_fwd,
+    .embed_bwd = cuda_embed_bwd,
+    .rmsnorm_fwd = cuda_rmsnorm_fwd,
+    .rmsnorm_bwd = cuda_rmsnorm_bwd,
+    .matmul = cuda_matmul,
+    .rope_fwd = cuda_rope_fwd,
+    .rope_bwd = cuda_rope_bwd,
+    .attn_fwd = cuda_attn_fwd,
+    .attn_bwd = cuda_attn_bwd,
+    .swiglu_fwd = cuda_swiglu_fwd,
+    .swiglu_bwd = cuda_swiglu_bwd,
+    .add = cuda_add,
+    .accumulate = cuda_accumulate,
+    .scale = cuda_scale,
+    .xent_max = cuda_xent_max,
+    .xent_sumexp = cuda_xent_sumexp,
+    .xent_loss = cuda_xent_loss,
+    .sumsq = cuda_sumsq,
+    .clip_scale = cuda_clip_scale,
+    .adamw = cuda_adamw,
+    .cast = cuda_cast,
+    .comm_start = cuda_comm_start,
+    .comm_wait = cuda_comm_wait,
+};
+
+/* the rank's index on its node, from the launcher */
+static int local_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
+                                       "LOCAL_RANK"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return atoi(v);
+    }
+    return 0;
+}
+
+/* one NCCL communicator from an id that the group's first member makes */
+static int nccl_init(plc_backend *be, MPI_Comm mpi, int size, int rank, ncclComm_t *out)
+{
+    ncclUniqueId id;
+    if (rank == 0) NCCL_TRY(be, ncclGetUniqueId(&id));
+    if (MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, mpi) != MPI_SUCCESS)
+        return plc_backend_fail(be, "broadcasting the NCCL id over MPI failed");
+    NCCL_TRY(be, ncclCommInitRank(out, size, id, rank));
+    return 0;
+}
+
+static int cuda_setup(plc_backend *be, const plc_plan *plan)
+{
+    cuda_state *s = st(be);
+    plc_comm *c = be->comm;
+    int count = plc_cuda_device_count();
+    if (count <= 0)
+        return plc_backend_fail(be, "no CUDA GPU is available on this machine (rank %d); "
+                                    "--backend cuda needs one GPU per rank, use --backend cpu", c->rank);
+    if (plan->train.precision != PLC_PREC_FP32)
+        for (uint32_t p = 0; p < plan->nprograms; p++)
+            for (uint32_t b = 0; b < plan->programs[p].nbuffers; b++)
+                if (plan->programs[p].buffers[b].dtype == PLC_BF16)
+                    return plc_backend_fail(be, "this CUDA backend runs fp32 plans only; compile with "
+                                                "-D train.precision=fp32");
+    s->device = local_rank() % count;
+    CUDA_TRY(be, cudaSetDevice(s->device));
+    s->ctx = plc_cuda_create(s->device);
+    if (!s->ctx) return plc_backend_fail(be, "GPU %d: %s", s->device, plc_cuda_last_error());
+    CUDA_TRY(be, cudaStreamCreateWithFlags(&s->compute, cudaStreamNonBlocking));
+    CUDA_TRY(be, cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking));
+    CUDA_TRY(be, cudaEventCreateWithFlags(&s->issued, cudaEventDisableTiming));
+    CUDA_TRY(be, cudaMalloc((void **)&s->dscratch, sizeof(double)));
+    s->ngroups = c->ngroups;
+    s->group_nccl = calloc(c->ngroups ? c->ngroups : 1, sizeof *s->group_nccl);
+    if (!s->group_nccl) return plc_backend_fail(be, "out of memory");
+    if (!c->use_mpi || c->size == 1) return 0;
+    /* every rank walks the groups in the same order, as MPI_Comm_split did */
+    for (uint32_t g = 0; g < c->ngroups; g++) {
+        const plc_comm_group *cg = &c->groups[g];
+        if (!cg->member || cg->size == 1) continue;
+        if (nccl_init(be, cg->mpi, cg->size, cg->rank, &s->group_nccl[g])) return -1;
+    }
+    for (int d = 0; d < 2; d++) {
+        CUDA_TRY(be, cudaStreamCreateWithFlags(&s->p2p_stream[d], cudaStreamNonBlocking));
+        if (nccl_init(be, MPI_COMM_WORLD, c->size, c->rank, &s->p2p[d])) return -1;
+    }
+    return 0;
+}
+
+plc_backend *plc_backend_cuda_create(plc_comm *comm, int threads, const plc_plan *plan, char *err,
+                                     size_t errlen)
+{
+    plc_backend *be = calloc(1, sizeof *be);
+    cuda_state *s = calloc(1, sizeof *s);
+    if (!be || !s) {
+        free(be);
+        free(s);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    be->ops = &cuda_ops;
+    be->comm = comm;
+    be->threads = threads;
+    be->impl = s;
+    if (cuda_setup(be, plan)) {
+        snprintf(err, errlen, "%s", be->error);
+        cuda_destroy(be);
+        return NULL;
+    }
+    return be;
+}
+
+#endif /* PLC_HAVE_CUDA */

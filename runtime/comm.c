@@ -1,0 +1,314 @@
+/* comm.c: MPI world, one communicator per plan group, non-blocking host
+ * transfers. See comm.h. */
+#include "runtime/comm.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* A launcher leaves one of these in the environment of every rank. */
+static int started_by_launcher(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE",
+                                       "PMI_RANK", "SLURM_STEP_NUM_TASKS", "MPI_LOCALNRANKS"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
+int plc_comm_world_init(plc_comm *c, int argc_unused, char **argv_unused, char *err, size_t errlen)
+{
+    (void)argc_unused;
+    (void)argv_unused;
+    memset(c, 0, sizeof *c);
+    c->rank = 0;
+    c->size = 1;
+    if (!started_by_launcher() && !getenv("PLC_FORCE_MPI")) return 0;
+    int provided = 0;
+    if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        return fail(err, errlen, "cannot initialise MPI");
+    c->use_mpi = 1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &c->size);
+    return 0;
+}
+
+int plc_comm_world_rank(const plc_comm *c, plc_rank_coords co)
+{
+    return (int)plc_coords_to_rank(&c->layout, co);
+}
+
+/* Membership of a group: the coordinates fixed in it give the colour. */
+void plc_comm_group_place(const plc_layout *l, const plc_group *g, plc_rank_coords co, int *member,
+                          int *colour, int *rank, int *size)
+{
+    plc_rank_coords fixed = co;
+    int64_t n = 1, idx = 0;
+    /* varying dims in rank order: tp fastest, then cp, dp, pp */
+    if (g->dims & PLC_DIM_PP) {
+        fixed.pp = 0;
+        if (g->flags & PLC_GROUP_PP_ENDS) {
+            int64_t ends = l->pp > 1 ? 2 : 1;
+            *member = co.pp == 0 || co.pp == l->pp - 1;
+            idx = co.pp == 0 ? 0 : ends - 1;
+            n = ends;
+        } else {
+            *member = 1;
+            idx = co.pp;
+            n = l->pp;
+        }
+    } else {
+        *member = 1;
+    }
+    if (g->dims & PLC_DIM_DP) { fixed.dp = 0; idx = idx * l->dp + co.dp; n *= l->dp; }
+    if (g->dims & PLC_DIM_CP) { fixed.cp = 0; idx = idx * l->cp + co.cp; n *= l->cp; }
+    if (g->dims & PLC_DIM_TP) { fixed.tp = 0; idx = idx * l->tp + co.tp; n *= l->tp; }
+    *colour = (int)plc_coords_to_rank(l, fixed);
+    *rank = (int)idx;
+    *size = (int)n;
+}
+
+int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen)
+{
+    if (plan->world_size != c->size)
+        return fail(err, errlen,
+                    "the plan is for %lld rank%s (dp=%lld tp=%lld pp=%lld cp=%lld) but %d %s "
+                    "started; run it with `mpirun -np %lld plrun PLAN` (or srun -n %lld)",
+                    (long long)plan->world_size, plan->world_size == 1 ? "" : "s", (long long)plan->layout.dp,
+                    (long long)plan->layout.tp, (long long)plan->layout.pp,
+                    (long long)plan->layout.cp, c->size, c->size == 1 ? "rank was" : "ranks were",
+                    (long long)plan->world_size, (long long)plan->world_size);
+    c->layout = plan->layout;
+    c->coords = plc_rank_to_coords(&plan->layout, c->rank);
+    c->ngroups = plan->ngroups;
+    c->groups = calloc(plan->ngroups ? plan->ngroups : 1, sizeof *c->groups);
+    if (!c->groups) return fail(err, errlen, "out of memory");
+    for (uint32_t i = 0; i < plan->ngroups; i++) {
+        plc_comm_group *cg = &c->groups[i];
+        int colour = 0;
+        plc_comm_group_place(&c->layout, &plan->groups[i], c->coords, &cg->member, &colour, &cg->rank,
+                             &cg->size);
+        cg->mpi = MPI_COMM_NULL;
+        if (!cg->member) { cg->rank = 0; cg->size = 1; }
+        if (!c->use_mpi) continue;
+        /* collective over the world: every rank calls split for every group */
+        if (MPI_Comm_split(MPI_COMM_WORLD, cg->member ? colour : MPI_UNDEFINED, c->rank,
+                           &cg->mpi) != MPI_SUCCESS)
+            return fail(err, errlen, "MPI_Comm_split failed for group %u (%s)", i,
+                        plan->groups[i].name ? plan->groups[i].name : "?");
+        if (cg->member) {
+            int r, s;
+            MPI_Comm_rank(cg->mpi, &r);
+            MPI_Comm_size(cg->mpi, &s);
+            if (r != cg->rank || s != cg->size)
+                return fail(err, errlen, "group %u (%s): MPI gave rank %d of %d, expected %d of %d",
+                            i, plan->groups[i].name ? plan->groups[i].name : "?", r, s, cg->rank,
+                            cg->size);
+        }
+    }
+    return 0;
+}
+
+void plc_comm_finalize(plc_comm *c)
+{
+    if (c->groups && c->use_mpi)
+        for (uint32_t i = 0; i < c->ngroups; i++)
+            if (c->groups[i].mpi != MPI_COMM_NULL) MPI_Comm_free(&c->groups[i].mpi);
+    free(c->groups);
+    free(c->slots);
+    c->groups = NULL;
+    c->slots = NULL;
+    if (c->use_mpi) MPI_Finalize();
+    c->use_mpi = 0;
+}
+
+void plc_comm_abort(plc_comm *c, int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    if (c && c->use_mpi) MPI_Abort(MPI_COMM_WORLD, code);
+    exit(code);
+}
+
+int plc_comm_local_size(const plc_comm *c)
+{
+    if (!c->use_mpi || c->size == 1) return 1;
+    MPI_Comm node;
+    int n = 1;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
+        return 1;
+    MPI_Comm_size(node, &n);
+    MPI_Comm_free(&node);
+    return n;
+}
+
+int plc_comm_group_size(const plc_comm *c, int group)
+{
+    if (group < 0 || (uint32_t)group >= c->ngroups) return 1;
+    return c->groups[group].size;
+}
+
+static MPI_Datatype mpi_type(plc_dtype t)
+{
+    switch (t) {
+    case PLC_F32: return MPI_FLOAT;
+    case PLC_F64: return MPI_DOUBLE;
+    case PLC_I32: return MPI_INT32_T;
+    case PLC_BF16: return MPI_UINT16_T;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+static int ensure_slot(plc_comm *c, int slot)
+{
+    if (slot < c->nslots) return 0;
+    int n = c->nslots ? c->nslots : 64;
+    while (n <= slot) n *= 2;
+    MPI_Request *s = realloc(c->slots, (size_t)n * sizeof *s);
+    if (!s) return -1;
+    for (int i = c->nslots; i < n; i++) s[i] = MPI_REQUEST_NULL;
+    c->slots = s;
+    c->nslots = n;
+    return 0;
+}
+
+/* One member: the collective is a local copy (or nothing). */
+static int local_collective(const plc_comm_call *call)
+{
+    size_t bytes = (size_t)call->count * plc_dtype_size(call->dtype);
+    if ((call->op == PLC_OP_REDUCE_SCATTER || call->op == PLC_OP_ALLGATHER) && call->dst != call->src)
+        memmove(call->dst, call->src, bytes);
+    return 0;
+}
+
+int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, size_t errlen)
+{
+    if (slot < 0 || ensure_slot(c, slot) != 0) return fail(err, errlen, "bad request slot %d", slot);
+    if (c->slots[slot] != MPI_REQUEST_NULL)
+        return fail(err, errlen, "request %d started twice without a wait", slot);
+    if (call->count < 0 || call->count > INT_MAX)
+        return fail(err, errlen, "count %lld out of MPI's range", (long long)call->count);
+    int count = (int)call->count;
+    MPI_Datatype type = mpi_type(call->dtype);
+    if (type == MPI_DATATYPE_NULL) return fail(err, errlen, "no MPI type for this dtype");
+    MPI_Request *req = &c->slots[slot];
+
+    if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
+        if (!c->use_mpi || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
+            return fail(err, errlen, "%s to/from rank %d: no such peer in a world of %d",
+                        plc_op_name(call->op), call->peer, c->size);
+        int rc = call->op == PLC_OP_SEND
+                     ? MPI_Isend(call->dst, count, type, call->peer, call->tag, MPI_COMM_WORLD, req)
+                     : MPI_Irecv(call->dst, count, type, call->peer, call->tag, MPI_COMM_WORLD, req);
+        return rc == MPI_SUCCESS ? 0 : fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
+    }
+
+    if (call->group < 0 || (uint32_t)call->group >= c->ngroups)
+        return fail(err, errlen, "group %d does not exist", call->group);
+    const plc_comm_group *g = &c->groups[call->group];
+    if (!g->member) return fail(err, errlen, "this rank is not a member of group %d", call->group);
+    if (g->size == 1 || g->mpi == MPI_COMM_NULL) return local_collective(call);
+
+    size_t esz = plc_dtype_size(call->dtype);
+    int rc = MPI_SUCCESS;
+    switch (call->op) {
+    case PLC_OP_ALLREDUCE:
+        if (call->dtype == PLC_BF16) return fail(err, errlen, "MPI cannot reduce bf16");
+        rc = MPI_Iallreduce(MPI_IN_PLACE, call->dst, count, type,
+                            call->reduce_max ? MPI_MAX : MPI_SUM, g->mpi, req);
+        break;
+    case PLC_OP_REDUCE_SCATTER:
+        if (call->dtype == PLC_BF16) return fail(err, errlen, "MPI cannot reduce bf16");
+        rc = MPI_Ireduce_scatter_block(call->src, call->dst, count, type, MPI_SUM, g->mpi, req);
+        break;
+    case PLC_OP_ALLGATHER: {
+        const char *own = (const char *)call->dst + (size_t)g->rank * (size_t)count * esz;
+        const void *send = own == call->src ? MPI_IN_PLACE : call->src;
+        rc = MPI_Iallgather(send, count, type, call->dst, count, type, g->mpi, req);
+        break;
+    }
+    case PLC_OP_BROADCAST:
+        if (call->root < 0 || call->root >= g->size)
+            return fail(err, errlen, "broadcast root %d outside a group of %d", call->root, g->size);
+        rc = MPI_Ibcast(call->dst, count, type, call->root, g->mpi, req);
+        break;
+    default:
+        return fail(err, errlen, "%s is not a communication op", plc_op_name(call->op));
+    }
+    return rc == MPI_SUCCESS ? 0 : fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
+}
+
+int plc_comm_wait(plc_comm *c, int slot, char *err, size_t errlen)
+{
+    if (slot < 0 || slot >= c->nslots || c->slots[slot] == MPI_REQUEST_NULL) return 0;
+    if (MPI_Wait(&c->slots[slot], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return fail(err, errlen, "MPI_Wait failed for request %d", slot);
+    return 0;
+}
+
+int plc_comm_sum_f64(plc_comm *c, double *vals, int n)
+{
+    if (!c->use_mpi || c->size == 1) return 0;
+    return MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+int plc_comm_max_f64(plc_comm *c, double *vals, int n)
+{
+    if (!c->use_mpi || c->size == 1) return 0;
+    return MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+int plc_comm_barrier(plc_comm *c)
+{
+    if (!c->use_mpi) return 0;
+    return MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}
+
+/* Large transfers go in pieces below INT_MAX bytes. */
+#define PLC_COMM_CHUNK ((size_t)1 << 30)
+
+int plc_comm_send_bytes(plc_comm *c, const void *p, size_t bytes, int to, int tag)
+{
+    if (!c->use_mpi) return -1;
+    for (size_t off = 0; off < bytes || (bytes == 0 && off == 0); off += PLC_COMM_CHUNK) {
+        size_t n = bytes - off < PLC_COMM_CHUNK ? bytes - off : PLC_COMM_CHUNK;
+        if (MPI_Send((const char *)p + off, (int)n, MPI_BYTE, to, tag, MPI_COMM_WORLD) != MPI_SUCCESS)
+            return -1;
+        if (bytes == 0) break;
+    }
+    return 0;
+}
+
+int plc_comm_recv_bytes(plc_comm *c, void *p, size_t bytes, int from, int tag)
+{
+    if (!c->use_mpi) return -1;
+    for (size_t off = 0; off < bytes || (bytes == 0 && off == 0); off += PLC_COMM_CHUNK) {
+        size_t n = bytes - off < PLC_COMM_CHUNK ? bytes - off : PLC_COMM_CHUNK;
+        if (MPI_Recv((char *)p + off, (int)n, MPI_BYTE, from, tag, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
+            return -1;
+        if (bytes == 0) break;
+    }
+    return 0;
+}
+
+int plc_comm_gather_f64(plc_comm *c, const double *vals, int n, double *out)
+{
+    if (!c->use_mpi || c->size == 1) {
+        memcpy(out, vals, (size_t)n * sizeof *vals);
+        return 0;
+    }
+    return MPI_Gather(vals, n, MPI_DOUBLE, out, n, MPI_DOUBLE, 0, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+}

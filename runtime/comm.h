@@ -1,0 +1,93 @@
+/* comm.h: ranks, communicator groups and host-memory communication over MPI.
+ *
+ * plrun is one process per rank. Under a launcher (mpirun, srun) MPI gives
+ * the rank and size; started alone, plrun runs as rank 0 of 1 without
+ * initialising MPI at all (every group then has one member, so collectives
+ * are copies or nothing).
+ *
+ * One MPI communicator per plan group, built with MPI_Comm_split: colour =
+ * the rank coordinates fixed inside the group, key = the world rank (rank
+ * order). The CPU backend moves its arena's bytes with the non-blocking
+ * calls below; the CUDA backend uses the groups' membership to build NCCL
+ * communicators and the blocking helpers for setup and reporting. */
+#ifndef PLC_RUNTIME_COMM_H
+#define PLC_RUNTIME_COMM_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plc/plan.h"
+
+typedef struct plc_comm_group {
+    MPI_Comm mpi;   /* MPI_COMM_NULL when not a member or without MPI */
+    int member;     /* this rank belongs to the group */
+    int rank, size; /* index of this rank in the group, number of members */
+} plc_comm_group;
+
+typedef struct plc_comm {
+    int use_mpi;          /* MPI was initialised by plc_comm_world_init */
+    int rank, size;       /* world */
+    plc_rank_coords coords;
+    plc_layout layout;
+    uint32_t ngroups;
+    plc_comm_group *groups;
+    int nslots;           /* pending requests, one per instruction index */
+    MPI_Request *slots;
+} plc_comm;
+
+/* One collective or point-to-point transfer, resolved to host pointers. */
+typedef struct plc_comm_call {
+    plc_op op;         /* ALLREDUCE, REDUCE_SCATTER, ALLGATHER, BROADCAST, SEND, RECV */
+    int group;         /* plan group id (collectives) */
+    void *dst;         /* ALLREDUCE, BROADCAST, SEND, RECV: the data */
+    const void *src;   /* REDUCE_SCATTER, ALLGATHER: the input */
+    int64_t count;     /* elements per rank, as in plan.h */
+    plc_dtype dtype;
+    int reduce_max;    /* ALLREDUCE: maximum instead of sum */
+    int root;          /* BROADCAST: root's index in the group */
+    int peer;          /* SEND, RECV: world rank of the other side */
+    int tag;           /* SEND, RECV: matches a send with its receive:
+                        * (micro-batch + 1) * 2 + direction (1 = backward) */
+} plc_comm_call;
+
+/* Starts MPI when a launcher started this process (or always when force is
+ * set) and reads rank and size; otherwise rank 0 of 1. Returns 0 or -1. */
+int plc_comm_world_init(plc_comm *c, int argc_unused, char **argv_unused, char *err, size_t errlen);
+/* Checks the world size against the plan and builds the groups. */
+int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen);
+/* Frees groups and requests; finalises MPI when it was started. */
+void plc_comm_finalize(plc_comm *c);
+/* MPI_Abort when MPI runs (so no rank hangs on a failed peer), else exit. */
+void plc_comm_abort(plc_comm *c, int code) __attribute__((noreturn));
+
+/* Where the rank with coordinates co sits in plan group g: member or not,
+ * the colour of its communicator (the world rank of the group's first
+ * member), its index in the group (rank order) and the group's size. */
+void plc_comm_group_place(const plc_layout *l, const plc_group *g, plc_rank_coords co, int *member,
+                          int *colour, int *rank, int *size);
+
+/* number of ranks on this rank's node (1 without MPI) */
+int plc_comm_local_size(const plc_comm *c);
+
+/* size of a group, 1 for a group this rank is not in */
+int plc_comm_group_size(const plc_comm *c, int group);
+
+/* Host-memory transfers for the CPU backend. start() begins the call as the
+ * request `slot`; wait() completes it (nothing for a free slot). */
+int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, size_t errlen);
+int plc_comm_wait(plc_comm *c, int slot, char *err, size_t errlen);
+
+/* Blocking helpers over the world (no-ops with one rank). */
+int plc_comm_sum_f64(plc_comm *c, double *vals, int n);          /* all-reduce, every rank */
+int plc_comm_max_f64(plc_comm *c, double *vals, int n);
+int plc_comm_barrier(plc_comm *c);
+int plc_comm_send_bytes(plc_comm *c, const void *p, size_t bytes, int to, int tag);
+int plc_comm_recv_bytes(plc_comm *c, void *p, size_t bytes, int from, int tag);
+/* gathers n doubles from every rank into out[size * n] on rank 0 */
+int plc_comm_gather_f64(plc_comm *c, const double *vals, int n, double *out);
+
+/* the world rank of a plan coordinate set */
+int plc_comm_world_rank(const plc_comm *c, plc_rank_coords co);
+
+#endif

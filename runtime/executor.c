@@ -1,0 +1,521 @@
+/* executor.c: the step loop of plrun, shared by every backend. See executor.h. */
+#include "runtime/executor.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/lr_schedule.h"
+#include "common/tensors.h"
+#include "runtime/data.h"
+#include "runtime/init.h"
+#include "runtime/shard.h"
+
+struct plc_executor {
+    const plc_plan *plan;
+    const plc_program *prog;
+    int prog_id;
+    plc_comm *comm;
+    plc_backend *be;
+    plc_rank_coords co;
+    void *arena;
+    void **ptr;              /* per buffer: its address in the arena */
+    int64_t step;            /* the next step to run (0-based) */
+    plc_lr_schedule lr;
+    const plc_data *data;
+    int32_t *host_tok, *host_tgt; /* a micro-batch, and two CP chunks of it */
+    int32_t *chunk_tok, *chunk_tgt;
+    int64_t host_cap;
+    int64_t t_local;         /* tokens of a sequence on this rank (seq_len / cp) */
+    int32_t *pos_local_host; /* absolute positions of this rank's tokens (cp > 1) */
+    int32_t *pos_local, *pos_gathered; /* the same in backend memory; NULL when cp = 1 */
+    uint8_t *pending;        /* per instruction: a started, unwaited transfer */
+    double *issued;          /* per instruction: when it was started (trace) */
+    plc_trace *trace;
+    float *cp_scratch;       /* context-parallel attention over B > 1: one sequence's K/V */
+    size_t cp_scratch_bytes;
+    int fault_op;            /* PLC_FAULT_SKIP: op to skip (-1 none) ... */
+    const char *fault_group; /* ... on the group of this name */
+    int loss_owner;          /* this rank's loss sum counts for the job */
+    int gnorm_owner;         /* this rank reports the gradient norm */
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- positions for context parallelism -----------------------------------
+ * The sequence is cut into 2 cp chunks; cp rank c holds chunks c and
+ * 2 cp - 1 - c. The all-gathered K/V hold every rank's pair in rank order. */
+static void cp_positions(int32_t *out, int64_t seq_len, int64_t cp, int64_t c)
+{
+    int64_t chunk = seq_len / (2 * cp);
+    for (int64_t j = 0; j < chunk; j++) {
+        out[j] = (int32_t)(c * chunk + j);
+        out[chunk + j] = (int32_t)((2 * cp - 1 - c) * chunk + j);
+    }
+}
+
+static int setup_positions(plc_executor *x, char *err, size_t errlen)
+{
+    const int64_t S = x->plan->model.seq_len, cp = x->plan->layout.cp;
+    x->t_local = S / cp;
+    x->pos_local_host = malloc((size_t)x->t_local * sizeof(int32_t));
+    if (!x->pos_local_host) return fail(err, errlen, "out of memory");
+    if (cp == 1) {
+        for (int64_t j = 0; j < S; j++) x->pos_local_host[j] = (int32_t)j;
+        return 0; /* kernels take NULL for 0..T-1 */
+    }
+    if (S % (2 * cp))
+        return fail(err, errlen, "seq_len %lld is not a multiple of 2 cp = %lld", (long long)S, (long long)(2 * cp));
+    int32_t *gathered = malloc((size_t)S * sizeof(int32_t));
+    if (!gathered) return fail(err, errlen, "out of memory");
+    cp_positions(x->pos_local_host, S, cp, x->co.cp);
+    for (int64_t c = 0; c < cp; c++) cp_positions(gathered + c * x->t_local, S, cp, c);
+    plc_backend *be = x->be;
+    x->pos_local = be->ops->aux_alloc(be, (size_t)x->t_local * sizeof(int32_t));
+    x->pos_gathered = be->ops->aux_alloc(be, (size_t)S * sizeof(int32_t));
+    int rc = 0;
+    if (!x->pos_local || !x->pos_gathered ||
+        be->ops->upload(be, x->pos_local, x->pos_local_host, (size_t)x->t_local * sizeof(int32_t)) ||
+        be->ops->upload(be, x->pos_gathered, gathered, (size_t)S * sizeof(int32_t)))
+        rc = fail(err, errlen, "positions: %s", be->error);
+    free(gathered);
+    return rc;
+}
+
+/* ---- creation ------------------------------------------------------------- */
+
+/* Fault injection for the equivalence test's negative check:
+ * PLC_FAULT_SKIP=OP@GROUP (e.g. ALLREDUCE@tp) skips every such instruction,
+ * so a test can show that a wrong lowering changes the loss curve. */
+static int parse_fault(plc_executor *x, char *err, size_t errlen)
+{
+    x->fault_op = -1;
+    const char *f = getenv("PLC_FAULT_SKIP");
+    if (!f || !*f) return 0;
+    const char *at = strchr(f, '@');
+    if (!at) return fail(err, errlen, "PLC_FAULT_SKIP=%s: expected OP@GROUP, e.g. ALLREDUCE@tp", f);
+    for (int op = 0; op < PLC_OP_COUNT; op++) {
+        const char *name = plc_op_name((plc_op)op);
+        if (name && strlen(name) == (size_t)(at - f) && strncmp(name, f, (size_t)(at - f)) == 0) x->fault_op = op;
+    }
+    if (x->fault_op < 0) return fail(err, errlen, "PLC_FAULT_SKIP=%s: unknown op", f);
+    x->fault_group = at + 1;
+    return 0;
+}
+
+static int faulted(const plc_executor *x, const plc_instr *in)
+{
+    if (x->fault_op < 0 || (int)in->op != x->fault_op || in->group < 0) return 0;
+    const char *g = x->plan->groups[in->group].name;
+    return g && strcmp(g, x->fault_group) == 0;
+}
+
+static int program_of_rank(const plc_plan *plan, int64_t rank)
+{
+    plc_rank_coords co = plc_rank_to_coords(&plan->layout, rank);
+    return plan->stage_program[co.pp];
+}
+
+int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, plc_backend *be,
+                    const plc_data *data, char *err, size_t errlen)
+{
+    *out = NULL;
+    plc_executor *x = calloc(1, sizeof *x);
+    if (!x) return fail(err, errlen, "out of memory");
+    x->plan = plan;
+    x->comm = comm;
+    x->be = be;
+    x->co = plc_rank_to_coords(&plan->layout, comm->rank);
+    x->data = data;
+    x->lr = plc_lr_schedule_from_train(&plan->train);
+    x->prog_id = plan->stage_program[x->co.pp];
+    if (x->prog_id < 0 || (uint32_t)x->prog_id >= plan->nprograms) {
+        long long stage = (long long)x->co.pp;
+        free(x);
+        return fail(err, errlen, "pipeline stage %lld has no program", stage);
+    }
+    x->prog = &plan->programs[x->prog_id];
+    *out = x;
+    if (parse_fault(x, err, errlen)) return -1;
+
+    if (plc_exec_check_program(plan, x->prog, comm, err, errlen)) return -1;
+
+    /* which ranks report: each token's loss is counted by tensor-parallel
+     * rank 0 only (its shards all hold the same loss); the gradient norm by
+     * the lowest rank whose program computes it */
+    x->loss_owner = x->co.tp == 0 && x->prog->loss_buf >= 0;
+    x->gnorm_owner = 0;
+    for (int64_t r = 0; r < plan->world_size; r++)
+        if (plan->programs[program_of_rank(plan, r)].gnorm_buf >= 0) {
+            x->gnorm_owner = r == comm->rank;
+            break;
+        }
+
+    x->arena = be->ops->arena_alloc(be, x->prog->arena_bytes);
+    if (!x->arena) return fail(err, errlen, "rank %d: %s", comm->rank, be->error);
+    x->ptr = calloc(x->prog->nbuffers ? x->prog->nbuffers : 1, sizeof *x->ptr);
+    x->pending = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, 1);
+    x->issued = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, sizeof *x->issued);
+    if (!x->ptr || !x->pending || !x->issued) return fail(err, errlen, "out of memory");
+    for (uint32_t b = 0; b < x->prog->nbuffers; b++)
+        x->ptr[b] = (char *)x->arena + x->prog->buffers[b].offset;
+    return setup_positions(x, err, errlen);
+}
+
+void plc_exec_destroy(plc_executor *x)
+{
+    if (!x) return;
+    if (x->arena) x->be->ops->arena_free(x->be, x->arena);
+    if (x->pos_local) x->be->ops->aux_free(x->be, x->pos_local);
+    if (x->pos_gathered) x->be->ops->aux_free(x->be, x->pos_gathered);
+    if (x->cp_scratch) x->be->ops->aux_free(x->be, x->cp_scratch);
+    free(x->pos_local_host);
+    free(x->ptr);
+    free(x->pending);
+    free(x->issued);
+    free(x->chunk_tok);
+    free(x->chunk_tgt);
+    free(x->host_tok);
+    free(x->host_tgt);
+    free(x);
+}
+
+int64_t plc_exec_next_step(const plc_executor *x) { return x->step; }
+void plc_exec_set_next_step(plc_executor *x, int64_t step) { x->step = step; }
+const plc_program *plc_exec_program(const plc_executor *x) { return x->prog; }
+int plc_exec_program_id(const plc_executor *x) { return x->prog_id; }
+void *plc_exec_buffer(const plc_executor *x, int32_t id)
+{
+    return id >= 0 && (uint32_t)id < x->prog->nbuffers ? x->ptr[id] : NULL;
+}
+plc_backend *plc_exec_backend(const plc_executor *x) { return x->be; }
+void plc_exec_set_trace(plc_executor *x, plc_trace *tr) { x->trace = tr; }
+
+/* ---- initialisation --------------------------------------------------------- */
+int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
+{
+    const plc_plan *plan = x->plan;
+    plc_backend *be = x->be;
+    for (uint32_t b = 0; b < x->prog->nbuffers; b++) {
+        const plc_buffer *buf = &x->prog->buffers[b];
+        if ((buf->kind != PLC_BUF_PARAM && buf->kind != PLC_BUF_MASTER) || buf->tensor < 0) continue;
+        plc_tensor_info ti;
+        if (!plc_tensor_get(&plan->model, buf->tensor, &ti))
+            return fail(err, errlen, "buffer '%s' names tensor %d, which the model does not have",
+                        buf->name ? buf->name : "?", buf->tensor);
+        plc_shard_region r;
+        if (plc_shard_region_of(buf, &plan->layout, x->co, ti.shape[0], ti.shape[1], &r, err, errlen))
+            return -1;
+        int64_t local = buf->rows * buf->cols;
+        if (buf->dtype != PLC_F32)
+            return fail(err, errlen, "buffer '%s': initialising %s parameters is not supported",
+                        buf->name ? buf->name : "?", plc_dtype_name(buf->dtype));
+        /* the block of the global tensor, then the flat range of it (ZeRO) */
+        float *block = calloc((size_t)(r.rows * r.cols > 0 ? r.rows * r.cols : 1), sizeof *block);
+        float *host = calloc((size_t)(local > 0 ? local : 1), sizeof *host);
+        plc_shard sh = {r.row0, r.rows, r.col0, r.cols};
+        if (!block || !host || plc_init_model_tensor(block, &plan->model, plan->train.seed, buf->tensor, sh)) {
+            free(block);
+            free(host);
+            return fail(err, errlen, "buffer '%s': cannot initialise its shard", buf->name ? buf->name : "?");
+        }
+        plc_shard_block_to_local(host, block, &r);
+        free(block);
+        int rc = be->ops->upload(be, x->ptr[b], host, (size_t)local * sizeof(float));
+        free(host);
+        if (rc) return fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+    }
+    return be->ops->synchronize(be) ? fail(err, errlen, "%s", be->error) : 0;
+}
+
+/* ---- the step --------------------------------------------------------------- */
+/* DATA_LOAD: samples j0 .. j0+mb-1 of the step (j0 from the data-parallel
+ * rank and the micro-batch), positions of this rank's context chunks */
+static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, size_t errlen)
+{
+    const plc_plan *plan = x->plan;
+    const int64_t mb = in->arg[1], T = in->arg[2], S = plan->model.seq_len, cp = plan->layout.cp;
+    const int64_t rows = mb * T;
+    if (rows > x->host_cap) {
+        free(x->host_tok);
+        free(x->host_tgt);
+        free(x->chunk_tok);
+        free(x->chunk_tgt);
+        x->host_tok = malloc((size_t)rows * sizeof(int32_t));
+        x->host_tgt = malloc((size_t)rows * sizeof(int32_t));
+        x->chunk_tok = malloc((size_t)rows * sizeof(int32_t));
+        x->chunk_tgt = malloc((size_t)rows * sizeof(int32_t));
+        if (!x->host_tok || !x->host_tgt || !x->chunk_tok || !x->chunk_tgt)
+            return fail(err, errlen, "out of memory");
+        x->host_cap = rows;
+    }
+    const int64_t gb = plan->train.global_batch, per_dp = gb / plan->layout.dp;
+    const int64_t j0 = x->co.dp * per_dp + in->arg[0] * mb;
+    if (cp == 1) {
+        if (plc_data_fetch(x->data, x->step, gb, j0, mb, 0, S, x->host_tok, x->host_tgt, err, errlen))
+            return -1;
+    } else {
+        /* chunks c and 2cp-1-c of every sequence, side by side */
+        const int64_t chunk = S / (2 * cp);
+        for (int half = 0; half < 2; half++) {
+            int64_t c = half ? 2 * cp - 1 - x->co.cp : x->co.cp;
+            if (plc_data_fetch(x->data, x->step, gb, j0, mb, c * chunk, chunk, x->chunk_tok,
+                               x->chunk_tgt, err, errlen))
+                return -1;
+            for (int64_t i = 0; i < mb; i++) {
+                memcpy(x->host_tok + i * T + half * chunk, x->chunk_tok + i * chunk, (size_t)chunk * sizeof(int32_t));
+                memcpy(x->host_tgt + i * T + half * chunk, x->chunk_tgt + i * chunk, (size_t)chunk * sizeof(int32_t));
+            }
+        }
+    }
+    plc_backend *be = x->be;
+    if (be->ops->upload(be, x->ptr[in->buf[0]], x->host_tok, (size_t)rows * sizeof(int32_t)) ||
+        be->ops->upload(be, x->ptr[in->buf[1]], x->host_tgt, (size_t)rows * sizeof(int32_t)))
+        return fail(err, errlen, "%s", be->error);
+    return 0;
+}
+
+static int is_comm_op(plc_op op)
+{
+    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER ||
+           op == PLC_OP_BROADCAST || op == PLC_OP_SEND || op == PLC_OP_RECV;
+}
+
+static int wait_for(plc_executor *x, int32_t idx)
+{
+    if (idx < 0 || !x->pending[idx]) return 0;
+    if (x->be->ops->comm_wait(x->be, idx)) return -1;
+    x->pending[idx] = 0;
+    if (x->trace) plc_trace_record(x->trace, idx, (int32_t)x->step, x->issued[idx], plc_trace_now() - x->trace->origin);
+    return 0;
+}
+
+static int start_comm(plc_executor *x, uint32_t i, const plc_instr *in)
+{
+    plc_comm_call call;
+    memset(&call, 0, sizeof call);
+    call.op = in->op;
+    call.group = in->group;
+    call.count = in->arg[0];
+    call.dtype = x->prog->buffers[in->buf[0]].dtype;
+    call.dst = x->ptr[in->buf[0]];
+    if (in->op == PLC_OP_REDUCE_SCATTER || in->op == PLC_OP_ALLGATHER) call.src = x->ptr[in->buf[1]];
+    call.reduce_max = in->op == PLC_OP_ALLREDUCE && in->arg[1] == 1;
+    call.root = (int)in->arg[1];
+    if (in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) {
+        plc_rank_coords peer = x->co;
+        peer.pp = in->peer;
+        call.peer = (int)plc_coords_to_rank(&x->plan->layout, peer);
+        /* a send and its receive carry the same micro-batch and direction */
+        call.tag = (in->micro + 1) * 2 + (in->phase == PLC_PHASE_BACKWARD);
+    }
+    if (x->trace) x->issued[i] = plc_trace_now() - x->trace->origin;
+    if (x->be->ops->comm_start(x->be, &call, (int)i)) return -1;
+    x->pending[i] = 1;
+    /* only the comm stream runs asynchronously */
+    return in->stream == PLC_STREAM_COMM ? 0 : wait_for(x, (int32_t)i);
+}
+
+#define PTR(k) (in->buf[k] < 0 ? NULL : x->ptr[in->buf[k]])
+#define FP(k) ((float *)PTR(k))
+#define IP(k) ((const int32_t *)PTR(k))
+#define DP(k) ((double *)PTR(k))
+
+/* Context-parallel attention over B > 1 sequences: the all-gathered K/V
+ * (and dK/dV) are laid out [cp][B][T/cp][KV][hd], the kernels want one
+ * sequence's keys contiguous. Each sequence's keys are gathered into
+ * scratch, the kernel runs per sequence, and dK/dV are added back. */
+static int attn_cp_batched(plc_executor *x, const plc_instr *in)
+{
+    plc_backend *be = x->be;
+    const plc_backend_ops *o = be->ops;
+    const int64_t *a = in->arg;
+    const int64_t B = a[0], Tq = a[1], Tk = a[2], H = a[3], KV = a[4], hd = a[5];
+    const int flash = (int)a[6], fwd = in->op == PLC_OP_ATTN_FWD;
+    const int64_t cp = Tk / Tq, piece = Tq * KV * hd, seq_k = Tk * KV * hd;
+    const int64_t seq_q = Tq * H * hd, seq_s = flash ? H * Tq : H * Tq * Tk;
+    const size_t need = (size_t)(fwd ? 2 : 4) * (size_t)seq_k * sizeof(float);
+    if (need > x->cp_scratch_bytes) {
+        if (x->cp_scratch) o->aux_free(be, x->cp_scratch);
+        x->cp_scratch = o->aux_alloc(be, need);
+        x->cp_scratch_bytes = x->cp_scratch ? need : 0;
+        if (!x->cp_scratch) return -1;
+    }
+    float *kb = x->cp_scratch, *vb = kb + seq_k, *dkb = vb + seq_k, *dvb = dkb + seq_k;
+    const int ik = fwd ? 3 : 5, iv = fwd ? 4 : 6;
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t c = 0; c < cp; c++) {
+            int64_t src = (c * B + b) * piece;
+            if (o->copy(be, kb + c * piece, (float *)PTR(ik) + src, (size_t)piece * sizeof(float)) ||
+                o->copy(be, vb + c * piece, (float *)PTR(iv) + src, (size_t)piece * sizeof(float)))
+                return -1;
+        }
+        if (fwd) {
+            if (o->attn_fwd(be, flash, FP(0) + b * seq_q, FP(1) + b * seq_s, FP(2) + b * seq_q, kb, vb,
+                            x->pos_local, x->pos_gathered, 1, Tq, Tk, H, KV, hd))
+                return -1;
+            continue;
+        }
+        if (o->zero(be, dkb, (size_t)(2 * seq_k) * sizeof(float)) ||
+            o->attn_bwd(be, flash, FP(0) + b * seq_q, dkb, dvb, FP(3) + b * seq_q, FP(4) + b * seq_q, kb,
+                        vb, FP(7) + b * seq_q, FP(8) + b * seq_s, x->pos_local, x->pos_gathered, 1, Tq,
+                        Tk, H, KV, hd))
+            return -1;
+        for (int64_t c = 0; c < cp; c++) {
+            int64_t dst = (c * B + b) * piece;
+            if (o->accumulate(be, FP(1) + dst, dkb + c * piece, piece) ||
+                o->accumulate(be, FP(2) + dst, dvb + c * piece, piece))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t errlen)
+{
+    plc_backend *be = x->be;
+    const plc_backend_ops *o = be->ops;
+    const int64_t *a = in->arg;
+    const plc_plan *plan = x->plan;
+    const int64_t tp_rank = x->co.tp;
+    const int cp = plan->layout.cp > 1;
+    switch (in->op) {
+    case PLC_OP_NOP:
+    case PLC_OP_WAIT:
+        return 0;
+    case PLC_OP_ZERO:
+        return o->zero(be, PTR(0), x->prog->buffers[in->buf[0]].bytes);
+    case PLC_OP_COPY:
+        return o->copy(be, PTR(0), PTR(1), x->prog->buffers[in->buf[1]].bytes);
+    case PLC_OP_DATA_LOAD:
+        return load_micro_batch(x, in, err, errlen) ? 1 : 0;
+    case PLC_OP_EMBED_FWD:
+        return o->embed_fwd(be, FP(0), IP(1), FP(2), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
+    case PLC_OP_EMBED_BWD:
+        return o->embed_bwd(be, FP(0), FP(2), IP(1), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
+    case PLC_OP_RMSNORM_FWD:
+        return o->rmsnorm_fwd(be, FP(0), FP(1), FP(2), FP(3), a[0], a[1], (float)in->farg[0]);
+    case PLC_OP_RMSNORM_BWD:
+        return o->rmsnorm_bwd(be, FP(0), FP(1), FP(2), FP(3), FP(4), FP(5), a[0], a[1]);
+    case PLC_OP_MATMUL:
+        return o->matmul(be, FP(0), FP(1), FP(2), a[0], a[1], a[2], (int)a[3], (int)a[4], (float)in->farg[0]);
+    case PLC_OP_ROPE_FWD:
+        return o->rope_fwd(be, FP(0), FP(1), cp ? x->pos_local : NULL, a[0], a[1], a[2], a[3], (float)in->farg[0]);
+    case PLC_OP_ROPE_BWD:
+        return o->rope_bwd(be, FP(0), FP(1), cp ? x->pos_local : NULL, a[0], a[1], a[2], a[3], (float)in->farg[0]);
+    case PLC_OP_ATTN_FWD:
+    case PLC_OP_ATTN_BWD: {
+        const int32_t *qp = cp ? x->pos_local : NULL;
+        const int32_t *kp = cp ? (a[2] == a[1] ? x->pos_local : x->pos_gathered) : NULL;
+        if (a[2] != a[1] && a[0] > 1) return attn_cp_batched(x, in);
+        if (in->op == PLC_OP_ATTN_FWD)
+            return o->attn_fwd(be, (int)a[6], FP(0), FP(1), FP(2), FP(3), FP(4), qp, kp, a[0], a[1],
+                               a[2], a[3], a[4], a[5]);
+        return o->attn_bwd(be, (int)a[6], FP(0), FP(1), FP(2), FP(3), FP(4), FP(5), FP(6), FP(7),
+                           FP(8), qp, kp, a[0], a[1], a[2], a[3], a[4], a[5]);
+    }
+    case PLC_OP_SWIGLU_FWD:
+        return o->swiglu_fwd(be, FP(0), FP(1), FP(2), a[0]);
+    case PLC_OP_SWIGLU_BWD:
+        return o->swiglu_bwd(be, FP(0), FP(1), FP(2), FP(3), FP(4), a[0]);
+    case PLC_OP_ADD:
+        return o->add(be, FP(0), FP(1), FP(2), a[0]);
+    case PLC_OP_ACCUMULATE:
+        return o->accumulate(be, FP(0), FP(1), a[0]);
+    case PLC_OP_SCALE:
+        return o->scale(be, FP(0), (float)in->farg[0], a[0]);
+    case PLC_OP_XENT_MAX:
+        return o->xent_max(be, FP(0), FP(1), a[0], a[1]);
+    case PLC_OP_XENT_SUMEXP:
+        return o->xent_sumexp(be, FP(0), FP(1), FP(2), IP(3), FP(4), a[0], a[1], a[2] ? tp_rank * a[1] : 0);
+    case PLC_OP_XENT_LOSS:
+        return o->xent_loss(be, FP(0), DP(1), FP(2), IP(3), FP(4), FP(5), FP(6), a[0], a[1],
+                            a[2] ? tp_rank * a[1] : 0, (float)in->farg[0]);
+    case PLC_OP_SUMSQ:
+        return o->sumsq(be, DP(0), FP(1), a[0]);
+    case PLC_OP_CLIP_SCALE:
+        return o->clip_scale(be, FP(0), DP(1), in->farg[0]);
+    case PLC_OP_ADAMW: {
+        const plc_train *t = &plan->train;
+        double lr = plc_lr_at(&x->lr, x->step);
+        return o->adamw(be, PTR(0), x->prog->buffers[in->buf[0]].dtype, PTR(1),
+                        x->prog->buffers[in->buf[1]].dtype, FP(2), FP(3), FP(4), FP(5), a[0], lr,
+                        t->beta1, t->beta2, t->eps, a[1] ? t->weight_decay : 0.0, x->step + 1);
+    }
+    case PLC_OP_CAST:
+        return o->cast(be, PTR(0), x->prog->buffers[in->buf[0]].dtype, PTR(1),
+                       x->prog->buffers[in->buf[1]].dtype, a[0]);
+    default:
+        return plc_backend_fail(be, "op %d is not a compute op", (int)in->op);
+    }
+}
+
+static int instr_error(plc_executor *x, uint32_t i, const char *what, char *err, size_t errlen)
+{
+    char where[160];
+    plc_exec_describe(where, sizeof where, x->comm->rank, x->prog, i);
+    return fail(err, errlen, "%s: %s", where, what);
+}
+
+static int read_scalar(plc_executor *x, int32_t id, double *out)
+{
+    *out = 0;
+    if (id < 0) return 0;
+    return x->be->ops->download(x->be, out, x->ptr[id], sizeof *out);
+}
+
+int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errlen)
+{
+    const plc_program *p = x->prog;
+    plc_backend *be = x->be;
+    double t_start = plc_trace_now();
+    for (uint32_t i = 0; i < p->ninstrs; i++) {
+        const plc_instr *in = &p->instrs[i];
+        if (in->wait >= 0 && wait_for(x, in->wait)) return instr_error(x, i, be->error, err, errlen);
+        if (faulted(x, in)) continue;
+        if (is_comm_op(in->op)) {
+            if (start_comm(x, i, in)) return instr_error(x, i, be->error, err, errlen);
+            continue;
+        }
+        double t0 = x->trace ? plc_trace_now() - x->trace->origin : 0;
+        char derr[400] = "";
+        int rc = run_compute(x, in, derr, sizeof derr);
+        if (rc) return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
+        if (x->trace) {
+            if (be->ops->synchronize(be)) return instr_error(x, i, be->error, err, errlen);
+            plc_trace_record(x->trace, (int32_t)i, (int32_t)x->step, t0, plc_trace_now() - x->trace->origin);
+        }
+    }
+    for (uint32_t i = 0; i < p->ninstrs; i++)
+        if (wait_for(x, (int32_t)i)) return instr_error(x, i, be->error, err, errlen);
+    if (be->ops->synchronize(be)) return fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+
+    /* the job's loss and norm, reduced once per step */
+    double loss = 0, sumsq = 0, vals[3];
+    if (read_scalar(x, p->loss_buf, &loss) || read_scalar(x, p->gnorm_buf, &sumsq))
+        return fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+    vals[0] = x->loss_owner ? loss : 0;
+    vals[1] = x->gnorm_owner ? sumsq : 0;
+    vals[2] = x->gnorm_owner ? 1 : 0;
+    double elapsed = plc_trace_now() - t_start;
+    if (plc_comm_sum_f64(x->comm, vals, 3) || plc_comm_max_f64(x->comm, &elapsed, 1))
+        return fail(err, errlen, "rank %d: MPI reduction of the step's loss failed", x->comm->rank);
+    const plc_plan *plan = x->plan;
+    stats->step = x->step;
+    stats->loss = vals[0] / ((double)plan->train.global_batch * (double)plan->model.seq_len);
+    stats->grad_norm = vals[2] > 0 ? sqrt(vals[1]) : NAN;
+    stats->lr = plc_lr_at(&x->lr, x->step);
+    stats->step_time_s = elapsed;
+    x->step++;
+    return 0;
+}

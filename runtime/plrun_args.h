@@ -1,0 +1,26 @@
+/* plrun_args.h: the command line of plrun. */
+#ifndef PLC_PLRUN_ARGS_H
+#define PLC_PLRUN_ARGS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct plrun_args {
+    const char *plan_path;
+    const char *backend;       /* "cpu" (default) or "cuda" */
+    int64_t steps;             /* -1: the plan's train.steps */
+    const char *metrics_path;  /* --metrics FILE: JSON lines, rank 0 */
+    const char *trace_path;    /* --trace FILE: measured timeline */
+    const char *checkpoint_path; /* --checkpoint FILE: written at the end */
+    const char *resume_path;   /* --resume FILE: start from a checkpoint */
+    const char *oracle_dir;    /* --export-oracle DIR */
+    int threads;               /* --threads N, 0: OMP_NUM_THREADS or all cores */
+    int help, version;
+} plrun_args;
+
+/* 0 on success (help/version set when asked), -1 with a message in err */
+int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t errlen);
+void plrun_usage(FILE *out);
+
+#endif

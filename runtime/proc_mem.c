@@ -1,0 +1,24 @@
+/* proc_mem.c: VmHWM and VmRSS of this process. */
+#include "runtime/proc_mem.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static double status_kib(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    double v = 0;
+    size_t n = strlen(key);
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, key, n) == 0 && line[n] == ':') {
+            sscanf(line + n + 1, "%lf", &v);
+            break;
+        }
+    fclose(f);
+    return v * 1024.0;
+}
+
+double plc_proc_peak_bytes(void) { return status_kib("VmHWM"); }
+double plc_proc_rss_bytes(void) { return status_kib("VmRSS"); }

@@ -1,0 +1,111 @@
+/* trace.c: measured timeline as Chrome trace-event JSON. See trace.h. */
+#include "runtime/trace.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "runtime/atomic_file.h"
+
+double plc_trace_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+void plc_trace_init(plc_trace *t, size_t max_events)
+{
+    memset(t, 0, sizeof *t);
+    t->origin = plc_trace_now();
+    t->max_events = max_events;
+}
+
+void plc_trace_free(plc_trace *t)
+{
+    free(t->ev);
+    memset(t, 0, sizeof *t);
+}
+
+void plc_trace_record(plc_trace *t, int32_t instr, int32_t step, double t0, double t1)
+{
+    if (t->n == t->cap) {
+        if (t->n >= t->max_events) { t->dropped++; return; }
+        size_t cap = t->cap ? t->cap * 2 : 1024;
+        if (cap > t->max_events) cap = t->max_events;
+        plc_trace_event *ev = realloc(t->ev, cap * sizeof *ev);
+        if (!ev) { t->dropped++; return; }
+        t->ev = ev;
+        t->cap = cap;
+    }
+    t->ev[t->n++] = (plc_trace_event){t0, t1, instr, step};
+}
+
+static void write_events(FILE *f, const plc_plan *plan, int rank, const plc_trace_event *ev,
+                         size_t n, int *first)
+{
+    plc_rank_coords co = plc_rank_to_coords(&plan->layout, rank);
+    const plc_program *p = &plan->programs[plan->stage_program[co.pp]];
+    for (size_t i = 0; i < n; i++) {
+        if (ev[i].instr < 0 || (uint32_t)ev[i].instr >= p->ninstrs) continue;
+        const plc_instr *in = &p->instrs[ev[i].instr];
+        double dur = (ev[i].t1 - ev[i].t0) * 1e6;
+        fprintf(f, "%s\n{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
+                   "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"instr\": %d, \"layer\": %d, "
+                   "\"micro\": %d, \"phase\": \"%s\", \"step\": %d}}",
+                *first ? "" : ",", plc_op_name(in->op), plc_phase_name(in->phase), rank,
+                (int)in->stream, ev[i].t0 * 1e6, dur < 0 ? 0 : dur, ev[i].instr, in->layer,
+                in->micro, plc_phase_name(in->phase), ev[i].step);
+        *first = 0;
+    }
+}
+
+int plc_trace_write(plc_trace *t, plc_comm *comm, const plc_plan *plan, const char *path,
+                    char *err, size_t errlen)
+{
+    if (comm->rank == 0) {
+        plc_atomic_file af;
+        if (plc_atomic_open(&af, path, err, errlen)) {
+            /* still receive the others' events so that no rank blocks */
+            for (int r = 1; r < comm->size; r++) {
+                uint64_t n;
+                plc_comm_recv_bytes(comm, &n, sizeof n, r, 7001);
+                plc_trace_event *ev = malloc(n ? n * sizeof *ev : 1);
+                plc_comm_recv_bytes(comm, ev, n * sizeof *ev, r, 7002);
+                free(ev);
+            }
+            return -1;
+        }
+        FILE *f = af.f;
+        int first = 1;
+        fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"source\": \"plrun --trace\", "
+                   "\"world_size\": %d}, \"traceEvents\": [", comm->size);
+        for (int r = 0; r < comm->size; r++) {
+            fprintf(f, "%s\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}},"
+                       "\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"compute\"}},"
+                       "\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"comm\"}}",
+                    first ? "" : ",", r, r, r, r);
+            first = 0;
+        }
+        write_events(f, plan, 0, t->ev, t->n, &first);
+        for (int r = 1; r < comm->size; r++) {
+            uint64_t n = 0;
+            if (plc_comm_recv_bytes(comm, &n, sizeof n, r, 7001)) break;
+            plc_trace_event *ev = malloc(n ? n * sizeof *ev : 1);
+            if (!ev) { plc_atomic_abort(&af); snprintf(err, errlen, "out of memory"); return -1; }
+            plc_comm_recv_bytes(comm, ev, n * sizeof *ev, r, 7002);
+            write_events(f, plan, r, ev, n, &first);
+            free(ev);
+        }
+        fprintf(f, "\n]}\n");
+        return plc_atomic_commit(&af, err, errlen);
+    }
+    uint64_t n = t->n;
+    if (plc_comm_send_bytes(comm, &n, sizeof n, 0, 7001) ||
+        plc_comm_send_bytes(comm, t->ev, n * sizeof *t->ev, 0, 7002)) {
+        snprintf(err, errlen, "rank %d: sending the trace failed", comm->rank);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# plc solve / explain / scale end to end: rankings, YAML, pinned layouts,
+# "no layout fits" (exit 2) against spec errors (exit 1), help texts.
+set -u
+plc="$PLC_BIN/plc"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+py=/usr/bin/python3
+have_yaml=0
+"$py" -c 'import yaml' 2>/dev/null && have_yaml=1
+
+spec() { # spec FILE NODES LAYOUT-LINES...
+    local f=$1 nodes=$2; shift 2
+    {
+        printf 'model "llama-13b" {\n  layers = 40\n  hidden = 5120\n  ffn_hidden = 13824\n  heads = 40\n  vocab = 128000\n  seq_len = 2048\n}\n'
+        printf 'cluster {\n  gpu = "A100-SXM4-80GB"\n  nodes = %s\n  gpus_per_node = 8\n}\n' "$nodes"
+        printf 'train {\n  global_batch = 2048\n  steps = 1000\n}\n'
+        printf 'layout {\n'
+        for l in "$@"; do printf '  %s\n' "$l"; done
+        printf '}\n'
+    } > "$f"
+}
+
+spec "$tmp/auto.plan" 8 "tp in {1, 2, 4}" "cp = 1" "micro_batch in {1, 2, 4}"
+"$plc" solve "$tmp/auto.plan" > "$tmp/out.txt"; rc=$?
+[ $rc -eq 0 ] || fail "solve exit $rc"
+grep -q "searched" "$tmp/out.txt" || fail "no search statistics"
+grep -qE '^ +1 +[0-9]+ +[0-9]+' "$tmp/out.txt" || fail "no ranked row"
+[ "$(grep -cE '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+' "$tmp/out.txt")" -eq 10 ] || fail "default --top is not 10"
+
+"$plc" solve --top 3 --format yaml "$tmp/auto.plan" > "$tmp/out.yaml" || fail "yaml solve failed"
+if [ $have_yaml -eq 1 ]; then
+    "$py" - "$tmp/out.yaml" <<'PY' || fail "yaml output"
+import sys, yaml
+d = yaml.load(open(sys.argv[1]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+L = d["layouts"]
+assert len(L) == 3, len(L)
+keys = "dp tp pp cp sp vpp micro_batch schedule recompute zero attention fused_rmsnorm fits memory_bytes step_time_s tokens_per_s mfu reason".split()
+for l in L:
+    for k in keys: assert k in l, k
+    assert l["fits"] and l["memory_bytes"] <= d["memory_limit_bytes"]
+    assert l["dp"] * l["tp"] * l["pp"] * l["cp"] == 64
+    assert l["tp"] in (1, 2, 4) and l["cp"] == 1
+    assert 0 < l["mfu"] < 1
+assert [l["step_time_s"] for l in L] == sorted(l["step_time_s"] for l in L)
+PY
+fi
+
+# --all: every candidate, non-fitting ones with a memory figure and a reason
+spec "$tmp/some.plan" 8 "tp in {1, 2}" "pp in {1, 2}" "cp = 1" "zero = 1" "schedule = 1f1b" "attention = flash2" "micro_batch in {1, 2, 4, 8}"
+"$plc" solve --all --format yaml "$tmp/some.plan" > "$tmp/all.yaml" || fail "solve --all"
+if [ $have_yaml -eq 1 ]; then
+    "$py" - "$tmp/all.yaml" <<'PY' || fail "--all output"
+import sys, yaml
+d = yaml.load(open(sys.argv[1]), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+L = d["layouts"]
+bad = [l for l in L if l["valid"] and not l["fits"]]
+assert bad and all(l["memory_bytes"] > d["memory_limit_bytes"] and "GiB" in l["reason"] for l in bad)
+assert sum(1 for l in L if l["fits"]) == d["fitting"]
+PY
+fi
+
+# every dimension pinned: that layout, fit or not (micro_batch 8 does not fit: exit 2)
+pins=("dp = 64" "tp = 1" "pp = 1" "cp = 1" "sp = off" "vpp = 1" "schedule = 1f1b" "recompute = none" "zero = 1" "attention = flash2" "fused_rmsnorm = on")
+spec "$tmp/pin.plan" 8 "${pins[@]}" "micro_batch = 8"
+"$plc" solve "$tmp/pin.plan" > "$tmp/pin.txt"; rc=$?
+[ $rc -eq 2 ] || fail "pinned non-fitting layout: exit $rc, want 2"
+grep -q "pins every dimension" "$tmp/pin.txt" || fail "pinned layout not reported"
+grep -q "over the" "$tmp/pin.txt" || fail "pinned layout: no memory reason"
+
+# no layout fits: closest candidates and what would make them fit
+spec "$tmp/small.plan" 1 "tp = 1" "pp = 1" "recompute = none" "zero = 0"
+"$plc" solve "$tmp/small.plan" > "$tmp/nofit.txt"; rc=$?
+[ $rc -eq 2 ] || fail "no layout: exit $rc, want 2"
+grep -q "no layout fits" "$tmp/nofit.txt" || fail "no 'no layout fits'"
+grep -q "closest candidates" "$tmp/nofit.txt" || fail "no closest candidates"
+grep -q "what would make" "$tmp/nofit.txt" || fail "no suggestions"
+grep -qE "zero = [123]: fits|GPUs .*: fits|recompute = full: fits" "$tmp/nofit.txt" || fail "no working suggestion"
+
+# a spec error is exit 1, not 2
+printf 'model "x" {\n  layers = -3\n}\n' > "$tmp/bad.plan"
+"$plc" solve "$tmp/bad.plan" > /dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "spec error: exit $rc, want 1"
+"$plc" solve --top zero "$tmp/auto.plan" > /dev/null 2>&1; [ $? -eq 1 ] || fail "bad --top accepted"
+"$plc" solve --format xml "$tmp/auto.plan" > /dev/null 2>&1; [ $? -eq 1 ] || fail "bad --format accepted"
+"$plc" solve > /dev/null 2>&1; [ $? -eq 1 ] || fail "missing spec accepted"
+
+# explain
+"$plc" explain "$tmp/auto.plan" > "$tmp/explain.txt" || fail "explain failed"
+for w in "winner:" "memory per rank" "step time" "compute" "best of each rejected region" "tp = "; do
+    grep -q "$w" "$tmp/explain.txt" || fail "explain lacks '$w'"
+done
+"$plc" explain "$tmp/small.plan" > /dev/null; [ $? -eq 2 ] || fail "explain without a fit: want exit 2"
+
+# scale: the curve over cluster sizes
+"$plc" scale "$tmp/auto.plan" --gpus 8..256 > "$tmp/scale.txt" || fail "scale failed"
+[ "$(grep -cE '^ +(8|16|32|64|128|256) ' "$tmp/scale.txt")" -eq 6 ] || fail "scale rows"
+grep -qE "returns diminish|no diminishing" "$tmp/scale.txt" || fail "scale verdict"
+"$plc" scale "$tmp/auto.plan" --gpus 9..4 > /dev/null 2>&1; [ $? -eq 1 ] || fail "bad range accepted"
+"$plc" scale "$tmp/auto.plan" > /dev/null 2>&1; [ $? -eq 1 ] || fail "scale without --gpus accepted"
+
+# overrides through -D, and help texts
+"$plc" solve -D layout.tp=2 --format yaml "$tmp/auto.plan" | grep -q "tp: 2" || fail "-D override"
+for c in solve explain scale; do "$plc" $c --help | grep -q "usage: plc $c" || fail "$c --help"; done
+echo "solver e2e: ok"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Determinism: the same plan run twice gives bitwise identical losses, and
+# the losses do not depend on the number of threads per rank.
+set -u
+. "$(dirname "$0")/plrun_lib.bash"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
+    -o "$tmp/tiny.bin" || die "plc compile failed"
+for run in a b; do
+    "$PLRUN" "$tmp/tiny.bin" --steps 8 --threads 1 --metrics "$tmp/$run.jsonl" >"$tmp/$run.log" 2>&1 ||
+        { cat "$tmp/$run.log"; die "plrun failed"; }
+done
+OMP_NUM_THREADS=2 OPENBLAS_NUM_THREADS=2 "$PLRUN" "$tmp/tiny.bin" --steps 8 --threads 2 \
+    --metrics "$tmp/c.jsonl" >"$tmp/c.log" 2>&1 || { cat "$tmp/c.log"; die "plrun failed"; }
+losses "$tmp/a.jsonl" >"$tmp/a.loss"
+losses "$tmp/b.jsonl" >"$tmp/b.loss"
+losses "$tmp/c.jsonl" >"$tmp/c.loss"
+[ "$(wc -l <"$tmp/a.loss")" -eq 8 ] || die "expected 8 steps of metrics"
+cmp -s "$tmp/a.loss" "$tmp/b.loss" || { paste "$tmp/a.loss" "$tmp/b.loss"; die "two runs of the same plan differ"; }
+cmp -s "$tmp/a.loss" "$tmp/c.loss" || { paste "$tmp/a.loss" "$tmp/c.loss"; die "1 and 2 threads differ"; }
+echo "determinism: 2 runs and 1 vs 2 threads bitwise identical over 8 steps"

@@ -1,0 +1,277 @@
+/* tests/unit/test_cuda_kernels.c: the CUDA kernels against the CPU kernels
+ * (the fp32 reference) when a GPU is present. Without one (or in a build
+ * without CUDA) it prints one line saying so and registers no test. */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+
+#ifdef PLC_HAVE_CUDA
+
+#include <cuda_runtime.h>
+
+#include "kernels/common/bf16.h"
+#include "kernels/cuda/kernels_cuda.h"
+#include "kernels/kernels.h"
+#include "test_kernels_util.h"
+
+static plc_cuda_ctx *ctx;
+
+static void *dev_upload(const void *host, size_t bytes)
+{
+    void *d = NULL;
+    CU_ASSERT_FATAL(cudaMalloc(&d, bytes ? bytes : 1) == cudaSuccess);
+    cudaError_t e = host ? cudaMemcpy(d, host, bytes, cudaMemcpyHostToDevice) : cudaMemset(d, 0, bytes ? bytes : 1);
+    CU_ASSERT_FATAL(e == cudaSuccess);
+    return d;
+}
+#define UP(x, n) dev_upload((x), sizeof(*(x)) * (size_t)(n))
+#define ZEROS(type, n) ((type *)dev_upload(NULL, sizeof(type) * (size_t)(n)))
+
+/* |gpu - cpu| <= tol * max|cpu| everywhere; frees the device buffer. */
+static void expect_close(const char *what, void *dev, const float *cpu, int64_t n, double tol)
+{
+    float *h = tk_alloc(n);
+    CU_ASSERT_FATAL(cudaDeviceSynchronize() == cudaSuccess);
+    CU_ASSERT_FATAL(cudaMemcpy(h, dev, sizeof(float) * (size_t)n, cudaMemcpyDeviceToHost) == cudaSuccess);
+    double scale = tk_max_abs(cpu, n), err = tk_max_diff(h, cpu, n);
+    if (!(err <= tol * scale)) fprintf(stderr, "\n  %s: max |gpu - cpu| = %g (scale %g)\n", what, err, scale);
+    CU_ASSERT(err <= tol * scale);
+    CU_ASSERT(scale > 0);
+    free(h);
+    cudaFree(dev);
+}
+
+static void test_matmul(void)
+{
+    enum { M = 33, N = 17, K = 29 };
+    float A[M * K], B[K * N], C0[M * N], C[M * N];
+    tk_fill(A, M * K, 1, 1.0f), tk_fill(B, K * N, 2, 1.0f), tk_fill(C0, M * N, 3, 1.0f);
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++) {
+            /* the same buffers read as transposed operands: shapes still fit */
+            memcpy(C, C0, sizeof C);
+            plc_k_matmul(C, A, B, M, N, K, ta, tb, 0.7f, 1.0f);
+            float *dA = UP(A, M * K), *dB = UP(B, K * N), *dC = UP(C0, M * N);
+            CU_ASSERT(plc_cuda_matmul(ctx, dC, PLC_CUDA_F32, dA, dB, PLC_CUDA_F32, M, N, K, ta, tb, 0.7f, 1.0f, NULL) == 0);
+            expect_close("matmul", dC, C, M * N, 1e-5);
+            cudaFree(dA), cudaFree(dB);
+        }
+}
+
+static void test_rmsnorm_rope_swiglu(void)
+{
+    enum { R = 12, D = 96, B = 2, T = 6, H = 2, HD = 8 };
+    float in[R * D], w[D], out[R * D], rstd[R], dout[R * D], din[R * D] = {0}, dw[D] = {0};
+    tk_fill(in, R * D, 4, 2.0f), tk_fill(w, D, 5, 1.0f), tk_fill(dout, R * D, 6, 1.0f);
+    plc_k_rmsnorm_forward(out, rstd, in, w, R, D, 1e-5f);
+    plc_k_rmsnorm_backward(din, dw, dout, in, w, rstd, R, D);
+    float *di = UP(in, R * D), *dwt = UP(w, D), *dg = UP(dout, R * D);
+    float *o = ZEROS(float, R * D), *rs = ZEROS(float, R), *gi = ZEROS(float, R * D), *gw = ZEROS(float, D);
+    CU_ASSERT(plc_cuda_rmsnorm_forward(o, rs, di, dwt, PLC_CUDA_F32, R, D, 1e-5f, NULL) == 0);
+    CU_ASSERT(plc_cuda_rmsnorm_backward(gi, gw, dg, di, dwt, rs, PLC_CUDA_F32, R, D, NULL) == 0);
+    expect_close("rmsnorm out", o, out, R * D, 1e-5);
+    expect_close("rmsnorm rstd", rs, rstd, R, 1e-5);
+    expect_close("rmsnorm din", gi, din, R * D, 1e-5);
+    expect_close("rmsnorm dweight", gw, dw, D, 1e-5);
+    cudaFree(di), cudaFree(dwt), cudaFree(dg);
+
+    enum { NR = B * T * H * HD };
+    float x[NR], y[NR], g[NR], dx[NR] = {0};
+    int32_t pos[T] = {5, 6, 7, 8, 9, 2047};
+    tk_fill(x, NR, 7, 1.0f), tk_fill(g, NR, 8, 1.0f);
+    plc_k_rope_forward(y, x, pos, B, T, H, HD, 10000.0f);
+    plc_k_rope_backward(dx, g, pos, B, T, H, HD, 10000.0f);
+    float *dxv = UP(x, NR), *dgv = UP(g, NR), *dy = ZEROS(float, NR), *ddx = ZEROS(float, NR);
+    int32_t *dpos = UP(pos, T);
+    CU_ASSERT(plc_cuda_rope_forward(dy, dxv, PLC_CUDA_F32, dpos, B, T, H, HD, 10000.0f, NULL) == 0);
+    CU_ASSERT(plc_cuda_rope_backward(ddx, dgv, PLC_CUDA_F32, dpos, B, T, H, HD, 10000.0f, NULL) == 0);
+    expect_close("rope forward", dy, y, NR, 1e-6);
+    expect_close("rope backward", ddx, dx, NR, 1e-6);
+    cudaFree(dxv), cudaFree(dgv), cudaFree(dpos);
+
+    enum { N = 1000 };
+    float a[N], b[N], c[N], s[N], dga[N] = {0}, dgb[N] = {0}, sum[N];
+    tk_fill(a, N, 9, 4.0f), tk_fill(b, N, 10, 1.0f), tk_fill(c, N, 11, 1.0f);
+    plc_k_swiglu_forward(s, a, b, N);
+    plc_k_swiglu_backward(dga, dgb, c, a, b, N);
+    plc_k_add(sum, a, b, N);
+    plc_k_accumulate(sum, c, N);
+    plc_k_scale(sum, 0.25f, N);
+    float *da = UP(a, N), *db = UP(b, N), *dc = UP(c, N), *ds = ZEROS(float, N), *e1 = ZEROS(float, N),
+          *e2 = ZEROS(float, N), *dsum = ZEROS(float, N);
+    CU_ASSERT(plc_cuda_swiglu_forward(ds, da, db, PLC_CUDA_F32, N, NULL) == 0);
+    CU_ASSERT(plc_cuda_swiglu_backward(e1, e2, dc, da, db, PLC_CUDA_F32, N, NULL) == 0);
+    CU_ASSERT(plc_cuda_add(dsum, da, db, PLC_CUDA_F32, N, NULL) == 0);
+    CU_ASSERT(plc_cuda_accumulate(dsum, dc, PLC_CUDA_F32, N, NULL) == 0);
+    CU_ASSERT(plc_cuda_scale(dsum, 0.25f, PLC_CUDA_F32, N, NULL) == 0);
+    expect_close("swiglu forward", ds, s, N, 1e-6);
+    expect_close("swiglu dgate", e1, dga, N, 1e-6);
+    expect_close("swiglu dup", e2, dgb, N, 1e-6);
+    expect_close("add/accumulate/scale", dsum, sum, N, 1e-6);
+    cudaFree(da), cudaFree(db), cudaFree(dc);
+}
+
+static void test_embedding_xent(void)
+{
+    enum { V = 40, D = 16, R = 20 };
+    float table[V * D], dout[R * D], out[R * D], dt[V * D] = {0};
+    int32_t tok[R];
+    for (int r = 0; r < R; r++) tok[r] = (r * 7) % V;
+    tok[3] = tok[4]; /* a repeated token */
+    tk_fill(table, V * D, 12, 1.0f), tk_fill(dout, R * D, 13, 1.0f);
+    plc_k_embedding_forward(out, tok, table + 10 * D, R, D, 10, 20);
+    plc_k_embedding_backward(dt, dout, tok, R, D, 0, V);
+    float *dtab = UP(table, V * D), *dg = UP(dout, R * D), *o = ZEROS(float, R * D), *gt = ZEROS(float, V * D);
+    int32_t *dtok = UP(tok, R);
+    CU_ASSERT(plc_cuda_embedding_forward(o, dtok, dtab + 10 * D, PLC_CUDA_F32, R, D, 10, 20, NULL) == 0);
+    CU_ASSERT(plc_cuda_embedding_backward(gt, dg, PLC_CUDA_F32, dtok, R, D, 0, V, NULL) == 0);
+    expect_close("embedding forward", o, out, R * D, 0);
+    expect_close("embedding backward", gt, dt, V * D, 1e-6);
+    cudaFree(dtab), cudaFree(dg);
+
+    /* cross-entropy: fused, and pieces over the whole vocabulary */
+    enum { XV = 700 };
+    float *logits = tk_alloc(R * XV), *dl = tk_alloc(R * XV), loss[R];
+    tk_fill(logits, R * XV, 14, 6.0f);
+    plc_k_cross_entropy(loss, dl, logits, tok, R, XV, 0.1f);
+    float *dlog = UP(logits, R * XV), *gl = ZEROS(float, R * XV), *gloss = ZEROS(float, R);
+    CU_ASSERT(plc_cuda_cross_entropy(gloss, gl, dlog, PLC_CUDA_F32, dtok, R, XV, 0.1f, NULL) == 0);
+    expect_close("cross-entropy loss", gloss, loss, R, 1e-5);
+    expect_close("cross-entropy dlogits", gl, dl, R * XV, 1e-5);
+    float *m = ZEROS(float, R), *s = ZEROS(float, R), *t = ZEROS(float, R), *l2 = ZEROS(float, R);
+    CU_ASSERT(plc_cuda_xent_local_max(m, dlog, PLC_CUDA_F32, R, XV, NULL) == 0);
+    CU_ASSERT(plc_cuda_xent_local_sumexp(s, t, dlog, PLC_CUDA_F32, m, dtok, R, XV, 0, NULL) == 0);
+    CU_ASSERT(plc_cuda_xent_loss_grad(l2, dlog, dlog, PLC_CUDA_F32, m, s, t, dtok, R, XV, 0, 0.1f, NULL) == 0);
+    expect_close("cross-entropy pieces loss", l2, loss, R, 1e-5);
+    expect_close("cross-entropy pieces dlogits (in place)", dlog, dl, R * XV, 1e-5);
+    cudaFree(m), cudaFree(s), cudaFree(t), cudaFree(dtok);
+    free(logits), free(dl);
+}
+
+/* attention: CPU and CUDA, both forms, GQA and CP-style positions */
+static void attention_case(int flash, int64_t Tq, const int32_t *qpos)
+{
+    const int64_t B = 2, Tk = 45, H = 4, Hkv = 2, hd = 32;
+    int64_t nq = B * Tq * H * hd, nkv = B * Tk * Hkv * hd, np = B * H * Tq * Tk;
+    float *q = tk_alloc(nq), *k = tk_alloc(nkv), *v = tk_alloc(nkv), *g = tk_alloc(nq);
+    float *out = tk_alloc(nq), *saved = tk_alloc(np), *dq = tk_alloc(nq), *dk = tk_alloc(nkv), *dv = tk_alloc(nkv);
+    tk_fill(q, nq, 20, 1.0f), tk_fill(k, nkv, 21, 1.0f), tk_fill(v, nkv, 22, 1.0f), tk_fill(g, nq, 23, 1.0f);
+    float *dqv = UP(q, nq), *dkv = UP(k, nkv), *dvv = UP(v, nkv), *dgv = UP(g, nq);
+    float *o = ZEROS(float, nq), *sv = ZEROS(float, np), *gq = ZEROS(float, nq), *gk = ZEROS(float, nkv),
+          *gv = ZEROS(float, nkv);
+    int32_t *dpos = qpos ? UP(qpos, Tq) : NULL;
+    if (flash) {
+        plc_k_flash_attention_forward(out, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_flash_attention_backward(dq, dk, dv, g, q, k, v, out, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        CU_ASSERT(plc_cuda_flash_attention_forward(o, sv, dqv, dkv, dvv, PLC_CUDA_F32, dpos, NULL, B, Tq, Tk, H, Hkv,
+                                                   hd, NULL) == 0);
+        CU_ASSERT(plc_cuda_flash_attention_backward(gq, gk, gv, dgv, dqv, dkv, dvv, o, sv, PLC_CUDA_F32, dpos, NULL,
+                                                    B, Tq, Tk, H, Hkv, hd, NULL) == 0);
+        expect_close("flash lse", sv, saved, B * H * Tq, 1e-5);
+    } else {
+        plc_k_attention_forward(out, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, saved, B, Tq, Tk, H, Hkv, hd);
+        CU_ASSERT(plc_cuda_attention_forward(o, sv, dqv, dkv, dvv, PLC_CUDA_F32, dpos, NULL, B, Tq, Tk, H, Hkv, hd,
+                                             NULL) == 0);
+        CU_ASSERT(plc_cuda_attention_backward(gq, gk, gv, dgv, dqv, dkv, dvv, o, sv, PLC_CUDA_F32, B, Tq, Tk, H, Hkv,
+                                              hd, NULL) == 0);
+        cudaFree(sv);
+    }
+    expect_close("attention out", o, out, nq, 1e-5);
+    expect_close("attention dq", gq, dq, nq, 1e-4);
+    expect_close("attention dk", gk, dk, nkv, 1e-4);
+    expect_close("attention dv", gv, dv, nkv, 1e-4);
+    cudaFree(dqv), cudaFree(dkv), cudaFree(dvv), cudaFree(dgv);
+    if (dpos) cudaFree(dpos);
+    free(q), free(k), free(v), free(g), free(out), free(saved), free(dq), free(dk), free(dv);
+}
+
+static void test_attention(void)
+{
+    int32_t cp[20];
+    for (int i = 0; i < 20; i++) cp[i] = 25 + i; /* the last 20 queries, full K/V */
+    for (int flash = 0; flash < 2; flash++) {
+        attention_case(flash, 45, NULL);
+        attention_case(flash, 20, cp);
+    }
+}
+
+static void test_optimizer_bf16(void)
+{
+    enum { N = 5000 };
+    float p[N], gr[N], m[N] = {0}, v[N] = {0};
+    tk_fill(p, N, 30, 1.0f), tk_fill(gr, N, 31, 1.0f);
+    float *dp = UP(p, N), *dg = UP(gr, N), *dm = ZEROS(float, N), *dv = ZEROS(float, N);
+    for (int t = 1; t <= 3; t++) {
+        plc_k_adamw(p, gr, m, v, N, 1e-2, 0.9, 0.95, 1e-8, 0.1, t, 0.5f);
+        CU_ASSERT(plc_cuda_adamw(dp, dg, dm, dv, N, 1e-2, 0.9, 0.95, 1e-8, 0.1, t, 0.5f, NULL) == 0);
+    }
+    double *dres = ZEROS(double, 1), res = 0;
+    CU_ASSERT(plc_cuda_sum_squares(ctx, dres, dg, N, NULL) == 0);
+    CU_ASSERT(cudaMemcpy(&res, dres, sizeof res, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT_DOUBLE_EQUAL(res, plc_k_sum_squares(gr, N), 1e-9 * res);
+    cudaFree(dres);
+    expect_close("adamw param", dp, p, N, 1e-6);
+    expect_close("adamw m", dm, m, N, 1e-6);
+    expect_close("adamw v", dv, v, N, 1e-6);
+
+    /* casts: bitwise the CPU's rounding; bf16 flash near the fp32 result */
+    uint16_t h[N], hg[N];
+    plc_k_cast_f32_to_bf16(h, gr, N);
+    uint16_t *dh = ZEROS(uint16_t, N);
+    CU_ASSERT(plc_cuda_cast_f32_to_bf16(dh, dg, N, NULL) == 0);
+    CU_ASSERT(cudaMemcpy(hg, dh, sizeof hg, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(memcmp(h, hg, sizeof h) == 0);
+    float back[N];
+    plc_k_cast_bf16_to_f32(back, h, N);
+    float *dback = ZEROS(float, N);
+    CU_ASSERT(plc_cuda_cast_bf16_to_f32(dback, dh, N, NULL) == 0);
+    expect_close("bf16 -> f32", dback, back, N, 0);
+
+    const int64_t B = 1, T = 40, H = 2, hd = 16, n = B * T * H * hd;
+    float *q = tk_alloc(n), *o32 = tk_alloc(n), *lse = tk_alloc(B * H * T);
+    uint16_t *qb = calloc((size_t)n, sizeof *qb);
+    tk_fill(q, n, 32, 1.0f);
+    plc_k_cast_f32_to_bf16(qb, q, n);
+    plc_k_cast_bf16_to_f32(q, qb, n); /* inputs exactly representable in bf16 */
+    plc_k_flash_attention_forward(o32, lse, q, q, q, NULL, NULL, B, T, T, H, H, hd);
+    uint16_t *dq = UP(qb, n), *dob = ZEROS(uint16_t, n);
+    float *dl = ZEROS(float, B * H * T), *of = ZEROS(float, n);
+    CU_ASSERT(plc_cuda_flash_attention_forward(dob, dl, dq, dq, dq, PLC_CUDA_BF16, NULL, NULL, B, T, T, H, H, hd,
+                                               NULL) == 0);
+    CU_ASSERT(plc_cuda_cast_bf16_to_f32(of, dob, n, NULL) == 0);
+    expect_close("bf16 flash forward", of, o32, n, 1e-2);
+    expect_close("bf16 flash lse", dl, lse, B * H * T, 1e-2);
+    cudaFree(dp), cudaFree(dg), cudaFree(dm), cudaFree(dv), cudaFree(dh), cudaFree(dq), cudaFree(dob);
+    free(q), free(o32), free(lse), free(qb);
+}
+
+static int suite_init(void) { return (ctx = plc_cuda_create(0)) ? 0 : 1; }
+static int suite_clean(void)
+{
+    plc_cuda_destroy(ctx);
+    ctx = NULL;
+    return 0;
+}
+
+void register_test_cuda_kernels(void)
+{
+    if (plc_cuda_device_count() == 0) {
+        printf("cuda kernels: skipped, no GPU\n");
+        return;
+    }
+    CU_pSuite s = CU_add_suite("cuda_kernels", suite_init, suite_clean);
+    CU_add_test(s, "matmul against the CPU", test_matmul);
+    CU_add_test(s, "rmsnorm, rope, swiglu, adds against the CPU", test_rmsnorm_rope_swiglu);
+    CU_add_test(s, "embedding and cross-entropy against the CPU", test_embedding_xent);
+    CU_add_test(s, "attention (both forms, GQA, CP positions) against the CPU", test_attention);
+    CU_add_test(s, "adamw, sum of squares, bf16 casts and bf16 flash", test_optimizer_bf16);
+}
+
+#else
+
+void register_test_cuda_kernels(void)
+{
+    printf("cuda kernels: skipped, built without CUDA\n");
+}
+
+#endif

@@ -1,0 +1,344 @@
+/* test_exec_dispatch.c: the executor on plans built by hand in memory:
+ * buffer placement, flat dispatch, data loading, and the errors a wrong
+ * program gets (with rank, instruction, op and location). */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime/backend.h"
+#include "runtime/comm.h"
+#include "runtime/data.h"
+#include "runtime/executor.h"
+#include "runtime/shard.h"
+
+/* a one-rank plan with room for a few buffers and instructions */
+typedef struct hand_plan {
+    plc_plan plan;
+    plc_program prog;
+    plc_buffer bufs[16];
+    plc_instr ins[16];
+    int32_t stage[1];
+    plc_group group;
+    plc_comm comm;
+    plc_backend *be;
+    plc_data *data;
+} hand_plan;
+
+static void hp_init(hand_plan *h)
+{
+    memset(h, 0, sizeof *h);
+    plc_plan *p = &h->plan;
+    snprintf(p->model.name, sizeof p->model.name, "hand");
+    p->model.layers = 1;
+    p->model.hidden = 8;
+    p->model.ffn_hidden = 16;
+    p->model.heads = 2;
+    p->model.kv_heads = 1;
+    p->model.vocab = 16;
+    p->model.seq_len = 4;
+    p->model.norm_eps = 1e-5;
+    p->model.rope_theta = 10000;
+    p->train.global_batch = 2;
+    p->train.precision = PLC_PREC_FP32;
+    p->train.lr_peak = 1e-3;
+    p->train.warmup_steps = 1;
+    p->train.decay_steps = 10;
+    p->train.steps = 10;
+    p->train.seed = 7;
+    p->train.beta1 = 0.9;
+    p->train.beta2 = 0.999;
+    p->train.eps = 1e-8;
+    p->layout = (plc_layout){.dp = 1, .tp = 1, .pp = 1, .cp = 1, .vpp = 1, .micro_batch = 2};
+    p->world_size = 1;
+    h->group = (plc_group){PLC_DIM_DP, 0, "dp"};
+    p->ngroups = 1;
+    p->groups = &h->group;
+    p->nprograms = 1;
+    p->programs = &h->prog;
+    p->stage_program = h->stage;
+    h->prog.buffers = h->bufs;
+    h->prog.instrs = h->ins;
+    h->prog.loss_buf = -1;
+    h->prog.gnorm_buf = -1;
+}
+
+/* adds a buffer of rows x cols elements at the next 64-byte offset */
+static int32_t hp_buf(hand_plan *h, const char *name, plc_dtype t, int64_t rows, int64_t cols)
+{
+    plc_program *pr = &h->prog;
+    plc_buffer *b = &pr->buffers[pr->nbuffers];
+    memset(b, 0, sizeof *b);
+    b->name = name;
+    b->kind = PLC_BUF_TEMP;
+    b->dtype = t;
+    b->offset = pr->arena_bytes;
+    b->rows = rows;
+    b->cols = cols;
+    b->bytes = (uint64_t)(rows * cols) * plc_dtype_size(t);
+    b->tensor = -1;
+    b->flat_shards = 1;
+    pr->arena_bytes = (b->offset + b->bytes + 63) / 64 * 64;
+    return (int32_t)pr->nbuffers++;
+}
+
+static plc_instr *hp_ins(hand_plan *h, plc_op op)
+{
+    plc_instr *in = &h->prog.instrs[h->prog.ninstrs++];
+    memset(in, 0, sizeof *in);
+    in->op = op;
+    in->phase = PLC_PHASE_FORWARD;
+    in->layer = -1;
+    in->micro = -1;
+    in->group = -1;
+    in->peer = -1;
+    in->wait = -1;
+    for (int i = 0; i < PLC_INSTR_BUFS; i++) in->buf[i] = -1;
+    return in;
+}
+
+static int hp_setup(hand_plan *h, plc_executor **x, char *err, size_t n)
+{
+    char e2[256];
+    CU_ASSERT_FATAL(plc_comm_world_init(&h->comm, 0, NULL, e2, sizeof e2) == 0);
+    CU_ASSERT_FATAL(plc_comm_setup(&h->comm, &h->plan, e2, sizeof e2) == 0);
+    h->be = plc_backend_create("cpu", &h->comm, 1, &h->plan, e2, sizeof e2);
+    CU_ASSERT_FATAL(h->be != NULL);
+    CU_ASSERT_FATAL(plc_data_open_synthetic(&h->data, &h->plan.model, h->plan.train.seed, e2, sizeof e2) == 0);
+    return plc_exec_create(x, &h->plan, &h->comm, h->be, h->data, err, n);
+}
+
+static void hp_free(hand_plan *h, plc_executor *x)
+{
+    plc_exec_destroy(x);
+    h->be->ops->destroy(h->be);
+    plc_data_close(h->data);
+    plc_comm_finalize(&h->comm);
+}
+
+/* C = A B, then C += 1 * (C scaled by 2): every placement and op checked */
+static void test_matmul_add_scale(void)
+{
+    hand_plan h;
+    hp_init(&h);
+    int32_t A = hp_buf(&h, "A", PLC_F32, 2, 3), B = hp_buf(&h, "B", PLC_F32, 3, 2);
+    int32_t C = hp_buf(&h, "C", PLC_F32, 2, 2), D = hp_buf(&h, "D", PLC_F32, 2, 2);
+    plc_instr *in = hp_ins(&h, PLC_OP_MATMUL);
+    in->buf[0] = C; in->buf[1] = A; in->buf[2] = B;
+    in->arg[0] = 2; in->arg[1] = 2; in->arg[2] = 3;
+    in = hp_ins(&h, PLC_OP_COPY);
+    in->buf[0] = D; in->buf[1] = C;
+    in = hp_ins(&h, PLC_OP_SCALE);
+    in->buf[0] = D; in->arg[0] = 4; in->farg[0] = 2.0;
+    in = hp_ins(&h, PLC_OP_ADD);
+    in->buf[0] = C; in->buf[1] = C; in->buf[2] = D; in->arg[0] = 4;
+
+    plc_executor *x;
+    char err[512];
+    CU_ASSERT_FATAL(hp_setup(&h, &x, err, sizeof err) == 0);
+    float a[6] = {1, 2, 3, 4, 5, 6}, b[6] = {1, 0, 0, 1, 1, 1};
+    memcpy(plc_exec_buffer(x, A), a, sizeof a);
+    memcpy(plc_exec_buffer(x, B), b, sizeof b);
+    /* buffers sit at their planned offsets in one arena */
+    CU_ASSERT_EQUAL((char *)plc_exec_buffer(x, B) - (char *)plc_exec_buffer(x, A), (long)h.bufs[B].offset);
+    plc_step_stats st;
+    CU_ASSERT_FATAL(plc_exec_step(x, &st, err, sizeof err) == 0);
+    const float *c = plc_exec_buffer(x, C);
+    /* A B = [[4, 5], [10, 11]]; C = 3 * A B */
+    CU_ASSERT_DOUBLE_EQUAL(c[0], 12, 0);
+    CU_ASSERT_DOUBLE_EQUAL(c[1], 15, 0);
+    CU_ASSERT_DOUBLE_EQUAL(c[2], 30, 0);
+    CU_ASSERT_DOUBLE_EQUAL(c[3], 33, 0);
+    CU_ASSERT_EQUAL(plc_exec_next_step(x), 1);
+    CU_ASSERT_TRUE(isnan(st.grad_norm)); /* this plan computes no norm */
+    hp_free(&h, x);
+}
+
+/* DATA_LOAD gives the same tokens the data source does for the step */
+static void test_data_load(void)
+{
+    hand_plan h;
+    hp_init(&h);
+    int32_t tok = hp_buf(&h, "tokens", PLC_I32, 1, 8), tgt = hp_buf(&h, "targets", PLC_I32, 1, 8);
+    plc_instr *in = hp_ins(&h, PLC_OP_DATA_LOAD);
+    in->phase = PLC_PHASE_DATA;
+    in->buf[0] = tok; in->buf[1] = tgt;
+    in->arg[0] = 0; in->arg[1] = 2; in->arg[2] = 4;
+    plc_executor *x;
+    char err[512];
+    CU_ASSERT_FATAL(hp_setup(&h, &x, err, sizeof err) == 0);
+    plc_step_stats st;
+    CU_ASSERT_FATAL(plc_exec_step(x, &st, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(plc_exec_step(x, &st, err, sizeof err) == 0); /* step 1 */
+    int32_t want_tok[8], want_tgt[8];
+    CU_ASSERT_FATAL(plc_data_fetch(h.data, 1, 2, 0, 2, 0, 4, want_tok, want_tgt, err, sizeof err) == 0);
+    CU_ASSERT_EQUAL(memcmp(plc_exec_buffer(x, tok), want_tok, sizeof want_tok), 0);
+    CU_ASSERT_EQUAL(memcmp(plc_exec_buffer(x, tgt), want_tgt, sizeof want_tgt), 0);
+    hp_free(&h, x);
+}
+
+static void expect_create_error(hand_plan *h, const char *needle1, const char *needle2)
+{
+    plc_executor *x = NULL;
+    char err[512] = "";
+    CU_ASSERT_NOT_EQUAL(hp_setup(h, &x, err, sizeof err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, needle1));
+    if (needle2) CU_ASSERT_PTR_NOT_NULL(strstr(err, needle2));
+    if (!strstr(err, needle1) || (needle2 && !strstr(err, needle2))) fprintf(stderr, "\n  got: %s\n", err);
+    hp_free(h, x);
+}
+
+/* wrong programs fail before the first step, naming where */
+static void test_errors(void)
+{
+    hand_plan h;
+    hp_init(&h);
+    int32_t A = hp_buf(&h, "A", PLC_F32, 2, 3), C = hp_buf(&h, "C", PLC_F32, 2, 2);
+    hp_ins(&h, PLC_OP_NOP);
+    plc_instr *in = hp_ins(&h, PLC_OP_MATMUL);
+    in->phase = PLC_PHASE_BACKWARD;
+    in->layer = 3;
+    in->micro = 1;
+    in->buf[0] = C; in->buf[1] = A; in->buf[2] = A;
+    in->arg[0] = 2; in->arg[1] = 2; in->arg[2] = 3; /* B would need 3 x 2 = 6: fits */
+    in->arg[1] = 4;                                 /* now C needs 8 and B 12 */
+    expect_create_error(&h, "rank 0: instruction 1 (MATMUL, layer 3, micro-batch 1, bwd)", "buf0 'C'");
+
+    hp_init(&h);
+    hp_buf(&h, "A", PLC_F32, 2, 3);
+    in = hp_ins(&h, PLC_OP_ZERO);
+    in->buf[0] = 5; /* no such buffer */
+    expect_create_error(&h, "instruction 0 (ZERO", "is not a buffer");
+
+    hp_init(&h);
+    hp_buf(&h, "A", PLC_F32, 2, 3);
+    in = hp_ins(&h, PLC_OP_NOP);
+    in->op = (plc_op)200;
+    expect_create_error(&h, "instruction 0 (op 200", "unknown op");
+
+    hp_init(&h);
+    A = hp_buf(&h, "A", PLC_F32, 2, 3);
+    in = hp_ins(&h, PLC_OP_ALLREDUCE);
+    in->buf[0] = A; in->arg[0] = 6; in->group = 4;
+    expect_create_error(&h, "ALLREDUCE", "group 4 does not exist");
+
+    hp_init(&h);
+    A = hp_buf(&h, "A", PLC_F32, 2, 3);
+    h.bufs[A].offset = 8; /* not aligned */
+    expect_create_error(&h, "buffer 0 'A'", "outside the arena");
+
+    hp_init(&h);
+    A = hp_buf(&h, "A", PLC_F32, 2, 3);
+    in = hp_ins(&h, PLC_OP_WAIT);
+    in->wait = 0; /* itself */
+    expect_create_error(&h, "instruction 0 (WAIT", "does not come before it");
+}
+
+/* a world size that differs from the plan's is refused */
+static void test_world_size(void)
+{
+    hand_plan h;
+    hp_init(&h);
+    h.plan.world_size = 4;
+    h.plan.layout.dp = 4;
+    char err[512];
+    CU_ASSERT_FATAL(plc_comm_world_init(&h.comm, 0, NULL, err, sizeof err) == 0);
+    CU_ASSERT_NOT_EQUAL(plc_comm_setup(&h.comm, &h.plan, err, sizeof err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "the plan is for 4 ranks"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "mpirun -np 4"));
+    plc_comm_finalize(&h.comm);
+}
+
+/* shard geometry: rows, columns, and ZeRO's flat range on top of a tp block */
+static void test_shard_regions(void)
+{
+    plc_layout l = {.dp = 2, .tp = 2, .pp = 1, .cp = 1, .vpp = 1, .micro_batch = 1};
+    plc_buffer b;
+    memset(&b, 0, sizeof b);
+    b.name = "w";
+    b.dtype = PLC_F32;
+    b.shard = PLC_SHARD_COLS;
+    b.shard_dims = PLC_DIM_TP;
+    b.nshards = 2;
+    b.flat_shards = 1;
+    b.rows = 4;
+    b.cols = 3;
+    b.bytes = 48;
+    plc_shard_region r;
+    char err[256];
+    plc_rank_coords co = {1, 0, 1, 0};
+    CU_ASSERT_FATAL(plc_shard_region_of(&b, &l, co, 4, 6, &r, err, sizeof err) == 0);
+    CU_ASSERT_EQUAL(r.col0, 3);
+    CU_ASSERT_EQUAL(r.cols, 3);
+    CU_ASSERT_EQUAL(r.rows, 4);
+    CU_ASSERT_FALSE(r.flat);
+
+    /* flat over dp on top: the block has 12 elements, 2 chunks of 6 */
+    b.flat_dims = PLC_DIM_DP;
+    b.flat_shards = 2;
+    b.rows = 1;
+    b.cols = 6;
+    b.bytes = 24;
+    CU_ASSERT_FATAL(plc_shard_region_of(&b, &l, co, 4, 6, &r, err, sizeof err) == 0);
+    CU_ASSERT_TRUE(r.flat);
+    CU_ASSERT_EQUAL(r.e0, 6);
+    CU_ASSERT_EQUAL(r.n, 6);
+    float global[24], local[6];
+    for (int i = 0; i < 24; i++) global[i] = (float)i;
+    plc_shard_scatter(local, global, &r, 6);
+    /* block elements 6..11 are rows 2..3 of columns 3..5 */
+    const float want[6] = {15, 16, 17, 21, 22, 23};
+    CU_ASSERT_EQUAL(memcmp(local, want, sizeof want), 0);
+    float back[24] = {0};
+    plc_shard_gather(back, local, &r, 6);
+    CU_ASSERT_EQUAL(back[15], 15);
+    CU_ASSERT_EQUAL(back[23], 23);
+    CU_ASSERT_EQUAL(back[14], 0);
+
+    /* a shape that does not match its shard is refused */
+    b.cols = 5;
+    CU_ASSERT_NOT_EQUAL(plc_shard_region_of(&b, &l, co, 4, 6, &r, err, sizeof err), 0);
+}
+
+/* communicator groups follow Megatron's rank order (tp fastest, then cp,
+ * dp, pp): members of one group share a colour, indices run in rank order */
+static void test_group_places(void)
+{
+    plc_layout l = {.dp = 2, .tp = 2, .pp = 3, .cp = 1, .vpp = 1, .micro_batch = 1};
+    plc_group tp = {PLC_DIM_TP, 0, "tp"}, dp = {PLC_DIM_DP, 0, "dp"};
+    plc_group ends = {PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed"};
+    int member, colour, rank, size;
+    /* world rank 7 = tp 1, dp 1, pp 1 */
+    plc_rank_coords co = plc_rank_to_coords(&l, 7);
+    CU_ASSERT_EQUAL(co.tp, 1);
+    CU_ASSERT_EQUAL(co.dp, 1);
+    CU_ASSERT_EQUAL(co.pp, 1);
+    plc_comm_group_place(&l, &tp, co, &member, &colour, &rank, &size);
+    CU_ASSERT_TRUE(member);
+    CU_ASSERT_EQUAL(colour, 6); /* with rank 6 */
+    CU_ASSERT_EQUAL(rank, 1);
+    CU_ASSERT_EQUAL(size, 2);
+    plc_comm_group_place(&l, &dp, co, &member, &colour, &rank, &size);
+    CU_ASSERT_EQUAL(colour, 5); /* ranks 5 and 7 */
+    CU_ASSERT_EQUAL(rank, 1);
+    CU_ASSERT_EQUAL(size, 2);
+    /* the middle stage is not in the tied-embedding group; the last one is */
+    plc_comm_group_place(&l, &ends, co, &member, &colour, &rank, &size);
+    CU_ASSERT_FALSE(member);
+    plc_comm_group_place(&l, &ends, plc_rank_to_coords(&l, 11), &member, &colour, &rank, &size);
+    CU_ASSERT_TRUE(member);
+    CU_ASSERT_EQUAL(colour, 3); /* with rank 3 (pp 0, same tp and dp) */
+    CU_ASSERT_EQUAL(rank, 1);
+    CU_ASSERT_EQUAL(size, 2);
+}
+
+void register_test_exec_dispatch(void)
+{
+    CU_pSuite s = CU_add_suite("exec_dispatch", NULL, NULL);
+    CU_add_test(s, "matmul, copy, scale, add at planned offsets", test_matmul_add_scale);
+    CU_add_test(s, "DATA_LOAD matches the data source", test_data_load);
+    CU_add_test(s, "invalid instructions name their location", test_errors);
+    CU_add_test(s, "world size must match the plan", test_world_size);
+    CU_add_test(s, "shard regions (tp block, ZeRO flat range)", test_shard_regions);
+    CU_add_test(s, "communicator groups in rank order", test_group_places);
+}

@@ -1,0 +1,299 @@
+/* test_plan_io.c: the plan file: round trip, byte-identical determinism,
+ * and a corrupted-plan suite (truncation at every length, flipped bits,
+ * wrong version, hostile fields behind valid checksums): every damaged file
+ * is rejected with a message, never a crash. */
+#include <CUnit/CUnit.h>
+
+#include "common/crc32.h"
+#include "test_plan_util.h"
+
+static int encode(const plc_plan *p, uint8_t **data, size_t *len)
+{
+    char err[256];
+    int rc = plc_plan_encode(p, data, len, err, sizeof err);
+    if (rc) fprintf(stderr, "\nencode: %s\n", err);
+    return rc;
+}
+
+/* a small plan: 1 layer, 2 micro-batches, one rank */
+static int small_plan(plc_arena *a, plc_plan *p, uint8_t **data, size_t *len)
+{
+    plc_job job;
+    tp_job(&job, 1, false, 2);
+    if (tp_lower(&job, tp_layout(1, 1, 1, 1, 0, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1), a, p)) return -1;
+    return encode(p, data, len);
+}
+
+static void test_round_trip(void)
+{
+    plc_job job;
+    tp_job(&job, 4, true, 8);
+    plc_layout layouts[] = {
+        tp_layout(1, 1, 1, 1, 0, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1),
+        tp_layout(2, 2, 2, 1, 1, 3, PLC_RECOMPUTE_FULL, 2, PLC_SCHED_INTERLEAVED, 1),
+        tp_layout(1, 1, 1, 2, 0, 0, PLC_RECOMPUTE_SELECTIVE, 1, PLC_SCHED_GPIPE, 2),
+    };
+    for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
+        plc_arena a;
+        plc_arena_init(&a);
+        plc_plan p, q;
+        uint8_t *d1 = NULL, *d2 = NULL;
+        size_t n1 = 0, n2 = 0;
+        char err[256];
+        CU_ASSERT_FATAL(tp_lower(&job, layouts[i], &a, &p) == 0);
+        CU_ASSERT_FATAL(encode(&p, &d1, &n1) == 0);
+        int rc = plc_plan_decode(&a, d1, n1, &q, err, sizeof err);
+        if (rc) fprintf(stderr, "\ndecode: %s\n", err);
+        CU_ASSERT_FATAL(rc == 0);
+        CU_ASSERT_FATAL(encode(&q, &d2, &n2) == 0);
+        CU_ASSERT(n1 == n2 && memcmp(d1, d2, n1) == 0);
+        char *s1 = tp_dump(&p, -1), *s2 = tp_dump(&q, -1);
+        CU_ASSERT(s1 && s2 && strcmp(s1, s2) == 0);
+        CU_ASSERT(q.spec_len == p.spec_len && memcmp(q.spec_source, p.spec_source, p.spec_len) == 0);
+        CU_ASSERT(q.layout.dp == p.layout.dp && q.layout.schedule == p.layout.schedule);
+        CU_ASSERT(q.model.norm_eps == p.model.norm_eps && q.train.lr_peak == p.train.lr_peak);
+        free(s1);
+        free(s2);
+        free(d1);
+        free(d2);
+        plc_arena_free(&a);
+    }
+}
+
+static void test_deterministic(void)
+{
+    plc_job job;
+    tp_job(&job, 4, false, 8);
+    plc_layout l = tp_layout(2, 2, 2, 1, 1, 1, PLC_RECOMPUTE_SELECTIVE, 1, PLC_SCHED_1F1B, 1);
+    uint8_t *d[2] = {NULL, NULL};
+    size_t n[2] = {0, 0};
+    for (int k = 0; k < 2; k++) {
+        plc_arena a;
+        plc_arena_init(&a);
+        plc_plan p;
+        CU_ASSERT_FATAL(tp_lower(&job, l, &a, &p) == 0);
+        CU_ASSERT_FATAL(encode(&p, &d[k], &n[k]) == 0);
+        plc_arena_free(&a);
+    }
+    CU_ASSERT(n[0] == n[1] && memcmp(d[0], d[1], n[0]) == 0);
+    free(d[0]);
+    free(d[1]);
+}
+
+static int decode_fails(const uint8_t *data, size_t len, const char *expect)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan q;
+    char err[512] = "";
+    int rc = plc_plan_decode(&a, data, len, &q, err, sizeof err);
+    plc_arena_free(&a);
+    if (rc == 0) return 0;
+    if (!err[0]) return 0;
+    if (expect && !strstr(err, expect)) {
+        fprintf(stderr, "\nexpected '%s' in: %s\n", expect, err);
+        return 0;
+    }
+    return 1;
+}
+
+static void test_truncations(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    uint8_t *d = NULL;
+    size_t n = 0;
+    CU_ASSERT_FATAL(small_plan(&a, &p, &d, &n) == 0);
+    int all = 1;
+    for (size_t len = 0; len < n; len++) all &= decode_fails(d, len, NULL);
+    CU_ASSERT(all);
+    free(d);
+    plc_arena_free(&a);
+}
+
+static void test_flipped_bits(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    uint8_t *d = NULL;
+    size_t n = 0;
+    CU_ASSERT_FATAL(small_plan(&a, &p, &d, &n) == 0);
+    int all = 1;
+    /* every bit of the header and table, then a spread of bits through the sections */
+    for (size_t bit = 0; bit < n * 8; bit += bit < 8 * 160 ? 1 : 61) {
+        d[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        all &= decode_fails(d, n, NULL);
+        d[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+    }
+    CU_ASSERT(all);
+    free(d);
+    plc_arena_free(&a);
+}
+
+static void test_wrong_version_and_magic(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    uint8_t *d = NULL;
+    size_t n = 0;
+    CU_ASSERT_FATAL(small_plan(&a, &p, &d, &n) == 0);
+    d[8] = 2; /* version 2 */
+    CU_ASSERT(decode_fails(d, n, "version 2"));
+    d[8] = 1;
+    d[0] = 'X';
+    CU_ASSERT(decode_fails(d, n, "not a plan file"));
+    d[0] = 'P';
+    d[12] = 0x03; /* byte-order probe */
+    CU_ASSERT(decode_fails(d, n, "byte-order"));
+    d[12] = 0x04;
+    d[20] ^= 1; /* float probe */
+    CU_ASSERT(decode_fails(d, n, "float-format"));
+    d[20] ^= 1;
+    CU_ASSERT(decode_fails(d, 5, "not a plan file"));
+    free(d);
+    plc_arena_free(&a);
+}
+
+/* rewrites the CRCs after a deliberate edit, so only the loader's semantic
+ * checks stand between the edit and the runtime */
+static void fix_crcs(uint8_t *d, size_t n)
+{
+    for (int s = 0; s < PLC_SEC_COUNT_; s++) {
+        uint8_t *e = d + 32 + 24 * s;
+        uint64_t off = 0, size = 0;
+        for (int i = 7; i >= 0; i--) {
+            off = off << 8 | e[8 + i];
+            size = size << 8 | e[16 + i];
+        }
+        if (off > n || size > n - off) continue;
+        uint32_t c = plc_crc32(0, d + off, (size_t)size);
+        for (int i = 0; i < 4; i++) e[4 + i] = (uint8_t)(c >> (8 * i));
+    }
+    uint32_t c = plc_crc32(0, d + 32, 24 * PLC_SEC_COUNT_);
+    for (int i = 0; i < 4; i++) d[28 + i] = (uint8_t)(c >> (8 * i));
+}
+
+static void test_section_offsets(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    uint8_t *d = NULL;
+    size_t n = 0;
+    CU_ASSERT_FATAL(small_plan(&a, &p, &d, &n) == 0);
+    /* PROGRAMS section (entry 3) offset far past the end */
+    uint8_t saved = d[32 + 24 * 3 + 8 + 5];
+    d[32 + 24 * 3 + 8 + 5] = 0x7f;
+    fix_crcs(d, n);
+    CU_ASSERT(decode_fails(d, n, "outside"));
+    d[32 + 24 * 3 + 8 + 5] = saved;
+    fix_crcs(d, n);
+    /* huge instruction count in the first program */
+    plc_arena b;
+    plc_arena_init(&b);
+    plc_plan q;
+    char err[256];
+    CU_ASSERT_FATAL(plc_plan_decode(&b, d, n, &q, err, sizeof err) == 0);
+    plc_arena_free(&b);
+    /* the program header follows u32 nprograms: u64 arena, i32, i32, u32 nbuf, u32 ninstr */
+    uint64_t off = 0;
+    for (int i = 7; i >= 0; i--) off = off << 8 | d[32 + 24 * 3 + 8 + i];
+    uint8_t *ninstr = d + off + 4 + 8 + 4 + 4 + 4;
+    ninstr[3] = 0x7f;
+    fix_crcs(d, n);
+    CU_ASSERT(decode_fails(d, n, "more than the"));
+    free(d);
+    plc_arena_free(&a);
+}
+
+/* edits of the decoded plan, re-encoded with valid checksums */
+typedef void (*edit_fn)(plc_plan *p);
+
+static void e_offset(plc_plan *p) { p->programs[0].buffers[3].offset = p->programs[0].arena_bytes; }
+static void e_align(plc_plan *p) { p->programs[0].buffers[3].offset += 8; }
+static void e_bufid(plc_plan *p) { p->programs[0].instrs[10].buf[0] = (int32_t)p->programs[0].nbuffers; }
+static void e_wait(plc_plan *p) { p->programs[0].instrs[10].wait = 10; }
+static void e_group(plc_plan *p) { p->programs[0].instrs[10].group = (int32_t)p->ngroups; }
+static void e_peer(plc_plan *p) { p->programs[0].instrs[10].peer = (int32_t)p->layout.pp; }
+static void e_op(plc_plan *p) { p->programs[0].instrs[10].op = (plc_op)(PLC_OP_COUNT + 3); }
+static void e_world(plc_plan *p) { p->world_size = 7; }
+static void e_stage(plc_plan *p) { p->stage_program[0] = 5; }
+static void e_rows(plc_plan *p) { p->programs[0].buffers[2].rows = 1 << 20; }
+
+static void find_matmul(plc_plan *p, plc_instr **out)
+{
+    for (uint32_t i = 0; i < p->programs[0].ninstrs; i++)
+        if (p->programs[0].instrs[i].op == PLC_OP_MATMUL) {
+            *out = &p->programs[0].instrs[i];
+            return;
+        }
+}
+static void e_operand(plc_plan *p)
+{
+    plc_instr *m = NULL;
+    find_matmul(p, &m);
+    if (m) m->arg[0] *= 1000; /* M far beyond the buffers */
+}
+static void e_dtype(plc_plan *p)
+{
+    plc_instr *m = NULL;
+    find_matmul(p, &m);
+    if (m) p->programs[0].buffers[m->buf[1]].dtype = PLC_I32;
+}
+
+static void test_hostile_fields(void)
+{
+    struct {
+        edit_fn f;
+        const char *expect;
+    } cases[] = {
+        {e_offset, "outside"}, {e_align, "aligned"},  {e_bufid, "not a buffer id"}, {e_wait, "does not come before"},
+        {e_group, "not a group id"}, {e_peer, "not a pipeline rank"}, {e_op, "out of range"},
+        {e_world, "world size"}, {e_stage, "stage 0 runs program 5"}, {e_rows, "does not fit"},
+        {e_operand, "the op touches"}, {e_dtype, "dtype"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plc_arena a;
+        plc_arena_init(&a);
+        plc_plan p;
+        uint8_t *d = NULL;
+        size_t n = 0;
+        CU_ASSERT_FATAL(small_plan(&a, &p, &d, &n) == 0);
+        free(d);
+        cases[i].f(&p);
+        CU_ASSERT_FATAL(encode(&p, &d, &n) == 0);
+        CU_ASSERT(decode_fails(d, n, cases[i].expect));
+        free(d);
+        plc_arena_free(&a);
+    }
+}
+
+static void test_file_errors(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    char err[512];
+    CU_ASSERT(plc_plan_load_file(&a, "no/such/plan.bin", &p, err, sizeof err) == -1);
+    CU_ASSERT(strstr(err, "cannot open") != NULL);
+    CU_ASSERT(plc_plan_load_file(&a, "unit/main.c", &p, err, sizeof err) == -1);
+    CU_ASSERT(strstr(err, "not a plan file") != NULL);
+    plc_arena_free(&a);
+}
+
+void register_test_plan_io(void);
+void register_test_plan_io(void)
+{
+    CU_pSuite s = CU_add_suite("plan_io", NULL, NULL);
+    CU_add_test(s, "round trip: decode(encode(p)) encodes to the same bytes", test_round_trip);
+    CU_add_test(s, "the same layout lowered twice: byte-identical plans", test_deterministic);
+    CU_add_test(s, "truncation at every length is rejected", test_truncations);
+    CU_add_test(s, "flipped bits are rejected", test_flipped_bits);
+    CU_add_test(s, "wrong version, magic and probes", test_wrong_version_and_magic);
+    CU_add_test(s, "section offsets and counts out of range", test_section_offsets);
+    CU_add_test(s, "hostile fields behind valid checksums", test_hostile_fields);
+    CU_add_test(s, "missing and foreign files", test_file_errors);
+}

@@ -1,0 +1,320 @@
+/* test_resolve.c: resolution into plc_job (defaults, units, choices) and
+ * each semantic check with its message. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+
+#include "compiler/spec_checks.h"
+#include "fe_test_util.h"
+
+#define VALID FE_MODEL FE_CLUSTER FE_TRAIN FE_LAYOUT
+
+static void test_valid_and_defaults(void)
+{
+    fe_result r;
+    fe_run(&r, VALID, NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.warnings, 0);
+    const plc_job *j = &r.job;
+    CU_ASSERT_STRING_EQUAL(j->model.name, "m");
+    CU_ASSERT_EQUAL(j->model.layers, 4);
+    CU_ASSERT_EQUAL(j->model.kv_heads, 4);
+    CU_ASSERT_FALSE(j->model.tie_embeddings);
+    CU_ASSERT_DOUBLE_EQUAL(j->model.norm_eps, 1e-5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(j->model.rope_theta, 10000, 0);
+    CU_ASSERT_EQUAL(plc_cluster_gpus(&j->cluster), 16);
+    CU_ASSERT_STRING_EQUAL(j->cluster.hw.name, "A100-SXM4-80GB");
+    CU_ASSERT_DOUBLE_EQUAL(j->cluster.hw.mem_bytes, 81920.0 * 1048576, 0);
+    CU_ASSERT_DOUBLE_EQUAL(j->cluster.hw.flops_bf16, 312e12, 1);
+    CU_ASSERT_DOUBLE_EQUAL(j->cluster.hw.inter_node_bw, 25e9, 1);
+    CU_ASSERT_EQUAL(j->train.global_batch, 64);
+    CU_ASSERT_EQUAL(j->train.precision, PLC_PREC_BF16);
+    CU_ASSERT_DOUBLE_EQUAL(j->train.lr_peak, 3e-4, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(j->train.lr_floor, 3e-5, 1e-12);
+    CU_ASSERT_EQUAL(j->train.decay_steps, 100);
+    CU_ASSERT_EQUAL(j->train.seed, 1u);
+    CU_ASSERT_PTR_NULL(j->train.data_path);
+    CU_ASSERT_EQUAL(j->layout.tp.kind, PLC_CHOICE_AUTO);
+    CU_ASSERT_EQUAL(j->layout.schedule.kind, PLC_CHOICE_AUTO);
+    CU_ASSERT_DOUBLE_EQUAL(j->layout.memory_limit, 1.0, 0);
+    CU_ASSERT_EQUAL(j->layout.objective, PLC_OBJ_TIME);
+    fe_done(&r);
+}
+
+static void test_choices(void)
+{
+    fe_result r;
+    fe_run(&r, FE_MODEL FE_CLUSTER FE_TRAIN
+           "layout {\n tp in {4, 1, 2}\n pp in 1..4\n schedule in {interleaved, 1f1b}\n sp = on\n"
+           " recompute = selective\n memory_limit = 0.9\n objective = memory\n}\n", NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    const plc_layout_spec *l = &r.job.layout;
+    CU_ASSERT_EQUAL(l->tp.kind, PLC_CHOICE_SET);
+    CU_ASSERT_EQUAL(l->tp.n, 3);
+    CU_ASSERT_EQUAL(l->tp.v[0], 1);
+    CU_ASSERT_EQUAL(l->tp.v[2], 4);
+    CU_ASSERT_EQUAL(l->pp.kind, PLC_CHOICE_RANGE);
+    CU_ASSERT_EQUAL(l->pp.hi, 4);
+    CU_ASSERT_EQUAL(l->schedule.n, 2);
+    CU_ASSERT_EQUAL(l->schedule.v[0], PLC_SCHED_1F1B);
+    CU_ASSERT_EQUAL(l->schedule.v[1], PLC_SCHED_INTERLEAVED);
+    CU_ASSERT_EQUAL(l->sp.v[0], 1);
+    CU_ASSERT_EQUAL(l->recompute.v[0], PLC_RECOMPUTE_SELECTIVE);
+    CU_ASSERT_DOUBLE_EQUAL(l->memory_limit, 0.9, 1e-12);
+    CU_ASSERT_EQUAL(l->objective, PLC_OBJ_MEMORY);
+    fe_done(&r);
+}
+
+static void test_tokens_to_sequences(void)
+{
+    fe_result r;
+    const char *ok[] = {"train.global_batch = 16k tokens"};
+    fe_run(&r, VALID, ok, 1);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.train.global_batch, 125); /* 16000 / 128 */
+    fe_done(&r);
+}
+
+static void test_tokens_must_divide(void)
+{
+    fe_result r;
+    const char *bad[] = {"train.global_batch = 1000 tokens"};
+    fe_run(&r, VALID, bad, 1);
+    CU_ASSERT_EQUAL(r.errors, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "global_batch = 1000 tokens is not a whole number of sequences of seq_len = 128"));
+    CU_ASSERT_TRUE(fe_has(&r, "nearest: 896 tokens (7 sequences) or 1024 tokens (8 sequences)"));
+    fe_done(&r);
+    const char *good[] = {"train.global_batch = 1024 tokens"};
+    fe_run(&r, VALID, good, 1);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.train.global_batch, 8);
+    fe_done(&r);
+}
+
+static void test_cluster_override(void)
+{
+    fe_result r;
+    const char *defs[] = {"cluster.inter_node_bw = 400 Gbit/s", "cluster.memory = 40 GiB", "cluster.matmul_efficiency = 60%"};
+    fe_run(&r, VALID, defs, 3);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.cluster.hw.inter_node_bw, 50e9, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.cluster.hw.mem_bytes, 40.0 * 1073741824, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.cluster.hw.matmul_eff, 0.6, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.cluster.hw.flops_bf16, 312e12, 1); /* untouched */
+    fe_done(&r);
+}
+
+/* overrides (one or two), the expected number of errors and one message */
+static void expect_errors(const char *define, const char *define2, int n, const char *message)
+{
+    fe_result r;
+    const char *defs[] = {define, define2};
+    fe_run(&r, VALID, defs, define2 ? 2 : 1);
+    CU_ASSERT_EQUAL(r.errors, n);
+    if (!fe_has(&r, message)) {
+        fprintf(stderr, "\n-D %s: expected \"%s\" in:\n%s\n", define, message, r.out ? r.out : "");
+        CU_FAIL("message not found");
+    }
+    fe_done(&r);
+}
+
+static void expect_error(const char *define, const char *message) { expect_errors(define, NULL, 1, message); }
+
+static void test_unknown_key(void) { expect_error("model.hiden = 4", "unknown key 'hiden' in block 'model'"); }
+static void test_unknown_key_hint(void) { expect_error("model.hiden = 4", "hint: did you mean 'hidden'?"); }
+static void test_wrong_unit(void) { expect_error("cluster.memory = 80 GB/s", "'memory' expects a size, not a bandwidth ('GB/s')"); }
+static void test_missing_unit(void) { expect_error("cluster.hbm_bw = 2000", "'hbm_bw' needs a unit"); }
+static void test_unknown_unit(void) { expect_error("cluster.memory = 80 GiBB", "unknown unit 'GiBB'"); }
+static void test_unit_on_count(void) { expect_error("model.layers = 4 GiB", "'layers' is a plain number, not a size"); }
+static void test_not_whole(void) { expect_error("train.steps = 1.5", "'steps' must be a whole number"); }
+static void test_positive(void) { expect_error("model.layers = 0", "'layers' must be at least 1, not 0"); }
+static void test_overflow(void) { expect_error("train.steps = 99999999999999999999", "number too large"); }
+static void test_zero_range(void) { expect_error("layout.zero = 4", "'zero' must be between 0 and 3, not 4"); }
+static void test_memory_limit(void) { expect_error("layout.memory_limit = 120%", "'memory_limit' must be above 0% and at most 100%"); }
+static void test_bad_enum(void) { expect_error("layout.schedule = 1f2b", "unknown schedule '1f2b'"); }
+static void test_bad_bool(void) { expect_error("model.tie_embeddings = yes", "'tie_embeddings' expects on or off"); }
+static void test_type(void) { expect_error("cluster.gpu = A100", "'gpu' expects a \"string\", not a name"); }
+static void test_kv_heads(void) { expect_error("model.kv_heads = 3", "kv_heads = 3 does not divide heads = 8; valid: 1, 2, 4, 8"); }
+static void test_tp_heads(void) { expect_error("layout.tp = 16", "tp = 16 does not divide heads = 8; valid: 1, 2, 4"); }
+/* 3 does not divide the 16 GPUs either: two errors */
+static void test_pp_layers(void) { expect_errors("layout.pp = 3", NULL, 2, "pp = 3 does not divide layers = 4; valid: 1, 2, 4"); }
+static void test_cp_seq(void) { expect_errors("layout.cp = 3", NULL, 2, "cp = 3 does not divide seq_len = 128; valid: 1, 2, 4, 8, 16, 32, 64, 128"); }
+static void test_gpu_product(void) { expect_error("layout.cp = 32", "cp = 32 does not divide the 16 GPUs (nodes * gpus_per_node)"); }
+static void test_dp_batch(void) { expect_errors("layout.dp = 16", "train.global_batch = 24", 1, "dp = 16 does not divide global_batch = 24 sequences"); }
+static void test_mb_batch(void) { expect_error("layout.micro_batch = 3", "micro_batch = 3 does not divide global_batch = 64 sequences"); }
+static void test_vpp_needs_pp(void) { expect_errors("layout.vpp = 2", "layout.pp = 1", 1, "vpp = 2 needs pipeline parallelism, but pp = 1"); }
+static void test_vpp_schedule(void) { expect_errors("layout.vpp = 2", "layout.schedule = 1f1b", 1, "vpp = 2 needs schedule = interleaved, not 1f1b"); }
+static void test_empty_set(void) { expect_error("layout.tp in {}", "empty set"); }
+static void test_empty_range(void) { expect_error("layout.tp in 4..2", "empty range 4..2"); }
+static void test_enum_range(void) { expect_error("layout.schedule in 1..2", "'schedule' takes a set, not a range"); }
+static void test_lr_floor(void) { expect_error("train.lr.floor = 1", "'lr.floor' is above 'lr.peak'"); }
+static void test_warmup(void) { expect_error("train.lr.warmup = 101", "'lr.warmup' = 101 is longer than the decay (steps = 100)"); }
+static void test_beta(void) { expect_error("train.adamw.beta2 = 1", "'adamw.beta2' must be in [0, 1), not 1"); }
+static void test_unknown_gpu(void) { expect_error("cluster.gpu = \"H100\"", "unknown GPU 'H100'"); }
+static void test_block_name(void) { expect_error("cluster.nodes = 0", "'nodes' must be at least 1, not 0"); }
+
+static void test_all_fixed_must_match(void)
+{
+    fe_result r;
+    const char *defs[] = {"layout.dp = 2", "layout.tp = 2", "layout.pp = 2", "layout.cp = 1"};
+    fe_run(&r, VALID, defs, 4);
+    CU_ASSERT_EQUAL(r.errors, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "dp * tp * pp * cp = 8, but the cluster has 16 GPUs"));
+    fe_done(&r);
+}
+
+static void test_duplicate_key(void)
+{
+    fe_result r;
+    fe_run(&r, FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  steps = 2\n}\n", NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "t.plan:18:3: error: duplicate key 'steps'"));
+    CU_ASSERT_TRUE(fe_has(&r, "t.plan:17:3: note: 'steps' first set here"));
+    fe_done(&r);
+}
+
+static void test_missing_key_and_block(void)
+{
+    fe_result r;
+    fe_run(&r, "model \"m\" {\n  layers = 2\n}\n" FE_CLUSTER, NULL, 0);
+    CU_ASSERT_TRUE(fe_has(&r, "t.plan:1:1: error: block 'model' lacks the required key 'hidden'"));
+    CU_ASSERT_TRUE(fe_has(&r, "t.plan: error: missing block 'train'"));
+    CU_ASSERT_EQUAL(r.errors, 6); /* hidden ffn_hidden heads vocab seq_len, train */
+    fe_done(&r);
+}
+
+static void test_unknown_block(void)
+{
+    fe_result r;
+    fe_run(&r, VALID "trian { }\n", NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "unknown block 'trian'"));
+    CU_ASSERT_TRUE(fe_has(&r, "did you mean 'train'?"));
+    fe_done(&r);
+}
+
+static void test_warnings(void)
+{
+    fe_result r;
+    const char *defs[] = {"layout.sp = on", "layout.tp = 1", "layout.zero = 1", "layout.dp = 1"};
+    fe_run(&r, VALID, defs, 4);
+    CU_ASSERT_TRUE(fe_has(&r, "warning: sp = on has no effect with tp = 1"));
+    CU_ASSERT_TRUE(fe_has(&r, "warning: zero = 1 has no effect with dp = 1"));
+    CU_ASSERT_EQUAL(r.warnings, 2);
+    fe_done(&r);
+}
+
+static void test_error_cap(void)
+{
+    /* 30 unknown keys: 20 printed, then one line saying the rest are hidden */
+    char text[4096] = "model \"m\" {\n";
+    for (int i = 0; i < 30; i++) sprintf(text + strlen(text), "  bad%d = 1\n", i);
+    strcat(text, "}\n");
+    plc_arena a;
+    plc_arena_init(&a);
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    plc_diag d;
+    plc_diag_init(&d, f, 20);
+    plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
+    int se;
+    plc_ast *ast = plc_parse_source(&a, &d, src, &se);
+    plc_resolve_opts o = {NULL, ""};
+    plc_job job;
+    plc_resolve(&a, &d, ast, &o, &job);
+    fclose(f);
+    int printed = 0;
+    for (const char *p = out; (p = strstr(p, ": error: ")); p++) printed++;
+    CU_ASSERT_EQUAL(printed, 20);
+    CU_ASSERT_TRUE(d.errors > 30);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "too many errors"));
+    free(out);
+    plc_arena_free(&a);
+}
+
+/* data paths in the file are relative to the spec's directory, in -D to the cwd */
+static void test_data_path(void)
+{
+    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"tok.bin\"\n}\n";
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_diag d;
+    plc_diag_init(&d, stderr, 100);
+    plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
+    int se;
+    plc_ast *ast = plc_parse_source(&a, &d, src, &se);
+    plc_resolve_opts o = {NULL, "specs/llama"};
+    plc_job job;
+    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "specs/llama/tok.bin");
+    const char *defs[] = {"train.data = \"/abs/x.bin\"", "train.seed = 7"};
+    CU_ASSERT_EQUAL(plc_spec_apply_defines(&a, &d, ast, defs, 2), 0);
+    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "/abs/x.bin");
+    CU_ASSERT_EQUAL(job.train.seed, 7u);
+    const char *rel[] = {"train.data = \"here.bin\""};
+    plc_spec_apply_defines(&a, &d, ast, rel, 1);
+    plc_resolve(&a, &d, ast, &o, &job);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "here.bin");
+    plc_arena_free(&a);
+}
+
+static void test_divisors(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    CU_ASSERT_STRING_EQUAL(plc_divisors_text(&a, 12), "1, 2, 3, 4, 6, 12");
+    CU_ASSERT_STRING_EQUAL(plc_divisors_text(&a, 1), "1");
+    CU_ASSERT_STRING_EQUAL(plc_divisors_text(&a, 49), "1, 7, 49");
+    plc_arena_free(&a);
+}
+
+void register_test_resolve(void);
+void register_test_resolve(void)
+{
+    CU_pSuite s = CU_add_suite("resolve", NULL, NULL);
+    CU_add_test(s, "valid spec and defaults", test_valid_and_defaults);
+    CU_add_test(s, "layout choices", test_choices);
+    CU_add_test(s, "token batch", test_tokens_to_sequences);
+    CU_add_test(s, "token batch divides", test_tokens_must_divide);
+    CU_add_test(s, "cluster overrides", test_cluster_override);
+    CU_add_test(s, "unknown key", test_unknown_key);
+    CU_add_test(s, "unknown key hint", test_unknown_key_hint);
+    CU_add_test(s, "wrong unit", test_wrong_unit);
+    CU_add_test(s, "missing unit", test_missing_unit);
+    CU_add_test(s, "unknown unit", test_unknown_unit);
+    CU_add_test(s, "unit on a count", test_unit_on_count);
+    CU_add_test(s, "whole number", test_not_whole);
+    CU_add_test(s, "positive", test_positive);
+    CU_add_test(s, "overflow", test_overflow);
+    CU_add_test(s, "zero range", test_zero_range);
+    CU_add_test(s, "memory limit", test_memory_limit);
+    CU_add_test(s, "bad enum", test_bad_enum);
+    CU_add_test(s, "bad bool", test_bad_bool);
+    CU_add_test(s, "value type", test_type);
+    CU_add_test(s, "kv_heads divides heads", test_kv_heads);
+    CU_add_test(s, "tp divides heads", test_tp_heads);
+    CU_add_test(s, "pp divides layers", test_pp_layers);
+    CU_add_test(s, "cp divides seq_len", test_cp_seq);
+    CU_add_test(s, "degrees divide GPUs", test_gpu_product);
+    CU_add_test(s, "all degrees fixed", test_all_fixed_must_match);
+    CU_add_test(s, "dp divides batch", test_dp_batch);
+    CU_add_test(s, "micro_batch divides batch", test_mb_batch);
+    CU_add_test(s, "vpp needs pp", test_vpp_needs_pp);
+    CU_add_test(s, "vpp needs interleaved", test_vpp_schedule);
+    CU_add_test(s, "empty set", test_empty_set);
+    CU_add_test(s, "empty range", test_empty_range);
+    CU_add_test(s, "enum range", test_enum_range);
+    CU_add_test(s, "lr floor", test_lr_floor);
+    CU_add_test(s, "warmup", test_warmup);
+    CU_add_test(s, "beta", test_beta);
+    CU_add_test(s, "unknown gpu", test_unknown_gpu);
+    CU_add_test(s, "nodes", test_block_name);
+    CU_add_test(s, "duplicate key", test_duplicate_key);
+    CU_add_test(s, "missing key and block", test_missing_key_and_block);
+    CU_add_test(s, "unknown block", test_unknown_block);
+    CU_add_test(s, "warnings", test_warnings);
+    CU_add_test(s, "error cap", test_error_cap);
+    CU_add_test(s, "data path", test_data_path);
+    CU_add_test(s, "divisors", test_divisors);
+}

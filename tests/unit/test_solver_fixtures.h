@@ -1,0 +1,71 @@
+/* test_solver_fixtures.h: jobs the solver tests build directly in C. */
+#ifndef PLC_TEST_SOLVER_FIXTURES_H
+#define PLC_TEST_SOLVER_FIXTURES_H
+
+#include <string.h>
+
+#include "plc/job.h"
+
+static inline void fixture_model(plc_model *m, const char *name, int64_t layers, int64_t hidden, int64_t ffn,
+                                 int64_t heads, int64_t kv, int64_t vocab, int64_t seq, bool tied)
+{
+    memset(m, 0, sizeof *m);
+    strncpy(m->name, name, sizeof m->name - 1);
+    m->layers = layers; m->hidden = hidden; m->ffn_hidden = ffn; m->heads = heads;
+    m->kv_heads = kv; m->vocab = vocab; m->seq_len = seq; m->tie_embeddings = tied;
+    m->norm_eps = 1e-5; m->rope_theta = 10000;
+}
+
+/* A100-SXM4-80GB figures, efficiencies 1 and no overheads unless a test sets them */
+static inline void fixture_a100(plc_hw *hw)
+{
+    memset(hw, 0, sizeof *hw);
+    strcpy(hw->name, "A100-SXM4-80GB");
+    hw->mem_bytes = 80.0 * 1073741824.0;
+    hw->flops_bf16 = 312e12;
+    hw->flops_fp32 = 19.5e12;
+    hw->hbm_bw = 2039e9;
+    hw->intra_node_bw = 300e9;
+    hw->intra_node_lat = 5e-6;
+    hw->inter_node_bw = 25e9;
+    hw->inter_node_lat = 10e-6;
+    hw->matmul_eff = 1; hw->hbm_eff = 1; hw->comm_eff = 1;
+}
+
+static inline void fixture_layout_auto(plc_layout_spec *ls)
+{
+    memset(ls, 0, sizeof *ls); /* every choice PLC_CHOICE_AUTO (0) */
+    ls->memory_limit = 1.0;
+    ls->objective = PLC_OBJ_TIME;
+}
+
+static inline void fixture_pin(plc_choice *c, int64_t v)
+{
+    c->kind = PLC_CHOICE_SET;
+    c->n = 1;
+    c->v[0] = v;
+}
+
+/* Llama-1 13B (untied, 128k vocabulary as in ../shared/calibration) on
+ * nodes x 8 A100-80GB, 2048 sequences of 2048 tokens per step */
+static inline void fixture_llama13b(plc_job *job, int64_t nodes)
+{
+    memset(job, 0, sizeof *job);
+    job->path = "llama13b.plan";
+    fixture_model(&job->model, "llama-13b", 40, 5120, 13824, 40, 40, 128000, 2048, false);
+    fixture_a100(&job->cluster.hw);
+    job->cluster.hw.matmul_eff = 0.7;
+    job->cluster.hw.hbm_eff = 0.5;
+    job->cluster.hw.comm_eff = 0.35;
+    job->cluster.hw.matmul_half_dim = 64;
+    job->cluster.hw.runtime_reserved = 1.5 * 1073741824.0;
+    job->cluster.hw.comm_buffer = 0.5 * 1073741824.0;
+    job->cluster.nodes = nodes;
+    job->cluster.gpus_per_node = 8;
+    job->train.global_batch = 2048;
+    job->train.precision = PLC_PREC_BF16;
+    job->train.steps = 100;
+    fixture_layout_auto(&job->layout);
+}
+
+#endif

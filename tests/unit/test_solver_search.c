@@ -1,0 +1,135 @@
+/* test_solver_search.c: the search never answers with a layout that does not
+ * fit, ranks by the objective, honours the layout block, prunes soundly. */
+#include <CUnit/CUnit.h>
+#include <stdlib.h>
+
+#include "compiler/search.h"
+#include "test_solver_fixtures.h"
+
+static void test_solve_ranks_fitting_layouts(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 8);
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_solution s;
+    plc_solve_opts o = {.top = 20, .all = true};
+    CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &o, &s), 0);
+    CU_ASSERT_TRUE_FATAL(s.nranked > 0);
+    CU_ASSERT_EQUAL(s.enumerated, s.invalid + s.pruned + s.evaluated);
+    for (int i = 0; i < s.nranked; i++) {
+        CU_ASSERT_TRUE(s.ranked[i].fits);
+        CU_ASSERT_TRUE(s.ranked[i].peak_bytes <= s.limit_bytes);
+        if (i) CU_ASSERT_TRUE(s.ranked[i - 1].step_time_s <= s.ranked[i].step_time_s);
+    }
+    /* no candidate that fits beats the winner; the winner re-estimates the same */
+    int64_t fits = 0;
+    for (int64_t i = 0; i < s.nall; i++) {
+        if (!s.all[i].fits) continue;
+        fits++;
+        CU_ASSERT_TRUE(s.all[i].step_time_s >= s.ranked[0].step_time_s);
+    }
+    CU_ASSERT_EQUAL(fits, s.fitting);
+    plc_estimate *e = calloc(1, sizeof *e);
+    plc_estimate_layout(&job, &s.ranked[0].layout, e);
+    CU_ASSERT_TRUE(e->fits);
+    CU_ASSERT_DOUBLE_EQUAL(e->step_time_s, s.ranked[0].step_time_s, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(e->peak_bytes, s.ranked[0].peak_bytes, 1.0);
+    /* pruning is sound: every pruned subtree's bound exceeds the limit, so
+     * no estimated candidate with the same (tp, pp, cp, zero) fits either */
+    CU_ASSERT_TRUE(s.pruned > 0);
+    free(e);
+    plc_arena_free(&a);
+}
+
+static void test_constraints_and_objective(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 8);
+    fixture_pin(&job.layout.tp, 2);
+    fixture_pin(&job.layout.attention, PLC_ATTN_FLASH2);
+    job.layout.pp.kind = PLC_CHOICE_RANGE;
+    job.layout.pp.lo = 2;
+    job.layout.pp.hi = 4;
+    job.layout.objective = PLC_OBJ_MEMORY;
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_solution s;
+    CU_ASSERT_EQUAL_FATAL(plc_solve(&job, &a, &s), 0);
+    CU_ASSERT_TRUE_FATAL(s.nranked > 1);
+    for (int i = 0; i < s.nranked; i++) {
+        CU_ASSERT_EQUAL(s.ranked[i].layout.tp, 2);
+        CU_ASSERT_TRUE(s.ranked[i].layout.pp >= 2 && s.ranked[i].layout.pp <= 4);
+        CU_ASSERT_EQUAL(s.ranked[i].layout.attention, PLC_ATTN_FLASH2);
+        if (i) CU_ASSERT_TRUE(s.ranked[i - 1].peak_bytes <= s.ranked[i].peak_bytes);
+    }
+    plc_arena_free(&a);
+}
+
+static void test_invalid_and_pinned(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 8);
+    plc_layout l = {.tp = 3, .cp = 1, .pp = 1, .dp = 21, .vpp = 1, .micro_batch = 1, .schedule = PLC_SCHED_1F1B,
+                    .attention = PLC_ATTN_FLASH2};
+    char why[192];
+    CU_ASSERT_FALSE(plc_layout_check(&job, &l, why, sizeof why));
+    l.tp = 8; l.dp = 8;
+    l.pp = 3;
+    CU_ASSERT_FALSE(plc_layout_check(&job, &l, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "GPUs"));
+    l.pp = 1; l.dp = 8; l.schedule = PLC_SCHED_INTERLEAVED; l.vpp = 2;
+    CU_ASSERT_FALSE(plc_layout_check(&job, &l, why, sizeof why));
+    CU_ASSERT_PTR_NOT_NULL(strstr(why, "interleaved"));
+    /* every dimension pinned: one layout, evaluated fit or not */
+    plc_layout_spec *ls = &job.layout;
+    fixture_pin(&ls->dp, 64); fixture_pin(&ls->tp, 1); fixture_pin(&ls->pp, 1); fixture_pin(&ls->cp, 1);
+    fixture_pin(&ls->sp, 0); fixture_pin(&ls->vpp, 1); fixture_pin(&ls->micro_batch, 8);
+    fixture_pin(&ls->schedule, PLC_SCHED_1F1B); fixture_pin(&ls->recompute, PLC_RECOMPUTE_NONE);
+    fixture_pin(&ls->zero, 1); fixture_pin(&ls->attention, PLC_ATTN_NAIVE); fixture_pin(&ls->fused_rmsnorm, 0);
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_solution s;
+    CU_ASSERT_EQUAL_FATAL(plc_solve(&job, &a, &s), 0);
+    CU_ASSERT_TRUE(s.pinned);
+    CU_ASSERT_TRUE(s.single.valid);
+    CU_ASSERT_FALSE(s.single.fits);
+    CU_ASSERT_TRUE(s.single.step_time_s > 0);
+    CU_ASSERT_EQUAL(s.nranked, 0);
+    plc_arena_free(&a);
+}
+
+static void test_nothing_fits(void)
+{
+    plc_job job;
+    fixture_model(&job.model, "llama-2-70b", 80, 8192, 28672, 64, 8, 32000, 4096, false);
+    fixture_a100(&job.cluster.hw);
+    job.cluster.hw.mem_bytes = 40.0 * 1073741824.0;
+    job.cluster.nodes = 1;
+    job.cluster.gpus_per_node = 4;
+    job.train.global_batch = 64;
+    job.train.precision = PLC_PREC_BF16;
+    fixture_layout_auto(&job.layout);
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_solution s;
+    CU_ASSERT_EQUAL_FATAL(plc_solve(&job, &a, &s), 0);
+    CU_ASSERT_EQUAL(s.nranked, 0);
+    CU_ASSERT_TRUE(s.nclosest > 0);
+    for (int i = 1; i < s.nclosest; i++) CU_ASSERT_TRUE(s.closest[i - 1].peak_bytes <= s.closest[i].peak_bytes);
+    plc_arena_free(&a);
+    /* an unusable job is an error, not a crash */
+    job.model.layers = 0;
+    plc_arena_init(&a);
+    CU_ASSERT_EQUAL(plc_solve(&job, &a, &s), -1);
+    plc_arena_free(&a);
+}
+
+void register_test_solver_search(void)
+{
+    CU_pSuite s = CU_add_suite("solver_search", NULL, NULL);
+    CU_add_test(s, "ranked layouts fit and are ordered", test_solve_ranks_fitting_layouts);
+    CU_add_test(s, "constraints and the memory objective", test_constraints_and_objective);
+    CU_add_test(s, "invalid and pinned layouts", test_invalid_and_pinned);
+    CU_add_test(s, "nothing fits; unusable job", test_nothing_fits);
+}

@@ -1,0 +1,173 @@
+/* test_solver_time.c: collective costs at known sizes, rank placement,
+ * schedule bubbles (simulation against closed forms), and time-model
+ * mechanisms. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "compiler/collectives.h"
+#include "compiler/schedule_model.h"
+#include "compiler/time_model.h"
+#include "test_solver_fixtures.h"
+
+static plc_hw simple_hw(void)
+{
+    plc_hw hw;
+    memset(&hw, 0, sizeof hw);
+    hw.intra_node_bw = 100e9;
+    hw.inter_node_bw = 10e9;
+    hw.comm_eff = 1;
+    return hw;
+}
+
+static void test_ring_costs(void)
+{
+    plc_hw hw = simple_hw();
+    double B = 1e9;
+    /* inside a node: ring all-reduce moves 2 (n-1)/n of the buffer */
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_ALL_REDUCE, B, 8, 8), 2 * 7.0 / 8 * B / 100e9, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_ALL_GATHER, B, 8, 8), 7.0 / 8 * B / 100e9, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_REDUCE_SCATTER, B, 8, 8), 7.0 / 8 * B / 100e9, 1e-12);
+    /* two nodes of 8: reduce-scatter and all-gather in the node, all-reduce of
+     * 1/8 across the nodes on 8 rails */
+    double two = 2 * 7.0 / 8 * B / 100e9 + 2 * 0.5 * (B / 8) / 10e9;
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 16, 8), two, 1e-12);
+    /* one rank per node: all traffic over the network */
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 4, 1), 2 * 0.75 * B / 10e9, 1e-12);
+    /* comm efficiency scales bandwidth */
+    hw.comm_eff = 0.5;
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_ALL_GATHER, B, 8, 8), 2 * 7.0 / 8 * B / 100e9, 1e-12);
+    /* trivial groups cost nothing */
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_ALL_REDUCE, B, 1, 1), 0, 0);
+}
+
+static void test_tree_for_small_messages(void)
+{
+    plc_hw hw = simple_hw();
+    hw.inter_node_lat = 10e-6;
+    hw.intra_node_lat = 2e-6;
+    /* 1 KiB over 64 nodes: ring pays 2 x 63 latencies, tree 2 x 6 */
+    double ring = plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, 1024, 64, 1);
+    double tree = plc_cost_collective_tree(&hw, PLC_COLL_ALL_REDUCE, 1024, 64, 1);
+    CU_ASSERT_DOUBLE_EQUAL(ring, 2 * (63.0 / 64 * 1024 / 10e9 + 63 * 10e-6), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(tree, 2 * (1024 / 10e9 + 6 * 10e-6), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_ALL_REDUCE, 1024, 64, 1), tree, 1e-15);
+    /* large messages: the ring's bandwidth term wins */
+    CU_ASSERT_TRUE(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, 1e9, 64, 1) <
+                   plc_cost_collective_tree(&hw, PLC_COLL_ALL_REDUCE, 1e9, 64, 1));
+    /* p2p */
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_p2p(&hw, 1e6, true), 1e6 / 10e9 + 10e-6, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_p2p(&hw, 1e6, false), 1e6 / 100e9 + 2e-6, 1e-15);
+}
+
+/* Megatron order: tp fastest, then cp, dp, pp */
+static void test_group_placement(void)
+{
+    plc_layout l = {.tp = 4, .cp = 2, .dp = 8, .pp = 4};
+    plc_layout_groups g;
+    plc_layout_groups_of(&l, 8, &g);
+    CU_ASSERT_EQUAL(g.tp.per_node, 4);  /* inside a node */
+    CU_ASSERT_EQUAL(g.cp.per_node, 2);  /* stride 4: two per node */
+    CU_ASSERT_EQUAL(g.dp.per_node, 1);  /* stride 8: one per node */
+    CU_ASSERT_EQUAL(g.pp.per_node, 1);
+    CU_ASSERT_EQUAL(g.dpcp.size, 16);
+    CU_ASSERT_EQUAL(g.dpcp.per_node, 2);
+    plc_layout m = {.tp = 1, .cp = 1, .dp = 64, .pp = 1};
+    plc_layout_groups_of(&m, 8, &g);
+    CU_ASSERT_EQUAL(g.dp.per_node, 8);
+}
+
+/* simulated bubbles of uniform pipelines against the closed forms:
+ * gpipe and 1f1b (p-1)/m, interleaved (p-1)/(v m) */
+static void test_bubbles(void)
+{
+    plc_sched_sim r;
+    int64_t pps[] = {2, 4, 8};
+    int64_t ms[] = {8, 16, 64};
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 3; j++) {
+            int64_t p = pps[i], m = ms[j];
+            for (int s = PLC_SCHED_GPIPE; s <= PLC_SCHED_1F1B; s++) {
+                CU_ASSERT_EQUAL_FATAL(plc_sched_simulate(s, p, 1, 32, m, 1.0, 2.0, 0, 0, 0, &r), 0);
+                CU_ASSERT_DOUBLE_EQUAL(r.makespan, (double)(m + p - 1) * 3.0 * 32 / p, 1e-9);
+                CU_ASSERT_DOUBLE_EQUAL((r.makespan - r.busy_max) / r.busy_max,
+                                       plc_sched_bubble_ratio(s, p, 1, 32, m, 2.0), 1e-9);
+            }
+            CU_ASSERT_EQUAL_FATAL(plc_sched_simulate(PLC_SCHED_INTERLEAVED, p, 2, 32, m, 1.0, 2.0, 0, 0, 0, &r), 0);
+            double sim = (r.makespan - r.busy_max) / r.busy_max;
+            double closed = plc_sched_bubble_ratio(PLC_SCHED_INTERLEAVED, p, 2, 32, m, 2.0);
+            CU_ASSERT_DOUBLE_EQUAL(sim, closed, 0.02 + 0.1 * closed);
+        }
+    /* layer-major schedules: the closed forms against the simulation */
+    int64_t lm[][3] = {{4, 32, 8}, {8, 80, 16}, {16, 80, 32}, {2, 40, 2}, {4, 32, 3}};
+    for (size_t i = 0; i < sizeof lm / sizeof lm[0]; i++) {
+        int64_t p = lm[i][0], L = lm[i][1], m = lm[i][2];
+        for (int s = PLC_SCHED_LAYERED; s <= PLC_SCHED_MODULAR; s++) {
+            CU_ASSERT_EQUAL_FATAL(plc_sched_simulate(s, p, 1, L, m, 1.0, 2.0, 0, 0, 0, &r), 0);
+            CU_ASSERT_DOUBLE_EQUAL((r.makespan - r.busy_max) / r.busy_max, plc_sched_bubble_ratio(s, p, 1, L, m, 2.0), 1e-9);
+        }
+    }
+    /* modular placement with layer-major order: a bubble of about one
+     * layer per stage, far below 1f1b's */
+    double mod = plc_sched_bubble_ratio(PLC_SCHED_MODULAR, 4, 1, 32, 8, 2.0);
+    CU_ASSERT_TRUE(mod < 0.5 * plc_sched_bubble_ratio(PLC_SCHED_1F1B, 4, 1, 32, 8, 2.0));
+    CU_ASSERT_TRUE(mod > 0);
+    /* layered gradient accumulation on contiguous stages waits for whole stages */
+    CU_ASSERT_TRUE(plc_sched_bubble_ratio(PLC_SCHED_LAYERED, 4, 1, 32, 8, 2.0) >
+                   plc_sched_bubble_ratio(PLC_SCHED_1F1B, 4, 1, 32, 8, 2.0));
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_bubble_ratio(PLC_SCHED_LAYERED, 1, 1, 32, 8, 2.0), 0, 0);
+    /* invalid: interleaved needs m a multiple of pp */
+    CU_ASSERT_EQUAL(plc_sched_simulate(PLC_SCHED_INTERLEAVED, 4, 2, 32, 6, 1, 2, 0, 0, 0, &r), -1);
+}
+
+static void test_inflight(void)
+{
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 64, 0), 8, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 64, 7), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 4, 0), 4, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_GPIPE, 8, 1, 64, 3), 64, 0);
+    /* interleaved, Megatron's warm-up: (p-1)*2 + (v-1)*p + 1 chunks of 1/v */
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_INTERLEAVED, 4, 2, 64, 0), (6 + 4 + 1) / 2.0, 1e-12);
+}
+
+/* the step-time model's mechanisms: recompute costs about a forward,
+ * flash beats materialised attention, and the figures add up */
+static void test_time_mechanisms(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 8);
+    plc_layout l = {.tp = 2, .cp = 1, .pp = 2, .dp = 16, .vpp = 1, .micro_batch = 1, .sp = 1,
+                    .schedule = PLC_SCHED_1F1B, .zero = 1, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+    plc_estimate *e = calloc(1, sizeof *e);
+    plc_time_estimate(&job, &l, e);
+    double sum = 0;
+    for (int c = 0; c < PLC_TIME_COUNT; c++) sum += e->time[c];
+    CU_ASSERT_DOUBLE_EQUAL(sum, e->step_time_s, 1e-9);
+    CU_ASSERT_TRUE(e->time[PLC_TIME_BUBBLE] > 0 && e->time[PLC_TIME_COMM_TP] > 0);
+    CU_ASSERT_DOUBLE_EQUAL(e->tokens_per_s, 2048.0 * 2048 / e->step_time_s, 1e-6);
+    double base = e->step_time_s;
+    l.recompute = PLC_RECOMPUTE_FULL;
+    plc_time_estimate(&job, &l, e);
+    CU_ASSERT_TRUE(e->step_time_s > base * 1.2 && e->step_time_s < base * 1.45);
+    l.recompute = PLC_RECOMPUTE_NONE;
+    l.attention = PLC_ATTN_NAIVE;
+    plc_time_estimate(&job, &l, e);
+    CU_ASSERT_TRUE(e->step_time_s > base * 1.1);
+    /* matmul cost: 2 M N K at the shape's efficiency */
+    plc_hw hw = job.cluster.hw;
+    hw.matmul_half_dim = 0;
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_matmul(&hw, PLC_PREC_BF16, 1024, 1024, 1024), 2.0 * 1024 * 1024 * 1024 / (312e12 * 0.7), 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_memory_bound(&hw, 2039e9), 1.0 / 0.5, 1e-12);
+    free(e);
+}
+
+void register_test_solver_time(void)
+{
+    CU_pSuite s = CU_add_suite("solver_time", NULL, NULL);
+    CU_add_test(s, "ring collectives, hierarchical", test_ring_costs);
+    CU_add_test(s, "tree for small messages, p2p", test_tree_for_small_messages);
+    CU_add_test(s, "group placement from the rank order", test_group_placement);
+    CU_add_test(s, "bubbles: simulation and closed forms", test_bubbles);
+    CU_add_test(s, "in-flight micro-batches", test_inflight);
+    CU_add_test(s, "time-model mechanisms", test_time_mechanisms);
+}
