@@ -90,7 +90,8 @@ RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
 
-.PHONY: all test unit e2e run bench deps clean cuda-check
+.PHONY: all test unit e2e run bench deps clean
+.SECONDARY: $(GEN_C) $(GEN_H)
 .DEFAULT_GOAL := all
 all: $(BIN)/plc $(BIN)/plrun
 

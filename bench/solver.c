@@ -19,7 +19,7 @@ static void llama70b_h100(plc_job *job)
     plc_hw *hw = &job->cluster.hw; /* examples/catalog.yaml's H100-SXM5-80GB */
     strcpy(hw->name, "H100-SXM5-80GB");
     hw->mem_bytes = 81559.0 * 1048576; hw->flops_bf16 = 989e12; hw->flops_fp32 = 67e12;
-    hw->hbm_bw = 3.35e12; hw->intra_node_bw = 900e9; hw->intra_node_lat = 4e-6;
+    hw->hbm_bw = 3.35e12; hw->intra_node_bw = 450e9; /* per direction */ hw->intra_node_lat = 4e-6;
     hw->inter_node_bw = 50e9; hw->inter_node_lat = 8e-6;
     hw->matmul_eff = 0.7; hw->matmul_half_dim = 64; hw->hbm_eff = 0.5; hw->comm_eff = 0.35;
     hw->kernel_launch = 4e-6; hw->runtime_reserved = 1.5 * 1073741824.0; hw->comm_buffer = 0.5 * 1073741824.0;

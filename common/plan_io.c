@@ -19,24 +19,14 @@
 #include <string.h>
 
 #include "common/crc32.h"
+#include "common/errmsg.h"
+#include "plc/le.h"
 
 #define HEADER_BYTES 32u
 #define TABLE_ENTRY_BYTES 24u
 #define NO_STRING UINT64_MAX
 /* generous sanity bounds: a hostile count is rejected before it is used */
 #define MAX_DIM (INT64_C(1) << 40)
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 uint64_t plc_fnv1a64(const void *data, size_t len)
 {
@@ -84,14 +74,14 @@ static void wb_bytes(wbuf *b, const void *p, size_t n)
 static void wb_u32(wbuf *b, uint32_t v)
 {
     uint8_t x[4];
-    for (int i = 0; i < 4; i++) x[i] = (uint8_t)(v >> (8 * i));
+    plc_put_le32(x, v);
     wb_bytes(b, x, 4);
 }
 
 static void wb_u64(wbuf *b, uint64_t v)
 {
     uint8_t x[8];
-    for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
+    plc_put_le64(x, v);
     wb_bytes(b, x, 8);
 }
 
@@ -212,16 +202,6 @@ static void write_stages(wbuf *b, const plc_plan *p)
     for (uint32_t i = 0; i < n; i++) wb_i32(b, p->stage_program[i]);
 }
 
-static void put_u32(uint8_t *x, uint32_t v)
-{
-    for (int i = 0; i < 4; i++) x[i] = (uint8_t)(v >> (8 * i));
-}
-
-static void put_u64(uint8_t *x, uint64_t v)
-{
-    for (int i = 0; i < 8; i++) x[i] = (uint8_t)(v >> (8 * i));
-}
-
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen)
 {
     /* one buffer, sized up front: header, table, META, GROUPS, PROGRAMS,
@@ -256,25 +236,25 @@ int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, s
     free(strings.data);
     if (oom) {
         free(out.data);
-        return fail(err, errlen, "out of memory while encoding the plan");
+        return plc_fail(err, errlen, "out of memory while encoding the plan");
     }
     uint8_t *d = out.data;
     memcpy(d, PLC_PLAN_MAGIC, 8);
-    put_u32(d + 8, PLC_PLAN_VERSION);
-    put_u32(d + 12, PLC_PLAN_ENDIAN_PROBE);
+    plc_put_le32(d + 8, PLC_PLAN_VERSION);
+    plc_put_le32(d + 12, PLC_PLAN_ENDIAN_PROBE);
     double probe = PLC_PLAN_FLOAT_PROBE;
     uint64_t bits;
     memcpy(&bits, &probe, sizeof bits);
-    put_u64(d + 16, bits);
-    put_u32(d + 24, PLC_SEC_COUNT_);
+    plc_put_le64(d + 16, bits);
+    plc_put_le32(d + 24, PLC_SEC_COUNT_);
     for (int s = 1; s <= PLC_SEC_COUNT_; s++) {
         uint8_t *e = d + table_at + (size_t)(s - 1) * TABLE_ENTRY_BYTES;
-        put_u32(e, (uint32_t)s);
-        put_u32(e + 4, plc_crc32(0, d + off[s], size[s]));
-        put_u64(e + 8, off[s]);
-        put_u64(e + 16, size[s]);
+        plc_put_le32(e, (uint32_t)s);
+        plc_put_le32(e + 4, plc_crc32(0, d + off[s], size[s]));
+        plc_put_le64(e + 8, off[s]);
+        plc_put_le64(e + 16, size[s]);
     }
-    put_u32(d + 28, plc_crc32(0, d + table_at, (size_t)PLC_SEC_COUNT_ * TABLE_ENTRY_BYTES));
+    plc_put_le32(d + 28, plc_crc32(0, d + table_at, (size_t)PLC_SEC_COUNT_ * TABLE_ENTRY_BYTES));
     *data = d;
     *len = end;
     return 0;
@@ -289,19 +269,20 @@ int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t e
     char *tmp = malloc(plen + 5);
     if (!tmp) {
         free(data);
-        return fail(err, errlen, "out of memory");
+        return plc_fail(err, errlen, "out of memory");
     }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
     FILE *f = fopen(tmp, "wb");
     int rc = 0;
     if (!f) {
-        rc = fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
     } else {
         size_t w = fwrite(data, 1, len, f);
         int close_rc = fclose(f);
-        if (w != len || close_rc != 0) rc = fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        else if (rename(tmp, path) != 0) rc = fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        if (w != len || close_rc != 0) rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        else if (rename(tmp, path) != 0)
+            rc = plc_fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         if (rc) remove(tmp);
     }
     free(tmp);
@@ -328,7 +309,7 @@ static int rc_need(rcur *c, size_t n)
 {
     if (c->failed) return 0;
     if (c->len - c->pos < n) {
-        fail(c->err, c->errlen, "damaged plan: section %s is truncated at byte %zu", c->section, c->pos);
+        plc_fail(c->err, c->errlen, "damaged plan: section %s is truncated at byte %zu", c->section, c->pos);
         c->failed = 1;
         return 0;
     }
@@ -340,7 +321,7 @@ static uint32_t rc_u32(rcur *c)
     if (!rc_need(c, 4)) return 0;
     const uint8_t *x = c->p + c->pos;
     c->pos += 4;
-    return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
+    return plc_get_le32(x);
 }
 
 static uint64_t rc_u64(rcur *c)
@@ -558,13 +539,6 @@ static void read_stages(rcur *c, plc_plan *p)
     if (!c->failed && c->pos != c->len) rc_fail(c, "%zu unexpected bytes at the end", c->len - c->pos);
 }
 
-static uint32_t le32(const uint8_t *x)
-{
-    return (uint32_t)x[0] | (uint32_t)x[1] << 8 | (uint32_t)x[2] << 16 | (uint32_t)x[3] << 24;
-}
-
-static uint64_t le64(const uint8_t *x) { return (uint64_t)le32(x) | (uint64_t)le32(x + 4) << 32; }
-
 static const char *section_name(uint32_t id)
 {
     static const char *const names[] = {"?", "STRINGS", "META", "GROUPS", "PROGRAMS", "STAGES"};
@@ -576,48 +550,51 @@ int plc_plan_decode(plc_arena *a, const uint8_t *data, size_t len, plc_plan *out
 {
     memset(out, 0, sizeof *out);
     if (len < HEADER_BYTES)
-        return fail(err, errlen, "not a plan file: %zu bytes, shorter than the %u-byte header", len, HEADER_BYTES);
+        return plc_fail(err, errlen, "not a plan file: %zu bytes, shorter than the %u-byte header", len, HEADER_BYTES);
     if (memcmp(data, PLC_PLAN_MAGIC, 8) != 0)
-        return fail(err, errlen, "not a plan file: the magic bytes are not \"%s\"", PLC_PLAN_MAGIC);
-    uint32_t version = le32(data + 8);
+        return plc_fail(err, errlen, "not a plan file: the magic bytes are not \"%s\"", PLC_PLAN_MAGIC);
+    uint32_t version = plc_get_le32(data + 8);
     if (version != PLC_PLAN_VERSION)
-        return fail(err, errlen, "plan format version %u, but this build reads version %u: recompile the spec with this plc",
-                    version, PLC_PLAN_VERSION);
-    if (le32(data + 12) != PLC_PLAN_ENDIAN_PROBE)
-        return fail(err, errlen, "damaged plan: the byte-order probe reads 0x%08x, not 0x%08x", le32(data + 12),
-                    PLC_PLAN_ENDIAN_PROBE);
+        return plc_fail(err, errlen,
+                        "plan format version %u, but this build reads version %u: recompile the spec with this plc",
+                        version, PLC_PLAN_VERSION);
+    if (plc_get_le32(data + 12) != PLC_PLAN_ENDIAN_PROBE)
+        return plc_fail(err, errlen, "damaged plan: the byte-order probe reads 0x%08x, not 0x%08x",
+                        plc_get_le32(data + 12), PLC_PLAN_ENDIAN_PROBE);
     double probe;
-    uint64_t probe_bits = le64(data + 16);
+    uint64_t probe_bits = plc_get_le64(data + 16);
     memcpy(&probe, &probe_bits, sizeof probe);
     if (probe != PLC_PLAN_FLOAT_PROBE)
-        return fail(err, errlen, "damaged plan: the float-format probe reads %g, not %g (IEEE 754 binary64 expected)",
-                    probe, PLC_PLAN_FLOAT_PROBE);
-    uint32_t nsec = le32(data + 24);
+        return plc_fail(err, errlen,
+                        "damaged plan: the float-format probe reads %g, not %g (IEEE 754 binary64 expected)", probe,
+                        PLC_PLAN_FLOAT_PROBE);
+    uint32_t nsec = plc_get_le32(data + 24);
     if (nsec != PLC_SEC_COUNT_)
-        return fail(err, errlen, "damaged plan: %u sections, version %u plans have %u", nsec, version, PLC_SEC_COUNT_);
+        return plc_fail(err, errlen, "damaged plan: %u sections, version %u plans have %u", nsec, version,
+                        PLC_SEC_COUNT_);
     size_t table_bytes = (size_t)nsec * TABLE_ENTRY_BYTES;
     if (len - HEADER_BYTES < table_bytes)
-        return fail(err, errlen, "damaged plan: the section table is truncated (%zu bytes in the file)", len);
+        return plc_fail(err, errlen, "damaged plan: the section table is truncated (%zu bytes in the file)", len);
     const uint8_t *table = data + HEADER_BYTES;
-    if (plc_crc32(0, table, table_bytes) != le32(data + 28))
-        return fail(err, errlen, "damaged plan: the section table fails its checksum");
+    if (plc_crc32(0, table, table_bytes) != plc_get_le32(data + 28))
+        return plc_fail(err, errlen, "damaged plan: the section table fails its checksum");
 
     const uint8_t *sec_data[PLC_SEC_COUNT_ + 1] = {0};
     size_t sec_len[PLC_SEC_COUNT_ + 1] = {0};
     for (uint32_t i = 0; i < nsec; i++) {
         const uint8_t *e = table + (size_t)i * TABLE_ENTRY_BYTES;
-        uint32_t id = le32(e), crc = le32(e + 4);
-        uint64_t off = le64(e + 8), size = le64(e + 16);
+        uint32_t id = plc_get_le32(e), crc = plc_get_le32(e + 4);
+        uint64_t off = plc_get_le64(e + 8), size = plc_get_le64(e + 16);
         if (id != i + 1)
-            return fail(err, errlen, "damaged plan: section table entry %u has id %u, expected %u", i, id, i + 1);
+            return plc_fail(err, errlen, "damaged plan: section table entry %u has id %u, expected %u", i, id, i + 1);
         if (off > len || size > len - off)
-            return fail(err, errlen,
-                        "damaged plan: section %s (offset %llu, %llu bytes) lies outside the %zu-byte file",
-                        section_name(id), (unsigned long long)off, (unsigned long long)size, len);
+            return plc_fail(err, errlen,
+                            "damaged plan: section %s (offset %llu, %llu bytes) lies outside the %zu-byte file",
+                            section_name(id), (unsigned long long)off, (unsigned long long)size, len);
         if (off < HEADER_BYTES + table_bytes)
-            return fail(err, errlen, "damaged plan: section %s overlaps the header", section_name(id));
+            return plc_fail(err, errlen, "damaged plan: section %s overlaps the header", section_name(id));
         if (plc_crc32(0, data + off, (size_t)size) != crc)
-            return fail(err, errlen, "damaged plan: section %s fails its CRC32 check", section_name(id));
+            return plc_fail(err, errlen, "damaged plan: section %s fails its CRC32 check", section_name(id));
         sec_data[id] = data + off;
         sec_len[id] = (size_t)size;
     }
@@ -646,7 +623,7 @@ int plc_plan_decode(plc_arena *a, const uint8_t *data, size_t len, plc_plan *out
 int plc_plan_load_file(plc_arena *a, const char *path, plc_plan *out, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
-    if (!f) return fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    if (!f) return plc_fail(err, errlen, "cannot open %s: %s", path, strerror(errno));
     uint8_t *data = NULL;
     size_t len = 0, cap = 0;
     for (;;) {
@@ -656,7 +633,7 @@ int plc_plan_load_file(plc_arena *a, const char *path, plc_plan *out, char *err,
             if (!d) {
                 free(data);
                 fclose(f);
-                return fail(err, errlen, "out of memory reading %s", path);
+                return plc_fail(err, errlen, "out of memory reading %s", path);
             }
             data = d;
         }
@@ -668,11 +645,11 @@ int plc_plan_load_file(plc_arena *a, const char *path, plc_plan *out, char *err,
     fclose(f);
     if (read_error) {
         free(data);
-        return fail(err, errlen, "cannot read %s", path);
+        return plc_fail(err, errlen, "cannot read %s", path);
     }
     char inner[512];
     int rc = plc_plan_decode(a, data, len, out, inner, sizeof inner);
     free(data);
-    if (rc) return fail(err, errlen, "%s: %s", path, inner);
+    if (rc) return plc_fail(err, errlen, "%s: %s", path, inner);
     return 0;
 }

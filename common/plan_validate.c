@@ -7,21 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "common/plan_io.h"
 
 #define MAX_DIM (INT64_C(1) << 40)
-
-static int vfail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int vfail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g)
 {
@@ -316,35 +305,37 @@ static int validate_program(const plc_plan *p, uint32_t pi, char *err, size_t er
         const plc_buffer *b = &g->buffers[i];
         const char *name = b->name ? b->name : "?";
         if (b->offset % 64)
-            return vfail(err, errlen, "program %u buffer %u ('%s'): offset %llu is not 64-byte aligned", pi, i, name,
-                         (unsigned long long)b->offset);
+            return plc_fail(err, errlen, "program %u buffer %u ('%s'): offset %llu is not 64-byte aligned", pi, i, name,
+                            (unsigned long long)b->offset);
         if (b->offset > g->arena_bytes || b->bytes > g->arena_bytes - b->offset)
-            return vfail(err, errlen, "program %u buffer %u ('%s'): bytes [%llu, +%llu) lie outside the %llu-byte arena",
-                         pi, i, name, (unsigned long long)b->offset, (unsigned long long)b->bytes,
-                         (unsigned long long)g->arena_bytes);
+            return plc_fail(
+                err, errlen, "program %u buffer %u ('%s'): bytes [%llu, +%llu) lie outside the %llu-byte arena", pi, i,
+                name, (unsigned long long)b->offset, (unsigned long long)b->bytes, (unsigned long long)g->arena_bytes);
         if (b->rows < 0 || b->cols < 0 || b->rows > MAX_DIM || b->cols > MAX_DIM ||
             (uint64_t)mul3(b->rows, b->cols, (int64_t)plc_dtype_size(b->dtype)) > b->bytes)
-            return vfail(err, errlen, "program %u buffer %u ('%s'): shape %lld x %lld does not fit in %llu bytes", pi, i,
-                         name, (long long)b->rows, (long long)b->cols, (unsigned long long)b->bytes);
+            return plc_fail(err, errlen, "program %u buffer %u ('%s'): shape %lld x %lld does not fit in %llu bytes",
+                            pi, i, name, (long long)b->rows, (long long)b->cols, (unsigned long long)b->bytes);
         if (b->tensor < -1 || b->tensor >= ntensors)
-            return vfail(err, errlen, "program %u buffer %u ('%s'): tensor id %d out of range", pi, i, name, b->tensor);
+            return plc_fail(err, errlen, "program %u buffer %u ('%s'): tensor id %d out of range", pi, i, name,
+                            b->tensor);
         if (b->nshards < 0 || b->nshards > MAX_DIM || b->flat_shards < 0 || b->flat_shards > MAX_DIM ||
             b->shard_dims > 15 || b->flat_dims > 15)
-            return vfail(err, errlen, "program %u buffer %u ('%s'): bad shard description", pi, i, name);
+            return plc_fail(err, errlen, "program %u buffer %u ('%s'): bad shard description", pi, i, name);
     }
     if (g->loss_buf < -1 || g->loss_buf >= (int32_t)g->nbuffers ||
         (g->loss_buf >= 0 && (g->buffers[g->loss_buf].dtype != PLC_F64 || g->buffers[g->loss_buf].bytes < 8)))
-        return vfail(err, errlen, "program %u: loss buffer %d is not an F64 scalar of the program", pi, g->loss_buf);
+        return plc_fail(err, errlen, "program %u: loss buffer %d is not an F64 scalar of the program", pi, g->loss_buf);
     if (g->gnorm_buf < -1 || g->gnorm_buf >= (int32_t)g->nbuffers ||
         (g->gnorm_buf >= 0 && (g->buffers[g->gnorm_buf].dtype != PLC_F64 || g->buffers[g->gnorm_buf].bytes < 8)))
-        return vfail(err, errlen, "program %u: norm buffer %d is not an F64 scalar of the program", pi, g->gnorm_buf);
+        return plc_fail(err, errlen, "program %u: norm buffer %d is not an F64 scalar of the program", pi,
+                        g->gnorm_buf);
 
     for (uint32_t i = 0; i < g->ninstrs; i++) {
         const plc_instr *in = &g->instrs[i];
         vctx v = {p, g, pi, i, in, err, errlen};
         if ((unsigned)in->op >= PLC_OP_COUNT || (unsigned)in->stream >= PLC_STREAM_COUNT ||
             (unsigned)in->phase >= PLC_PHASE_COUNT)
-            return vfail(err, errlen, "program %u instruction %u: op, stream or phase out of range", pi, i);
+            return plc_fail(err, errlen, "program %u instruction %u: op, stream or phase out of range", pi, i);
         for (int k = 0; k < PLC_INSTR_BUFS; k++)
             if (in->buf[k] < -1 || in->buf[k] >= (int32_t)g->nbuffers)
                 return ifail(&v, "buf%d = %d is not a buffer id (the program has %u)", k, in->buf[k], g->nbuffers);
@@ -373,31 +364,32 @@ int plc_plan_validate(const plc_plan *p, char *err, size_t errlen)
         m->seq_len < 1 || m->layers > MAX_DIM || m->hidden > MAX_DIM || m->ffn_hidden > MAX_DIM ||
         m->heads > MAX_DIM || m->kv_heads > MAX_DIM || m->vocab > MAX_DIM || m->seq_len > MAX_DIM ||
         m->layers > (INT32_MAX - 3) / 9)
-        return vfail(err, errlen, "damaged plan: model dimensions out of range");
+        return plc_fail(err, errlen, "damaged plan: model dimensions out of range");
     if (p->train.global_batch < 1 || p->train.global_batch > MAX_DIM)
-        return vfail(err, errlen, "damaged plan: global batch %lld out of range", (long long)p->train.global_batch);
+        return plc_fail(err, errlen, "damaged plan: global batch %lld out of range", (long long)p->train.global_batch);
     const int64_t dims[] = {l->dp, l->tp, l->pp, l->cp, l->vpp, l->micro_batch};
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++)
-        if (dims[i] < 1 || dims[i] > (1 << 20)) return vfail(err, errlen, "damaged plan: layout dimension out of range");
+        if (dims[i] < 1 || dims[i] > (1 << 20))
+            return plc_fail(err, errlen, "damaged plan: layout dimension out of range");
     /* bounds that keep every per-rank and per-stage table small */
     if (l->pp > 1024 || l->pp > m->layers)
-        return vfail(err, errlen, "damaged plan: pp = %lld (at most 1024 and the layer count)", (long long)l->pp);
+        return plc_fail(err, errlen, "damaged plan: pp = %lld (at most 1024 and the layer count)", (long long)l->pp);
     if (l->dp * l->tp > (INT64_C(1) << 22) / (l->pp * l->cp))
-        return vfail(err, errlen, "damaged plan: more than %lld ranks", (long long)(INT64_C(1) << 22));
+        return plc_fail(err, errlen, "damaged plan: more than %lld ranks", (long long)(INT64_C(1) << 22));
     if (l->zero < 0 || l->zero > 3 || l->sp < 0 || l->sp > 1)
-        return vfail(err, errlen, "damaged plan: zero or sp out of range");
+        return plc_fail(err, errlen, "damaged plan: zero or sp out of range");
     if (p->world_size != l->dp * l->tp * l->pp * l->cp)
-        return vfail(err, errlen, "damaged plan: world size %lld is not dp*tp*pp*cp = %lld", (long long)p->world_size,
-                     (long long)(l->dp * l->tp * l->pp * l->cp));
+        return plc_fail(err, errlen, "damaged plan: world size %lld is not dp*tp*pp*cp = %lld",
+                        (long long)p->world_size, (long long)(l->dp * l->tp * l->pp * l->cp));
     for (uint32_t i = 0; i < p->ngroups; i++)
         if (p->groups[i].dims == 0 || p->groups[i].dims > 15 || p->groups[i].flags > PLC_GROUP_PP_ENDS)
-            return vfail(err, errlen, "damaged plan: group %u has dims 0x%x flags 0x%x", i, p->groups[i].dims,
-                         p->groups[i].flags);
-    if (!p->stage_program) return vfail(err, errlen, "damaged plan: no stage map");
+            return plc_fail(err, errlen, "damaged plan: group %u has dims 0x%x flags 0x%x", i, p->groups[i].dims,
+                            p->groups[i].flags);
+    if (!p->stage_program) return plc_fail(err, errlen, "damaged plan: no stage map");
     for (int64_t s = 0; s < l->pp; s++)
         if (p->stage_program[s] < 0 || (uint32_t)p->stage_program[s] >= p->nprograms)
-            return vfail(err, errlen, "damaged plan: stage %lld runs program %d, the plan has %u", (long long)s,
-                         p->stage_program[s], p->nprograms);
+            return plc_fail(err, errlen, "damaged plan: stage %lld runs program %d, the plan has %u", (long long)s,
+                            p->stage_program[s], p->nprograms);
     for (uint32_t pi = 0; pi < p->nprograms; pi++)
         if (validate_program(p, pi, err, errlen)) return -1;
     return 0;

@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "common/plan_io.h"
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/lower.h"
 #include "compiler/report.h"
 #include "compiler/report_load.h"
+#include "compiler/report_memplan.h"
 #include "compiler/solver.h"
 
 static void usage(FILE *out)
@@ -44,22 +46,7 @@ static void summary(const char *path, const char *outp, const plc_plan *p, const
     printf("memory     per rank, by stage: the plan's exact arena (state + activations and temporaries)\n"
            "           against the solver's estimate of the same buffers, and its full estimate\n"
            "           (with communication buffers, workspaces and reserved memory)\n");
-    for (int64_t s = 0; s < p->layout.pp; s++) {
-        const plc_program *g = &p->programs[p->stage_program[s]];
-        double same = 0, full = 0;
-        for (int c = 0; c < PLC_MEM_COUNT; c++) {
-            full += est->stage_mem[s][c];
-            if (c <= PLC_MEM_TEMPORARIES) same += est->stage_mem[s][c];
-        }
-        double plan = (double)g->arena_bytes;
-        printf("  stage %-3lld plan %9.2f MiB (%.2f + %.2f)   solver %9.2f MiB (%+.1f%%)   full estimate %9.2f MiB\n",
-               (long long)s, mib(plan), mib((double)st[s].persistent_bytes), mib((double)st[s].dynamic_peak),
-               mib(same), same > 0 ? 100.0 * (same - plan) / plan : 0.0, mib(full));
-        if (s == 7 && p->layout.pp > 9) {
-            printf("  ... %lld more stages\n", (long long)(p->layout.pp - 8));
-            break;
-        }
-    }
+    plc_report_memplan(stdout, p, est, st);
     uint64_t instrs = 0, bufs = 0;
     for (uint32_t i = 0; i < p->nprograms; i++) {
         instrs += p->programs[i].ninstrs;
@@ -85,22 +72,9 @@ int plc_cmd_compile(int argc, char **argv)
             outp = argv[++i];
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "plc compile: error: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return PLC_EXIT_INPUT;
-        }
-        if (path) {
-            fprintf(stderr, "plc compile: error: one spec at a time ('%s' and '%s')\n", path, argv[i]);
-            return PLC_EXIT_INPUT;
-        }
-        path = argv[i];
+        if (plc_cmd_take_input("compile", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
-    if (!path) {
-        fprintf(stderr, "plc compile: error: no spec given\n");
-        usage(stderr);
-        return PLC_EXIT_INPUT;
-    }
+    if (plc_cmd_need_input("compile", "spec", path, usage)) return PLC_EXIT_INPUT;
     plc_arena a;
     plc_arena_init(&a);
     int rc = PLC_EXIT_OK;

@@ -2,10 +2,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/plan_io.h"
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/plan_diff.h"
-#include "compiler/plan_dump.h"
 
 static void usage(FILE *out)
 {
@@ -58,13 +57,9 @@ int plc_cmd_diff(int argc, char **argv)
     plc_arena a;
     plc_arena_init(&a);
     plc_plan p[2];
-    char err[512];
     int rc = PLC_EXIT_OK;
     for (int k = 0; k < 2 && rc == PLC_EXIT_OK; k++)
-        if (plc_plan_load_file(&a, paths[k], &p[k], err, sizeof err)) {
-            fprintf(stderr, "plc diff: error: %s\n", err);
-            rc = PLC_EXIT_INPUT;
-        }
+        if (plc_cmd_load_plan("diff", &a, paths[k], &p[k])) rc = PLC_EXIT_INPUT;
     int64_t rank = 0;
     int64_t world = p[0].world_size < p[1].world_size ? p[0].world_size : p[1].world_size;
     if (rc == PLC_EXIT_OK && rank_text && plc_parse_rank("diff", rank_text, world, &rank)) rc = PLC_EXIT_INPUT;

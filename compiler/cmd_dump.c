@@ -1,9 +1,8 @@
 /* cmd_dump.c: plc dump PLAN [--rank R] [--no-buffers]. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
-#include "common/plan_io.h"
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/plan_dump.h"
 
@@ -25,20 +24,6 @@ static void usage(FILE *out)
             "  -h, --help     this text\n");
 }
 
-/* a rank number in [0, world) or -1 after a message */
-int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out)
-{
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || *end || v < 0 || v >= world) {
-        fprintf(stderr, "plc %s: error: --rank '%s' is not a rank of this plan (0..%lld)\n", cmd, text,
-                (long long)world - 1);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
 int plc_cmd_dump(int argc, char **argv)
 {
     const char *path = NULL, *rank_text = NULL;
@@ -54,30 +39,15 @@ int plc_cmd_dump(int argc, char **argv)
             rank_text = argv[++i];
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "plc dump: error: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return PLC_EXIT_INPUT;
-        }
-        if (path) {
-            fprintf(stderr, "plc dump: error: one plan at a time ('%s' and '%s')\n", path, argv[i]);
-            return PLC_EXIT_INPUT;
-        }
-        path = argv[i];
+        if (plc_cmd_take_input("dump", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
-    if (!path) {
-        fprintf(stderr, "plc dump: error: no plan given\n");
-        usage(stderr);
-        return PLC_EXIT_INPUT;
-    }
+    if (plc_cmd_need_input("dump", "plan", path, usage)) return PLC_EXIT_INPUT;
     plc_arena a;
     plc_arena_init(&a);
     plc_plan p;
-    char err[512];
     int rc = PLC_EXIT_OK;
     int64_t rank = -1;
-    if (plc_plan_load_file(&a, path, &p, err, sizeof err)) {
-        fprintf(stderr, "plc dump: error: %s\n", err);
+    if (plc_cmd_load_plan("dump", &a, path, &p)) {
         rc = PLC_EXIT_INPUT;
     } else if (rank_text && plc_parse_rank("dump", rank_text, p.world_size, &rank)) {
         rc = PLC_EXIT_INPUT;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "compiler/commands.h"
+#include "compiler/lower.h"
 #include "compiler/report.h"
 #include "compiler/report_load.h"
 
@@ -65,7 +66,20 @@ int plc_cmd_explain(int argc, char **argv)
     }
     w = malloc(sizeof *w);
     if (!w || plc_estimate_layout(&job, &best->layout, w)) { rc = PLC_EXIT_INTERNAL; goto done; }
-    plc_report_explain(stdout, &job, &s, w);
+    /* the winner lowered: its static memory plan is the exact peak the
+     * solver's estimate is compared with */
+    plc_explain_plan lowered = {0};
+    plc_plan *plan = PLC_NEW(&a, plc_plan);
+    plc_memplan_stats *st = PLC_NEW_ARRAY(&a, plc_memplan_stats, w->layout.pp);
+    plc_prediction pred = {w->step_time_s, w->tokens_per_s, w->mfu, w->peak_bytes, 0};
+    char err[512];
+    if (plc_lower(&job, &w->layout, &pred, &a, plan, st, err, sizeof err) == 0) {
+        lowered.plan = plan;
+        lowered.stats = st;
+    } else {
+        lowered.why = err;
+    }
+    plc_report_explain(stdout, &job, &s, w, &lowered);
     if (!w->fits) {
         printf("\nthe pinned layout does not fit: %s\n", w->reason);
         rc = PLC_EXIT_NO_LAYOUT;

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "common/plan_io.h"
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/plan_check.h"
 #include "compiler/plan_trace.h"
@@ -44,22 +44,9 @@ int plc_cmd_trace(int argc, char **argv)
             else ranks = argv[++i];
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "plc trace: error: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return PLC_EXIT_INPUT;
-        }
-        if (path) {
-            fprintf(stderr, "plc trace: error: one plan at a time ('%s' and '%s')\n", path, argv[i]);
-            return PLC_EXIT_INPUT;
-        }
-        path = argv[i];
+        if (plc_cmd_take_input("trace", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
-    if (!path) {
-        fprintf(stderr, "plc trace: error: no plan given\n");
-        usage(stderr);
-        return PLC_EXIT_INPUT;
-    }
+    if (plc_cmd_need_input("trace", "plan", path, usage)) return PLC_EXIT_INPUT;
     if (ranks && strcmp(ranks, "all") && strcmp(ranks, "stages")) {
         fprintf(stderr, "plc trace: error: --ranks takes all or stages, not '%s'\n", ranks);
         return PLC_EXIT_INPUT;
@@ -67,10 +54,7 @@ int plc_cmd_trace(int argc, char **argv)
     plc_arena a;
     plc_arena_init(&a);
     plc_plan p;
-    char err[512];
-    int rc = PLC_EXIT_OK;
-    if (plc_plan_load_file(&a, path, &p, err, sizeof err)) {
-        fprintf(stderr, "plc trace: error: %s\n", err);
+    if (plc_cmd_load_plan("trace", &a, path, &p)) {
         plc_arena_free(&a);
         return PLC_EXIT_INPUT;
     }
@@ -89,6 +73,8 @@ int plc_cmd_trace(int argc, char **argv)
         return PLC_EXIT_INPUT;
     }
     plc_trace_summary sum;
+    char err[512];
+    int rc = PLC_EXIT_OK;
     if (plc_trace_run(&p, all, NULL, NULL, out, &sum, err, sizeof err)) {
         fprintf(stderr, "plc trace: error: %s\n", err);
         rc = PLC_EXIT_INPUT;

@@ -44,6 +44,14 @@ void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t sta
     }
 }
 
+int64_t plc_stage_tensors(const plc_model *m, int64_t pp, const plc_stage_params *s)
+{
+    /* layers, the embedding table (stage 0), the final norm and the head
+     * (untied) or the tied table's copy (pp > 1) on the last stage */
+    int64_t head = s->has_head ? 1 + (!m->tie_embeddings || pp > 1) : 0;
+    return PLC_LAYER_TENSORS * s->layers + (s->has_embedding ? 1 : 0) + head;
+}
+
 double plc_flops_layer_linear_fwd(const plc_model *m)
 {
     return 2.0 * (double)plc_params_layer_matrices(m);

@@ -42,6 +42,12 @@ static inline double plc_stage_params_total(const plc_stage_params *s)
     return s->layer_matrices + s->norms + s->embedding;
 }
 
+/* parameter tensors of a layer (two norms, q, k, v, o, gate, up, down) */
+#define PLC_LAYER_TENSORS 9
+/* parameter tensors a rank of the stage holds (the collectives over them
+ * are issued one per tensor) */
+int64_t plc_stage_tensors(const plc_model *m, int64_t pp, const plc_stage_params *s);
+
 /* Forward matmul FLOPs per token of one layer, excluding attention scores
  * (2 x its matrix parameters). */
 double plc_flops_layer_linear_fwd(const plc_model *m);

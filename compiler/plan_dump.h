@@ -25,7 +25,4 @@ void plc_dump_instr(FILE *out, const plc_plan *p, const plc_program *g, uint32_t
 /* everything (rank < 0), or the header and the program of one world rank */
 void plc_dump_plan(FILE *out, const plc_plan *p, int64_t rank, bool with_buffers);
 
-/* --rank R of dump/diff/trace: a rank in [0, world), or -1 after a message */
-int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out);
-
 #endif

@@ -6,7 +6,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "compiler/memplan.h"
 #include "compiler/solver.h"
+#include "plc/plan.h"
 
 #define PLC_GIB 1073741824.0
 
@@ -26,8 +28,18 @@ void plc_report_no_fit(FILE *out, const plc_job *job, const plc_solution *s);
  * error (message on stderr). */
 int plc_report_solve_yaml(FILE *out, const plc_job *job, const plc_solution *s, int top, bool all);
 
-/* plc explain: memory by stage and component, time breakdown, regions */
-void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *winner);
+/* the winner lowered to a plan, for explain's comparison of the solver's
+ * memory estimate with the plan's exact peak (plan NULL: why says why not) */
+typedef struct plc_explain_plan {
+    const plc_plan *plan;
+    const plc_memplan_stats *stats; /* plan->layout.pp entries */
+    const char *why;
+} plc_explain_plan;
+
+/* plc explain: memory by stage and component, the same against the lowered
+ * plan, time breakdown, regions */
+void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *winner,
+                        const plc_explain_plan *lowered);
 
 /* header line describing the job */
 void plc_report_job_header(FILE *out, const plc_job *job);

@@ -5,6 +5,7 @@
 
 #include "compiler/report.h"
 
+#include "compiler/report_memplan.h"
 #include "compiler/search.h"
 
 static void memory_table(FILE *out, const plc_estimate *e)
@@ -36,7 +37,8 @@ static void time_table(FILE *out, const plc_estimate *e)
     }
 }
 
-void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w)
+void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w,
+                        const plc_explain_plan *lowered)
 {
     plc_report_job_header(out, job);
     fputs("winner: ", out);
@@ -44,6 +46,15 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
     fputs("\n\n", out);
     memory_table(out, w);
     fputc('\n', out);
+    if (lowered && lowered->plan) {
+        fputs("memory against the lowered plan (plc compile), per rank: the plan's exact arena\n"
+              "(state + activations and temporaries at their peak) against the solver's estimate\n"
+              "of the same buffers (weights to temporaries), and its full estimate:\n", out);
+        plc_report_memplan(out, lowered->plan, w, lowered->stats);
+        fputc('\n', out);
+    } else if (lowered && lowered->why) {
+        fprintf(out, "the plan's exact memory is not available: %s\n\n", lowered->why);
+    }
     time_table(out, w);
     if (s->pinned) {
         fprintf(out, "\nthe layout block pins every dimension: no other layout was considered\n");

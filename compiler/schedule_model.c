@@ -7,6 +7,7 @@
  * layer (layered: contiguous stages processed layer-major; modular: layer i on
  * rank i mod pp, layer-major). Forward of chunk c needs forward of c-1 for the
  * same micro-batch, backward of c needs backward of c+1 and forward of c. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -215,6 +216,116 @@ done:
     free(S.chunk_rank); free(S.t_f); free(S.t_b); free(S.done_f); free(S.done_b);
     free(S.order); free(S.count); free(S.next); free(pool); free(free_at); free(busy);
     return rc;
+}
+
+/* ---- layer-major schedules: the makespan without a unit-level simulation --- */
+
+/* A rank running one chunk (one layer) for all m micro-batches sees its
+ * inputs as a stream: the first at `first`, then one every `gap` (the
+ * producer's pace). It starts when both it and the first input are there,
+ * runs units of `unit` seconds, never ahead of its inputs, and hands its
+ * outputs on as a stream of the same form (the mean spacing). */
+typedef struct stream { double first, gap; } stream;
+
+/* fmax is a libm call here (no -ffast-math); the walk is the search's hot
+ * path and its figures are never NaN */
+static inline double max2(double a, double b) { return a > b ? a : b; }
+
+static stream run_chunk(double *free_at, stream in, double m, double unit)
+{
+    double start = max2(*free_at, in.first);
+    double last = max2(start + m * unit, in.first + (m - 1.0) * in.gap + unit);
+    *free_at = last;
+    stream out = {start + unit, m > 1.0 ? (last - (start + unit)) / (m - 1.0) : 0.0};
+    return out;
+}
+
+/* State of the walk after a round of layers: every rank's free time and the
+ * stream handed on. */
+typedef struct walk {
+    double *free_at;
+    int64_t pp;
+    stream in;
+} walk;
+
+/* Once a whole round (one layer on every rank) shifts the state by the
+ * same amount everywhere, with the same spacing, every later round of
+ * plain layers does too (the walk is a max-plus map: shifting its input
+ * shifts its output): returns that shift, or -1. */
+static double uniform_shift(const walk *w, const double *before, stream in_before)
+{
+    double shift = w->in.first - in_before.first;
+    double tol = 1e-12 * (fabs(w->in.first) + 1e-30);
+    if (fabs(w->in.gap - in_before.gap) > tol) return -1.0;
+    for (int64_t r = 0; r < w->pp; r++)
+        if (fabs((w->free_at[r] - before[r]) - shift) > tol) return -1.0;
+    return shift;
+}
+
+/* Layer-major schedules run every micro-batch through a layer before the
+ * next layer (layered: contiguous stages; modular: layer i on rank i mod
+ * pp), backward in reverse. Walking the layers in order, each one is a
+ * stream through its rank; runs of identical work are skipped once they
+ * repeat (layered: a rank's layers after its first run back to back;
+ * modular: rounds after the pipeline's pace is set), so the cost is
+ * O(pp) rounds, not O(layers x micro-batches) units as in the unit-level
+ * simulation (plc_sched_simulate, which the unit tests compare it with). */
+double plc_sched_layer_major_makespan(plc_schedule s, int64_t pp, int64_t layers, int64_t micro, double tf,
+                                      double tb, double first_extra, double last_extra, double p2p)
+{
+    double m = (double)micro;
+    if (pp <= 1 || layers % pp || pp > PLC_SCHED_MAX_RANKS)
+        return m * ((double)layers * (tf + tb) + first_extra + last_extra); /* one rank */
+    double free_at[PLC_SCHED_MAX_RANKS] = {0}, before[PLC_SCHED_MAX_RANKS];
+    int64_t per = layers / pp;
+    bool layered = s == PLC_SCHED_LAYERED;
+    walk w = {free_at, pp, {0.0, 0.0}};
+    for (int dir = 0; dir < 2; dir++) { /* forward, then backward from the last layer */
+        double t = dir == 0 ? tf : tb;
+        double share = dir == 0 ? 1.0 / 3.0 : 2.0 / 3.0; /* of the extras, as the simulator */
+        w.in = (stream){0.0, 0.0}; /* the data (forward) or the loss (backward): all there */
+        int64_t prev = -1;
+        stream in_before = w.in;
+        for (int64_t i = 0; i < layers; i++) {
+            int64_t l = dir == 0 ? i : layers - 1 - i;
+            int64_t r = layered ? l / per : l % pp;
+            bool plain = l != 0 && l != layers - 1;
+            if (layered && plain && prev == r) {
+                /* the rest of this rank's block: its own outputs, back to back */
+                int64_t left = 0; /* plain layers left on this rank after this one */
+                while (i + 1 + left < layers) {
+                    int64_t l2 = dir == 0 ? i + 1 + left : layers - 2 - i - left;
+                    if (l2 / per != r || l2 == 0 || l2 == layers - 1) break;
+                    left++;
+                }
+                free_at[r] += (double)(left + 1) * m * t;
+                w.in = (stream){free_at[r] - m * t + t, t};
+                i += left;
+                continue;
+            }
+            if (!layered && i % pp == 0) {
+                memcpy(before, free_at, (size_t)pp * sizeof *before);
+                in_before = w.in;
+            }
+            if (prev >= 0 && prev != r) w.in.first += p2p;
+            double unit = t + (l == 0 ? first_extra * share : 0.0) + (l == layers - 1 ? last_extra * share : 0.0);
+            w.in = run_chunk(&free_at[r], w.in, m, unit);
+            prev = r;
+            if (!layered && i % pp == pp - 1 && i >= pp) {
+                /* a whole plain round done: skip the plain rounds that repeat it */
+                double shift = uniform_shift(&w, before, in_before);
+                int64_t rounds_left = (layers - 1 - i) / pp - 1; /* the last round holds an end layer */
+                if (shift >= 0 && rounds_left > 0) {
+                    for (int64_t q = 0; q < pp; q++) free_at[q] += (double)rounds_left * shift;
+                    w.in.first += (double)rounds_left * shift;
+                    i += rounds_left * pp;
+                }
+            }
+        }
+    }
+    double makespan = 0;
+    for (int64_t r = 0; r < pp; r++) makespan = max2(makespan, free_at[r]);
+    return makespan;
 }
 
 /* ---- bubble ratio, memoised for the simulated schedules ----------------- */

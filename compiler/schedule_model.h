@@ -33,6 +33,16 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
                        double tf, double tb, double first_extra, double last_extra,
                        double p2p, plc_sched_sim *out);
 
+/* Makespan of one step of a layer-major schedule (layered or modular):
+ * per-layer forward time tf and backward tb per micro-batch, extra time per
+ * micro-batch on the first and last layer (embedding; head and loss), p2p
+ * seconds per message between ranks. O(layers), cheap enough for the
+ * search; matches plc_sched_simulate's makespan (the unit tests compare
+ * them). pp above PLC_SCHED_MAX_RANKS is treated as one rank. */
+#define PLC_SCHED_MAX_RANKS 1024
+double plc_sched_layer_major_makespan(plc_schedule s, int64_t pp, int64_t layers, int64_t micro, double tf,
+                                      double tb, double first_extra, double last_extra, double p2p);
+
 /* Idle share of a balanced pipeline: bubble / busy time of a rank, for tb/tf
  * = ratio. Closed forms (checked against the simulator in the tests) for
  * gpipe and 1f1b (pp-1)/m, interleaved (pp-1)/(vpp m), layered

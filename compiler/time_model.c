@@ -192,89 +192,113 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     /* busiest stage per micro-batch: the last (head) or the first (embedding) */
     double ends = l->pp == 1 ? first + last : fmax(first, last);
 
-    double ratio = tf > 0 ? tb / tf : 2.0;
-    double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
-                                                 round(ratio * 2.0) / 2.0);
-    /* the bubble is idle time of a balanced pipeline; stage imbalance is in
-     * the busiest stage's work (the ends term of the components below) */
-    double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
-    double bubble = bubble_ratio * (double)micro * balanced_mb;
-
     plc_layout_groups g;
     plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
 
-    /* pipeline send/recv: activations forward, gradients backward. Depth-first
-     * schedules (gpipe, 1f1b, interleaved) wait for the message of every unit
-     * they receive. Layer-major schedules (layered, modular) receive the
-     * next micro-batch's input while computing the current one: only what a
-     * message takes beyond one layer's compute is exposed, plus the fill;
-     * modular placement sends at every layer, contiguous stages once. */
-    double pp_exposed = 0;
+    /* pipeline send/recv of activations (forward) and their gradients
+     * (backward): the mean cost of a hop between neighbouring ranks, which
+     * crosses a node boundary only between the last stage on a node and
+     * the first on the next (and, for the schedules whose chunks wrap
+     * around from the last rank to the first, on the way back) */
+    bool layer_major = l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR;
+    double msg = 0;
     if (l->pp > 1) {
         double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
         double bytes = (double)(l->micro_batch * m->seq_len / l->cp) * (double)m->hidden * d.act / spd;
-        bool cross = g.pp.per_node < g.pp.size;
-        double msg = plc_cost_p2p(hw, bytes, cross);
-        if (l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR) {
-            double hops = l->schedule == PLC_SCHED_MODULAR ? (double)layers : 1.0;
-            pp_exposed = 2.0 * (double)micro * hops * (fmax(0.0, msg - tf) + fmax(0.0, msg - tb)) / 2.0 + 2.0 * msg;
-        } else {
-            pp_exposed = 2.0 * (double)micro * (double)l->vpp * msg;
-        }
+        bool ring = l->schedule == PLC_SCHED_MODULAR || l->schedule == PLC_SCHED_INTERLEAVED;
+        double nodes = (double)g.pp.size / (double)g.pp.per_node; /* nodes the pp group spans */
+        double hops = ring ? (double)l->pp : (double)(l->pp - 1);
+        double cross = nodes <= 1.0 ? 0.0 : (ring ? nodes : nodes - 1.0) / hops;
+        msg = cross * plc_cost_p2p(hw, bytes, true) + (1.0 - cross) * plc_cost_p2p(hw, bytes, false);
+    }
+    /* ZeRO 3: plc's lowering gathers a layer's weights (one collective per
+     * tensor) on the compute stream whenever the stage enters the layer:
+     * for every micro-batch each way with depth-first schedules, once per
+     * step each way with layer-major ones (LGA) */
+    double layer_params = (double)plc_params_layer(m) / (double)l->tp;
+    double layer_gather = 0;
+    if (l->zero >= 3 && g.dpcp.size > 1)
+        layer_gather = PLC_LAYER_TENSORS * plc_cost_group(hw, PLC_COLL_ALL_GATHER,
+                                                          layer_params * d.weight / PLC_LAYER_TENSORS, g.dpcp);
+    double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
+    double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
+    double bubble = 0, pp_exposed = 0, gathers_exposed = entries * layer_gather;
+    if (l->pp > 1 && layer_major) {
+        /* breadth-first schedules: the step's makespan from the schedule's
+         * own order (fill, the wait at the turn from forward to backward
+         * behind the head and loss, rounds that wait for the ring when
+         * messages outlast the slack), without and with the messages and
+         * the ZeRO-3 gathers (spread over the layer's micro-batches: a
+         * gather while the rank waits for its input costs nothing) */
+        double mk0 = plc_sched_layer_major_makespan(l->schedule, l->pp, m->layers, micro, tf, tb, first, last, 0);
+        double mk1 = plc_sched_layer_major_makespan(l->schedule, l->pp, m->layers, micro, tf, tb, first, last, msg);
+        double mk2 = layer_gather > 0 ? plc_sched_layer_major_makespan(l->schedule, l->pp, m->layers, micro,
+                                                                       tf + layer_gather / (double)micro,
+                                                                       tb + layer_gather / (double)micro,
+                                                                       first, last, msg)
+                                      : mk1;
+        bubble = fmax(0.0, mk0 - busy);
+        pp_exposed = fmax(0.0, mk1 - mk0);
+        gathers_exposed = fmax(0.0, mk2 - mk1);
+    }
+    if (l->pp > 1 && !layer_major) {
+        /* depth-first schedules: the closed forms' idle share of a balanced
+         * pipeline (stage imbalance is in the busiest stage's work: the
+         * ends term of the components below), and every message a unit
+         * receives waited for */
+        double ratio = tf > 0 ? tb / tf : 2.0;
+        double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
+                                                     round(ratio * 2.0) / 2.0);
+        double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
+        bubble = bubble_ratio * (double)micro * balanced_mb;
+        pp_exposed = 2.0 * (double)micro * (double)l->vpp * msg;
     }
 
-    /* data-parallel gradient reduction and ZeRO gathers, over data x context */
-    double params = 0;
+    /* data-parallel gradient reduction and ZeRO gathers over data x
+     * context, as plc's lowering issues them: one collective per parameter
+     * tensor (so each pays its latency), reductions on the communication
+     * stream behind the backward, ZeRO 1 and 2 gathers of the updated
+     * weights after the optimizer, ZeRO 3 gathers of a layer's weights on
+     * the compute stream whenever a stage enters the layer. */
+    double params = 0, tensors = 0;
     int64_t ends_stages[2] = {0, l->pp - 1}; /* middle stages hold the fewest */
     for (int i = 0; i < 2; i++) {
         plc_stage_params sp;
         plc_stage_params_of(m, l->tp, l->pp, ends_stages[i], &sp);
         double p = plc_stage_params_total(&sp);
-        if (p > params) params = p;
+        if (p > params) { params = p; tensors = (double)plc_stage_tensors(m, l->pp, &sp); }
     }
-    bool lga = l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR;
-    double dp_comm = 0, zero_comm = 0, dp_window = 0;
+    bool lga = layer_major;
+    bool per_mb = l->zero >= 2 && !lga; /* ZeRO 2, 3: each run of backwards of a layer reduced */
+    double dp_exposed = 0, zero_exposed = 0, zeroing;
     if (g.dpcp.size > 1) {
         double grads = params * d.grad, weights = params * d.weight;
-        double per_mb_reductions = (l->zero >= 2 && !lga) ? (double)micro : 1.0;
-        if (l->zero == 0) {
-            dp_comm = plc_cost_group(hw, PLC_COLL_ALL_REDUCE, grads, g.dpcp);
-        } else {
-            dp_comm = per_mb_reductions * plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, grads, g.dpcp);
-        }
-        double gather = plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights, g.dpcp);
-        /* overlap: the reduction of a layer's gradients runs behind the
-         * backward of the layers before it once they are final: after the
-         * last micro-batch (flush schedules), during every micro-batch's
-         * backward (per-micro-batch reduce-scatter), or behind the whole
-         * layer-major backward (LGA). */
-        double bwd_mb = (double)layers * tb, fwd_mb = (double)layers * tf;
-        double tail = 1.0 - 1.0 / (double)layers; /* the first layer's gradients come last */
-        if (lga || per_mb_reductions > 1) dp_window = (double)micro * bwd_mb * tail;
-        else dp_window = bwd_mb * tail;
-        if (l->zero == 1 || l->zero == 2) {
-            zero_comm = gather; /* updated parameters back to every rank, after the optimizer */
-        } else if (l->zero == 3) {
-            /* each layer gathered for its forward and its backward (once per
-             * step with LGA), prefetched behind the compute of the layer
-             * before; the first gather is exposed. Gathers and reductions
-             * share one communication stream and one window: the compute. */
-            double gathers = (lga ? 2.0 : 2.0 * (double)micro) * gather;
-            dp_window = (double)micro * (fwd_mb + bwd_mb) * tail;
-            double exposed = fmax(0.0, dp_comm + gathers - dp_window);
-            double share = dp_comm + gathers > 0 ? gathers / (dp_comm + gathers) : 0;
-            zero_comm = exposed * share + gather / (double)layers;
-            dp_comm = exposed * (1.0 - share);
-            dp_window = 0;
-        }
+        plc_collective_kind red = l->zero == 0 ? PLC_COLL_ALL_REDUCE : PLC_COLL_REDUCE_SCATTER;
+        /* ZeRO 0 reduces one bucket per layer, the others one tensor at a time */
+        double pieces = l->zero == 0 ? (double)layers + 1.0 : tensors;
+        double dp_comm = (per_mb ? (double)micro : 1.0) * pieces * plc_cost_group(hw, red, grads / pieces, g.dpcp);
+        /* a layer's reduction starts once its gradients are final: during
+         * the last micro-batch's backward (flush schedules), every
+         * micro-batch's (per-micro-batch reductions), or the whole
+         * layer-major backward (LGA). The first layer's come last: nothing
+         * hides its reduction. */
+        double bwd_mb = (double)layers * tb;
+        double window = (lga || per_mb) ? (double)micro * bwd_mb : bwd_mb;
+        dp_exposed = fmax(dp_comm / (double)layers, dp_comm - window);
+        if (l->zero == 1 || l->zero == 2)
+            zero_exposed = tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp);
+        if (l->zero == 3) zero_exposed = gathers_exposed;
     }
-    double dp_exposed = fmax(0.0, dp_comm - dp_window);
-    double zero_gather_exposed = zero_comm;
+    /* gradient buffers zeroed for the step (ZeRO 2, 3: a layer's block for
+     * each run of backwards) */
+    double zeroed = l->zero >= 2 ? (per_mb ? (double)micro : 1.0) * layer_params * (double)layers : params;
+    zeroing = plc_cost_memory_bound(hw, zeroed * d.grad);
 
     /* optimizer: AdamW over the rank's shard, memory-bound */
     double shard = l->zero >= 1 ? (double)g.dpcp.size : 1.0;
     double opt_bytes = params / shard * (d.grad + (d.optimizer + d.weight) * 2.0);
-    double optimizer = plc_cost_memory_bound(hw, opt_bytes);
+    double optimizer = plc_cost_memory_bound(hw, opt_bytes) + zeroing;
+    double zero_gather_exposed = zero_exposed;
 
     double *t = est->time;
     for (int k = 0; k < PLC_TIME_COUNT; k++) t[k] = 0;

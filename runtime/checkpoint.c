@@ -2,27 +2,17 @@
 #include "runtime/checkpoint.h"
 
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "common/tensors.h"
 #include "runtime/data.h"
 #include "runtime/safetensors.h"
 #include "runtime/shard.h"
 
 #define CKPT_TAG 9100
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static const plc_program *program_of(const plc_plan *plan, int64_t rank, plc_rank_coords *co)
 {
@@ -43,7 +33,7 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
 {
     plc_tensor_info ti;
     *found = 0;
-    if (!plc_tensor_get(&plan->model, tensor, &ti)) return fail(err, errlen, "no tensor %lld", (long long)tensor);
+    if (!plc_tensor_get(&plan->model, tensor, &ti)) return plc_fail(err, errlen, "no tensor %lld", (long long)tensor);
     const int64_t R = ti.shape[0], C = ti.shape[1];
 
     /* every rank walks the same plan, so all agree on who sends what */
@@ -63,7 +53,7 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
     float *local = NULL;
     int64_t covered = 0, whole = 0;
     int rc = 0, tag = CKPT_TAG;
-    if (!seen) return fail(err, errlen, "out of memory");
+    if (!seen) return plc_fail(err, errlen, "out of memory");
     plc_backend *be = plc_exec_backend(x);
     for (int64_t r = 0; r < plan->world_size && rc == 0 && !whole; r++) {
         plc_rank_coords co;
@@ -78,7 +68,7 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
             if (dup) continue;
             if (nseen == capseen) {
                 plc_shard_region *s = realloc(seen, 2 * capseen * sizeof *s);
-                if (!s) { rc = fail(err, errlen, "out of memory"); break; }
+                if (!s) { rc = plc_fail(err, errlen, "out of memory"); break; }
                 seen = s;
                 capseen *= 2;
             }
@@ -88,20 +78,20 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
             if (!reg.flat && reg.rows == R && reg.cols == C) whole = 1;
             if (r != comm->rank && comm->rank != 0) continue; /* neither owner nor receiver */
             float *tmp = realloc(local, (size_t)(n > 0 ? n : 1) * sizeof *tmp);
-            if (!tmp) { rc = fail(err, errlen, "out of memory"); break; }
+            if (!tmp) { rc = plc_fail(err, errlen, "out of memory"); break; }
             local = tmp;
             if (r == comm->rank) {
                 /* this rank owns the shard: its buffer, in backend memory */
                 if (be->ops->download(be, local, plc_exec_buffer(x, (int32_t)b), (size_t)n * sizeof(float))) {
-                    rc = fail(err, errlen, "rank %d: %s", comm->rank, be->error);
+                    rc = plc_fail(err, errlen, "rank %d: %s", comm->rank, be->error);
                     break;
                 }
                 if (comm->rank != 0 && plc_comm_send_bytes(comm, local, (size_t)n * sizeof(float), 0, tag)) {
-                    rc = fail(err, errlen, "rank %d: sending a shard failed", comm->rank);
+                    rc = plc_fail(err, errlen, "rank %d: sending a shard failed", comm->rank);
                     break;
                 }
             } else if (plc_comm_recv_bytes(comm, local, (size_t)n * sizeof(float), (int)r, tag)) {
-                rc = fail(err, errlen, "receiving a shard of %s from rank %lld failed", ti.name, (long long)r);
+                rc = plc_fail(err, errlen, "receiving a shard of %s from rank %lld failed", ti.name, (long long)r);
                 break;
             }
             if (comm->rank == 0) plc_shard_gather(out, local, &reg, C);
@@ -110,8 +100,8 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
     free(local);
     free(seen);
     if (rc == 0 && !whole && covered != R * C)
-        rc = fail(err, errlen, "the %s buffers of %s cover %lld of its %lld elements",
-                  plc_buf_kind_name(kind), ti.name, (long long)covered, (long long)(R * C));
+        rc = plc_fail(err, errlen, "the %s buffers of %s cover %lld of its %lld elements",
+                      plc_buf_kind_name(kind), ti.name, (long long)covered, (long long)(R * C));
     return rc;
 }
 
@@ -128,13 +118,14 @@ static int add_kind(plc_executor *x, plc_comm *comm, const plc_plan *plan, plc_b
         float *g = NULL;
         if (comm->rank == 0) {
             g = calloc((size_t)ti.numel, sizeof *g);
-            if (!g) return fail(err, errlen, "out of memory");
+            if (!g) return plc_fail(err, errlen, "out of memory");
             bufs[t] = g;
         }
         int found = 0;
         if (plc_ckpt_gather_tensor(x, comm, plan, kind, t, g, &found, err, errlen)) return -1;
         if (!found) {
-            if (required) return fail(err, errlen, "no rank holds a %s buffer of %s", plc_buf_kind_name(kind), ti.name);
+            if (required)
+                return plc_fail(err, errlen, "no rank holds a %s buffer of %s", plc_buf_kind_name(kind), ti.name);
             continue;
         }
         if (comm->rank == 0) {
@@ -158,8 +149,8 @@ static void free_bufs(float **bufs, int64_t n)
 static int agree(plc_comm *comm, int rc, char *err, size_t errlen)
 {
     double v = rc ? 1 : 0;
-    if (plc_comm_max_f64(comm, &v, 1)) return fail(err, errlen, "MPI failed");
-    if (v != 0 && rc == 0) return fail(err, errlen, "another rank failed to write (see rank 0)");
+    if (plc_comm_max_f64(comm, &v, 1)) return plc_fail(err, errlen, "MPI failed");
+    if (v != 0 && rc == 0) return plc_fail(err, errlen, "another rank failed to write (see rank 0)");
     return v != 0 ? -1 : 0;
 }
 
@@ -168,7 +159,7 @@ int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
 {
     int64_t nt = plc_tensor_count(&plan->model);
     float **bufs = calloc((size_t)(3 * nt), sizeof *bufs);
-    if (!bufs) return fail(err, errlen, "out of memory");
+    if (!bufs) return plc_fail(err, errlen, "out of memory");
     plc_st_writer w;
     plc_st_writer_init(&w);
     int rc = add_kind(x, comm, plan, PLC_BUF_PARAM, "", &w, bufs, 1, err, errlen);
@@ -200,7 +191,7 @@ int plc_ckpt_write_kind(plc_executor *x, plc_comm *comm, const plc_plan *plan, p
 {
     int64_t nt = plc_tensor_count(&plan->model);
     float **bufs = calloc((size_t)nt, sizeof *bufs);
-    if (!bufs) return fail(err, errlen, "out of memory");
+    if (!bufs) return plc_fail(err, errlen, "out of memory");
     plc_st_writer w;
     plc_st_writer_init(&w);
     int rc = add_kind(x, comm, plan, kind, "", &w, bufs, 1, err, errlen);
@@ -215,19 +206,19 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
 {
     plc_st_file f;
     char msg[400];
-    if (plc_st_open(&f, path, msg, sizeof msg)) return fail(err, errlen, "%s", msg);
+    if (plc_st_open(&f, path, msg, sizeof msg)) return plc_fail(err, errlen, "%s", msg);
     int rc = 0;
     const char *fmt = plc_st_meta_get(&f, "format"), *ver = plc_st_meta_get(&f, "version");
     const char *step = plc_st_meta_get(&f, "step");
     if (!fmt || strcmp(fmt, "plc-checkpoint") || !ver || strcmp(ver, "1") || !step) {
         plc_st_close(&f);
-        return fail(err, errlen, "%s: not a plc checkpoint of version 1 (metadata format, version, step)", path);
+        return plc_fail(err, errlen, "%s: not a plc checkpoint of version 1 (metadata format, version, step)", path);
     }
     char *end;
     long long s = strtoll(step, &end, 10);
     if (*end || s < 0) {
         plc_st_close(&f);
-        return fail(err, errlen, "%s: bad step '%s' in the metadata", path, step);
+        return plc_fail(err, errlen, "%s: bad step '%s' in the metadata", path, step);
     }
     const plc_program *prog = plc_exec_program(x);
     plc_rank_coords co = plc_rank_to_coords(&plan->layout, comm->rank);
@@ -242,7 +233,7 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
         else if (buf->kind == PLC_BUF_ADAM_V) prefix = "optimizer.v.";
         else continue;
         plc_tensor_info ti;
-        if (!plc_tensor_get(&plan->model, buf->tensor, &ti)) { rc = fail(err, errlen, "bad tensor id"); break; }
+        if (!plc_tensor_get(&plan->model, buf->tensor, &ti)) { rc = plc_fail(err, errlen, "bad tensor id"); break; }
         char name[PLC_TENSOR_NAME_MAX + 16];
         snprintf(name, sizeof name, "%s%s", prefix, ti.name);
         /* an initial model (step 0) may come without optimizer state: zeros */
@@ -253,15 +244,15 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
         free(local);
         global = malloc((size_t)ti.numel * sizeof *global);
         local = calloc((size_t)(reg.capacity > 0 ? reg.capacity : 1), sizeof *local);
-        if (!global || !local) { rc = fail(err, errlen, "out of memory"); break; }
+        if (!global || !local) { rc = plc_fail(err, errlen, "out of memory"); break; }
         int64_t shape[2] = {ti.shape[0], ti.shape[1]};
         if (plc_st_read(&f, name, PLC_ST_F32, ti.ndim, shape, global, msg, sizeof msg)) {
-            rc = fail(err, errlen, "%s: %s (is it a checkpoint of this model?)", path, msg);
+            rc = plc_fail(err, errlen, "%s: %s (is it a checkpoint of this model?)", path, msg);
             break;
         }
         plc_shard_scatter(local, global, &reg, ti.shape[1]);
         if (be->ops->upload(be, plc_exec_buffer(x, (int32_t)b), local, (size_t)reg.capacity * sizeof(float)))
-            rc = fail(err, errlen, "rank %d: %s", comm->rank, be->error);
+            rc = plc_fail(err, errlen, "rank %d: %s", comm->rank, be->error);
     }
     free(global);
     free(local);

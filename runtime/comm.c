@@ -3,20 +3,11 @@
 #include "runtime/comm.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#include "common/errmsg.h"
 
 /* A launcher leaves one of these in the environment of every rank. */
 static int started_by_launcher(void)
@@ -38,7 +29,7 @@ int plc_comm_world_init(plc_comm *c, int argc_unused, char **argv_unused, char *
     if (!started_by_launcher() && !getenv("PLC_FORCE_MPI")) return 0;
     int provided = 0;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
-        return fail(err, errlen, "cannot initialise MPI");
+        return plc_fail(err, errlen, "cannot initialise MPI");
     c->use_mpi = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
@@ -83,18 +74,18 @@ void plc_comm_group_place(const plc_layout *l, const plc_group *g, plc_rank_coor
 int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen)
 {
     if (plan->world_size != c->size)
-        return fail(err, errlen,
-                    "the plan is for %lld rank%s (dp=%lld tp=%lld pp=%lld cp=%lld) but %d %s "
-                    "started; run it with `mpirun -np %lld plrun PLAN` (or srun -n %lld)",
-                    (long long)plan->world_size, plan->world_size == 1 ? "" : "s", (long long)plan->layout.dp,
-                    (long long)plan->layout.tp, (long long)plan->layout.pp,
-                    (long long)plan->layout.cp, c->size, c->size == 1 ? "rank was" : "ranks were",
-                    (long long)plan->world_size, (long long)plan->world_size);
+        return plc_fail(err, errlen,
+                        "the plan is for %lld rank%s (dp=%lld tp=%lld pp=%lld cp=%lld) but %d %s "
+                        "started; run it with `mpirun -np %lld plrun PLAN` (or srun -n %lld)",
+                        (long long)plan->world_size, plan->world_size == 1 ? "" : "s", (long long)plan->layout.dp,
+                        (long long)plan->layout.tp, (long long)plan->layout.pp,
+                        (long long)plan->layout.cp, c->size, c->size == 1 ? "rank was" : "ranks were",
+                        (long long)plan->world_size, (long long)plan->world_size);
     c->layout = plan->layout;
     c->coords = plc_rank_to_coords(&plan->layout, c->rank);
     c->ngroups = plan->ngroups;
     c->groups = calloc(plan->ngroups ? plan->ngroups : 1, sizeof *c->groups);
-    if (!c->groups) return fail(err, errlen, "out of memory");
+    if (!c->groups) return plc_fail(err, errlen, "out of memory");
     for (uint32_t i = 0; i < plan->ngroups; i++) {
         plc_comm_group *cg = &c->groups[i];
         int colour = 0;
@@ -106,16 +97,16 @@ int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen)
         /* collective over the world: every rank calls split for every group */
         if (MPI_Comm_split(MPI_COMM_WORLD, cg->member ? colour : MPI_UNDEFINED, c->rank,
                            &cg->mpi) != MPI_SUCCESS)
-            return fail(err, errlen, "MPI_Comm_split failed for group %u (%s)", i,
-                        plan->groups[i].name ? plan->groups[i].name : "?");
+            return plc_fail(err, errlen, "MPI_Comm_split failed for group %u (%s)", i,
+                            plan->groups[i].name ? plan->groups[i].name : "?");
         if (cg->member) {
             int r, s;
             MPI_Comm_rank(cg->mpi, &r);
             MPI_Comm_size(cg->mpi, &s);
             if (r != cg->rank || s != cg->size)
-                return fail(err, errlen, "group %u (%s): MPI gave rank %d of %d, expected %d of %d",
-                            i, plan->groups[i].name ? plan->groups[i].name : "?", r, s, cg->rank,
-                            cg->size);
+                return plc_fail(err, errlen, "group %u (%s): MPI gave rank %d of %d, expected %d of %d",
+                                i, plan->groups[i].name ? plan->groups[i].name : "?", r, s, cg->rank,
+                                cg->size);
         }
     }
     return 0;
@@ -195,42 +186,42 @@ static int local_collective(const plc_comm_call *call)
 
 int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, size_t errlen)
 {
-    if (slot < 0 || ensure_slot(c, slot) != 0) return fail(err, errlen, "bad request slot %d", slot);
+    if (slot < 0 || ensure_slot(c, slot) != 0) return plc_fail(err, errlen, "bad request slot %d", slot);
     if (c->slots[slot] != MPI_REQUEST_NULL)
-        return fail(err, errlen, "request %d started twice without a wait", slot);
+        return plc_fail(err, errlen, "request %d started twice without a wait", slot);
     if (call->count < 0 || call->count > INT_MAX)
-        return fail(err, errlen, "count %lld out of MPI's range", (long long)call->count);
+        return plc_fail(err, errlen, "count %lld out of MPI's range", (long long)call->count);
     int count = (int)call->count;
     MPI_Datatype type = mpi_type(call->dtype);
-    if (type == MPI_DATATYPE_NULL) return fail(err, errlen, "no MPI type for this dtype");
+    if (type == MPI_DATATYPE_NULL) return plc_fail(err, errlen, "no MPI type for this dtype");
     MPI_Request *req = &c->slots[slot];
 
     if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
         if (!c->use_mpi || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
-            return fail(err, errlen, "%s to/from rank %d: no such peer in a world of %d",
-                        plc_op_name(call->op), call->peer, c->size);
+            return plc_fail(err, errlen, "%s to/from rank %d: no such peer in a world of %d",
+                            plc_op_name(call->op), call->peer, c->size);
         int rc = call->op == PLC_OP_SEND
                      ? MPI_Isend(call->dst, count, type, call->peer, call->tag, MPI_COMM_WORLD, req)
                      : MPI_Irecv(call->dst, count, type, call->peer, call->tag, MPI_COMM_WORLD, req);
-        return rc == MPI_SUCCESS ? 0 : fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
+        return rc == MPI_SUCCESS ? 0 : plc_fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
     }
 
     if (call->group < 0 || (uint32_t)call->group >= c->ngroups)
-        return fail(err, errlen, "group %d does not exist", call->group);
+        return plc_fail(err, errlen, "group %d does not exist", call->group);
     const plc_comm_group *g = &c->groups[call->group];
-    if (!g->member) return fail(err, errlen, "this rank is not a member of group %d", call->group);
+    if (!g->member) return plc_fail(err, errlen, "this rank is not a member of group %d", call->group);
     if (g->size == 1 || g->mpi == MPI_COMM_NULL) return local_collective(call);
 
     size_t esz = plc_dtype_size(call->dtype);
     int rc = MPI_SUCCESS;
     switch (call->op) {
     case PLC_OP_ALLREDUCE:
-        if (call->dtype == PLC_BF16) return fail(err, errlen, "MPI cannot reduce bf16");
+        if (call->dtype == PLC_BF16) return plc_fail(err, errlen, "MPI cannot reduce bf16");
         rc = MPI_Iallreduce(MPI_IN_PLACE, call->dst, count, type,
                             call->reduce_max ? MPI_MAX : MPI_SUM, g->mpi, req);
         break;
     case PLC_OP_REDUCE_SCATTER:
-        if (call->dtype == PLC_BF16) return fail(err, errlen, "MPI cannot reduce bf16");
+        if (call->dtype == PLC_BF16) return plc_fail(err, errlen, "MPI cannot reduce bf16");
         rc = MPI_Ireduce_scatter_block(call->src, call->dst, count, type, MPI_SUM, g->mpi, req);
         break;
     case PLC_OP_ALLGATHER: {
@@ -241,20 +232,20 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
     }
     case PLC_OP_BROADCAST:
         if (call->root < 0 || call->root >= g->size)
-            return fail(err, errlen, "broadcast root %d outside a group of %d", call->root, g->size);
+            return plc_fail(err, errlen, "broadcast root %d outside a group of %d", call->root, g->size);
         rc = MPI_Ibcast(call->dst, count, type, call->root, g->mpi, req);
         break;
     default:
-        return fail(err, errlen, "%s is not a communication op", plc_op_name(call->op));
+        return plc_fail(err, errlen, "%s is not a communication op", plc_op_name(call->op));
     }
-    return rc == MPI_SUCCESS ? 0 : fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
+    return rc == MPI_SUCCESS ? 0 : plc_fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
 }
 
 int plc_comm_wait(plc_comm *c, int slot, char *err, size_t errlen)
 {
     if (slot < 0 || slot >= c->nslots || c->slots[slot] == MPI_REQUEST_NULL) return 0;
     if (MPI_Wait(&c->slots[slot], MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return fail(err, errlen, "MPI_Wait failed for request %d", slot);
+        return plc_fail(err, errlen, "MPI_Wait failed for request %d", slot);
     return 0;
 }
 

@@ -3,11 +3,11 @@
 #include "runtime/data.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "runtime/rng.h"
 #include "runtime/synthetic.h"
 #include "runtime/tokfile.h"
@@ -24,19 +24,11 @@ struct plc_data {
 
 #define FEISTEL_ROUNDS 6
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static int check_model(const plc_model *m, char *err, size_t errlen)
 {
-    if (m->vocab < 2 || m->vocab > INT32_MAX) return fail(err, errlen, "data: vocab %lld out of range", (long long)m->vocab);
-    if (m->seq_len < 1) return fail(err, errlen, "data: seq_len %lld out of range", (long long)m->seq_len);
+    if (m->vocab < 2 || m->vocab > INT32_MAX)
+        return plc_fail(err, errlen, "data: vocab %lld out of range", (long long)m->vocab);
+    if (m->seq_len < 1) return plc_fail(err, errlen, "data: seq_len %lld out of range", (long long)m->seq_len);
     return 0;
 }
 
@@ -44,7 +36,7 @@ int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uin
 {
     if (check_model(m, err, errlen)) return -1;
     plc_data *d = calloc(1, sizeof *d);
-    if (!d) return fail(err, errlen, "data: out of memory");
+    if (!d) return plc_fail(err, errlen, "data: out of memory");
     d->vocab = m->vocab;
     d->seq_len = m->seq_len;
     d->seed = seed;
@@ -53,8 +45,8 @@ int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uin
         return -1;
     }
     if (d->file.vocab > (uint64_t)m->vocab) {
-        fail(err, errlen, "%s: the tokens were made for a vocabulary of %u but the model's vocab is %lld", path,
-             d->file.vocab, (long long)m->vocab);
+        plc_fail(err, errlen, "%s: the tokens were made for a vocabulary of %u but the model's vocab is %lld", path,
+                 d->file.vocab, (long long)m->vocab);
         plc_data_close(d);
         return -1;
     }
@@ -62,8 +54,8 @@ int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uin
      * one window's last position is the next window's first input) */
     d->windows = d->file.count > 0 ? (d->file.count - 1) / (uint64_t)m->seq_len : 0;
     if (d->windows == 0) {
-        fail(err, errlen, "%s: %llu tokens, fewer than the seq_len + 1 = %lld one sample needs", path,
-             (unsigned long long)d->file.count, (long long)m->seq_len + 1);
+        plc_fail(err, errlen, "%s: %llu tokens, fewer than the seq_len + 1 = %lld one sample needs", path,
+                 (unsigned long long)d->file.count, (long long)m->seq_len + 1);
         plc_data_close(d);
         return -1;
     }
@@ -77,7 +69,7 @@ int plc_data_open_synthetic(plc_data **out, const plc_model *m, uint64_t seed, c
 {
     if (check_model(m, err, errlen)) return -1;
     plc_data *d = calloc(1, sizeof *d);
-    if (!d) return fail(err, errlen, "data: out of memory");
+    if (!d) return plc_fail(err, errlen, "data: out of memory");
     d->vocab = m->vocab;
     d->seq_len = m->seq_len;
     d->seed = seed;
@@ -149,11 +141,11 @@ int plc_data_fetch(const plc_data *d, int64_t step, int64_t global_batch, int64_
                    int64_t pos0, int64_t n_pos, int32_t *tokens, int32_t *targets, char *err, size_t errlen)
 {
     if (step < 0 || global_batch < 1 || sample0 < 0 || n_samples < 0 || sample0 > global_batch - n_samples)
-        return fail(err, errlen, "data: samples [%lld, %lld) of step %lld are outside a batch of %lld",
-                    (long long)sample0, (long long)(sample0 + n_samples), (long long)step, (long long)global_batch);
+        return plc_fail(err, errlen, "data: samples [%lld, %lld) of step %lld are outside a batch of %lld",
+                        (long long)sample0, (long long)(sample0 + n_samples), (long long)step, (long long)global_batch);
     if (pos0 < 0 || n_pos < 0 || pos0 > d->seq_len - n_pos)
-        return fail(err, errlen, "data: positions [%lld, %lld) are outside a sequence of %lld", (long long)pos0,
-                    (long long)(pos0 + n_pos), (long long)d->seq_len);
+        return plc_fail(err, errlen, "data: positions [%lld, %lld) are outside a sequence of %lld", (long long)pos0,
+                        (long long)(pos0 + n_pos), (long long)d->seq_len);
     for (int64_t i = 0; i < n_samples; i++) {
         uint64_t g = (uint64_t)step * (uint64_t)global_batch + (uint64_t)(sample0 + i);
         int32_t *tk = tokens + i * n_pos, *tg = targets + i * n_pos;
@@ -171,8 +163,9 @@ int plc_data_fetch(const plc_data *d, int64_t step, int64_t global_batch, int64_
             uint32_t b = plc_tokfile_get(&d->file, start + (uint64_t)p + 1);
             if (a >= (uint64_t)d->vocab || b >= (uint64_t)d->vocab) {
                 uint64_t at = start + (uint64_t)p + (a >= (uint64_t)d->vocab ? 0 : 1);
-                return fail(err, errlen, "data: token %u at index %llu of the token file is >= the model's vocab %lld",
-                            plc_tokfile_get(&d->file, at), (unsigned long long)at, (long long)d->vocab);
+                return plc_fail(err, errlen,
+                                "data: token %u at index %llu of the token file is >= the model's vocab %lld",
+                                plc_tokfile_get(&d->file, at), (unsigned long long)at, (long long)d->vocab);
             }
             tk[p] = (int32_t)a;
             tg[p] = (int32_t)b;

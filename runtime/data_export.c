@@ -1,32 +1,23 @@
 /* data_export.c: files written from the data sources, for the PyTorch
  * oracle (token batches, configuration) and for token-file runs. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "runtime/data.h"
 #include "runtime/safetensors.h"
 #include "runtime/synthetic.h"
 #include "runtime/tokfile.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 int plc_data_export_batches(const plc_data *d, const char *path, int64_t steps, int64_t global_batch,
                             const char *config_json, char *err, size_t errlen)
 {
     int64_t S = plc_data_seq_len(d);
-    if (steps < 0 || global_batch < 1) return fail(err, errlen, "%s: bad step count or batch size", path);
+    if (steps < 0 || global_batch < 1) return plc_fail(err, errlen, "%s: bad step count or batch size", path);
     size_t per = (size_t)(global_batch * S);
     int32_t *buf = malloc(sizeof(int32_t) * per * 2 * (size_t)(steps ? steps : 1));
-    if (!buf) return fail(err, errlen, "%s: out of memory for %lld steps of batches", path, (long long)steps);
+    if (!buf) return plc_fail(err, errlen, "%s: out of memory for %lld steps of batches", path, (long long)steps);
     plc_st_writer w;
     plc_st_writer_init(&w);
     int rc = 0;
@@ -75,7 +66,7 @@ int plc_synthetic_write_tokens(const char *path, int64_t vocab, uint64_t seed, u
     int32_t *seq = malloc(sizeof(int32_t) * (size_t)(n_tokens ? n_tokens : 1));
     if (!seq) {
         plc_markov_free(&mc);
-        return fail(err, errlen, "%s: out of memory for %llu tokens", path, (unsigned long long)n_tokens);
+        return plc_fail(err, errlen, "%s: out of memory for %llu tokens", path, (unsigned long long)n_tokens);
     }
     plc_markov_sample(&mc, seed, 0, (int64_t)n_tokens, seq);
     plc_markov_free(&mc);

@@ -2,11 +2,11 @@
 #include "runtime/executor.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "common/lr_schedule.h"
 #include "common/tensors.h"
 #include "runtime/data.h"
@@ -42,16 +42,6 @@ struct plc_executor {
     int gnorm_owner;         /* this rank reports the gradient norm */
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* ---- positions for context parallelism -----------------------------------
  * The sequence is cut into 2 cp chunks; cp rank c holds chunks c and
  * 2 cp - 1 - c. The all-gathered K/V hold every rank's pair in rank order. */
@@ -69,15 +59,16 @@ static int setup_positions(plc_executor *x, char *err, size_t errlen)
     const int64_t S = x->plan->model.seq_len, cp = x->plan->layout.cp;
     x->t_local = S / cp;
     x->pos_local_host = malloc((size_t)x->t_local * sizeof(int32_t));
-    if (!x->pos_local_host) return fail(err, errlen, "out of memory");
+    if (!x->pos_local_host) return plc_fail(err, errlen, "out of memory");
     if (cp == 1) {
         for (int64_t j = 0; j < S; j++) x->pos_local_host[j] = (int32_t)j;
         return 0; /* kernels take NULL for 0..T-1 */
     }
     if (S % (2 * cp))
-        return fail(err, errlen, "seq_len %lld is not a multiple of 2 cp = %lld", (long long)S, (long long)(2 * cp));
+        return plc_fail(err, errlen, "seq_len %lld is not a multiple of 2 cp = %lld", (long long)S,
+                        (long long)(2 * cp));
     int32_t *gathered = malloc((size_t)S * sizeof(int32_t));
-    if (!gathered) return fail(err, errlen, "out of memory");
+    if (!gathered) return plc_fail(err, errlen, "out of memory");
     cp_positions(x->pos_local_host, S, cp, x->co.cp);
     for (int64_t c = 0; c < cp; c++) cp_positions(gathered + c * x->t_local, S, cp, c);
     plc_backend *be = x->be;
@@ -87,7 +78,7 @@ static int setup_positions(plc_executor *x, char *err, size_t errlen)
     if (!x->pos_local || !x->pos_gathered ||
         be->ops->upload(be, x->pos_local, x->pos_local_host, (size_t)x->t_local * sizeof(int32_t)) ||
         be->ops->upload(be, x->pos_gathered, gathered, (size_t)S * sizeof(int32_t)))
-        rc = fail(err, errlen, "positions: %s", be->error);
+        rc = plc_fail(err, errlen, "positions: %s", be->error);
     free(gathered);
     return rc;
 }
@@ -103,12 +94,12 @@ static int parse_fault(plc_executor *x, char *err, size_t errlen)
     const char *f = getenv("PLC_FAULT_SKIP");
     if (!f || !*f) return 0;
     const char *at = strchr(f, '@');
-    if (!at) return fail(err, errlen, "PLC_FAULT_SKIP=%s: expected OP@GROUP, e.g. ALLREDUCE@tp", f);
+    if (!at) return plc_fail(err, errlen, "PLC_FAULT_SKIP=%s: expected OP@GROUP, e.g. ALLREDUCE@tp", f);
     for (int op = 0; op < PLC_OP_COUNT; op++) {
         const char *name = plc_op_name((plc_op)op);
         if (name && strlen(name) == (size_t)(at - f) && strncmp(name, f, (size_t)(at - f)) == 0) x->fault_op = op;
     }
-    if (x->fault_op < 0) return fail(err, errlen, "PLC_FAULT_SKIP=%s: unknown op", f);
+    if (x->fault_op < 0) return plc_fail(err, errlen, "PLC_FAULT_SKIP=%s: unknown op", f);
     x->fault_group = at + 1;
     return 0;
 }
@@ -131,7 +122,7 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
 {
     *out = NULL;
     plc_executor *x = calloc(1, sizeof *x);
-    if (!x) return fail(err, errlen, "out of memory");
+    if (!x) return plc_fail(err, errlen, "out of memory");
     x->plan = plan;
     x->comm = comm;
     x->be = be;
@@ -142,7 +133,7 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
     if (x->prog_id < 0 || (uint32_t)x->prog_id >= plan->nprograms) {
         long long stage = (long long)x->co.pp;
         free(x);
-        return fail(err, errlen, "pipeline stage %lld has no program", stage);
+        return plc_fail(err, errlen, "pipeline stage %lld has no program", stage);
     }
     x->prog = &plan->programs[x->prog_id];
     *out = x;
@@ -162,11 +153,11 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
         }
 
     x->arena = be->ops->arena_alloc(be, x->prog->arena_bytes);
-    if (!x->arena) return fail(err, errlen, "rank %d: %s", comm->rank, be->error);
+    if (!x->arena) return plc_fail(err, errlen, "rank %d: %s", comm->rank, be->error);
     x->ptr = calloc(x->prog->nbuffers ? x->prog->nbuffers : 1, sizeof *x->ptr);
     x->pending = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, 1);
     x->issued = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, sizeof *x->issued);
-    if (!x->ptr || !x->pending || !x->issued) return fail(err, errlen, "out of memory");
+    if (!x->ptr || !x->pending || !x->issued) return plc_fail(err, errlen, "out of memory");
     for (uint32_t b = 0; b < x->prog->nbuffers; b++)
         x->ptr[b] = (char *)x->arena + x->prog->buffers[b].offset;
     return setup_positions(x, err, errlen);
@@ -211,15 +202,15 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
         if ((buf->kind != PLC_BUF_PARAM && buf->kind != PLC_BUF_MASTER) || buf->tensor < 0) continue;
         plc_tensor_info ti;
         if (!plc_tensor_get(&plan->model, buf->tensor, &ti))
-            return fail(err, errlen, "buffer '%s' names tensor %d, which the model does not have",
-                        buf->name ? buf->name : "?", buf->tensor);
+            return plc_fail(err, errlen, "buffer '%s' names tensor %d, which the model does not have",
+                            buf->name ? buf->name : "?", buf->tensor);
         plc_shard_region r;
         if (plc_shard_region_of(buf, &plan->layout, x->co, ti.shape[0], ti.shape[1], &r, err, errlen))
             return -1;
         int64_t local = buf->rows * buf->cols;
         if (buf->dtype != PLC_F32)
-            return fail(err, errlen, "buffer '%s': initialising %s parameters is not supported",
-                        buf->name ? buf->name : "?", plc_dtype_name(buf->dtype));
+            return plc_fail(err, errlen, "buffer '%s': initialising %s parameters is not supported",
+                            buf->name ? buf->name : "?", plc_dtype_name(buf->dtype));
         /* the block of the global tensor, then the flat range of it (ZeRO) */
         float *block = calloc((size_t)(r.rows * r.cols > 0 ? r.rows * r.cols : 1), sizeof *block);
         float *host = calloc((size_t)(local > 0 ? local : 1), sizeof *host);
@@ -227,15 +218,15 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
         if (!block || !host || plc_init_model_tensor(block, &plan->model, plan->train.seed, buf->tensor, sh)) {
             free(block);
             free(host);
-            return fail(err, errlen, "buffer '%s': cannot initialise its shard", buf->name ? buf->name : "?");
+            return plc_fail(err, errlen, "buffer '%s': cannot initialise its shard", buf->name ? buf->name : "?");
         }
         plc_shard_block_to_local(host, block, &r);
         free(block);
         int rc = be->ops->upload(be, x->ptr[b], host, (size_t)local * sizeof(float));
         free(host);
-        if (rc) return fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+        if (rc) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
     }
-    return be->ops->synchronize(be) ? fail(err, errlen, "%s", be->error) : 0;
+    return be->ops->synchronize(be) ? plc_fail(err, errlen, "%s", be->error) : 0;
 }
 
 /* ---- the step --------------------------------------------------------------- */
@@ -256,7 +247,7 @@ static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, siz
         x->chunk_tok = malloc((size_t)rows * sizeof(int32_t));
         x->chunk_tgt = malloc((size_t)rows * sizeof(int32_t));
         if (!x->host_tok || !x->host_tgt || !x->chunk_tok || !x->chunk_tgt)
-            return fail(err, errlen, "out of memory");
+            return plc_fail(err, errlen, "out of memory");
         x->host_cap = rows;
     }
     const int64_t gb = plan->train.global_batch, per_dp = gb / plan->layout.dp;
@@ -281,7 +272,7 @@ static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, siz
     plc_backend *be = x->be;
     if (be->ops->upload(be, x->ptr[in->buf[0]], x->host_tok, (size_t)rows * sizeof(int32_t)) ||
         be->ops->upload(be, x->ptr[in->buf[1]], x->host_tgt, (size_t)rows * sizeof(int32_t)))
-        return fail(err, errlen, "%s", be->error);
+        return plc_fail(err, errlen, "%s", be->error);
     return 0;
 }
 
@@ -464,7 +455,7 @@ static int instr_error(plc_executor *x, uint32_t i, const char *what, char *err,
 {
     char where[160];
     plc_exec_describe(where, sizeof where, x->comm->rank, x->prog, i);
-    return fail(err, errlen, "%s: %s", where, what);
+    return plc_fail(err, errlen, "%s: %s", where, what);
 }
 
 static int read_scalar(plc_executor *x, int32_t id, double *out)
@@ -498,18 +489,18 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     }
     for (uint32_t i = 0; i < p->ninstrs; i++)
         if (wait_for(x, (int32_t)i)) return instr_error(x, i, be->error, err, errlen);
-    if (be->ops->synchronize(be)) return fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+    if (be->ops->synchronize(be)) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
 
     /* the job's loss and norm, reduced once per step */
     double loss = 0, sumsq = 0, vals[3];
     if (read_scalar(x, p->loss_buf, &loss) || read_scalar(x, p->gnorm_buf, &sumsq))
-        return fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+        return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
     vals[0] = x->loss_owner ? loss : 0;
     vals[1] = x->gnorm_owner ? sumsq : 0;
     vals[2] = x->gnorm_owner ? 1 : 0;
     double elapsed = plc_trace_now() - t_start;
     if (plc_comm_sum_f64(x->comm, vals, 3) || plc_comm_max_f64(x->comm, &elapsed, 1))
-        return fail(err, errlen, "rank %d: MPI reduction of the step's loss failed", x->comm->rank);
+        return plc_fail(err, errlen, "rank %d: MPI reduction of the step's loss failed", x->comm->rank);
     const plc_plan *plan = x->plan;
     stats->step = x->step;
     stats->loss = vals[0] / ((double)plan->train.global_batch * (double)plan->model.seq_len);

@@ -38,6 +38,8 @@ typedef struct plrun {
     char oracle_metrics[4096];
     double recent[10]; /* the last losses, for the closing line */
     int64_t nrecent;
+    double time_sum;   /* step times after the first (warm-up), for the closing line */
+    int64_t ntimed;
     char err[1024];
 } plrun;
 
@@ -112,6 +114,10 @@ static int run_steps(plrun *r, int64_t total)
             plc_oracle_after_first_step(r->args.oracle_dir, r->x, &r->comm, plan, r->err, sizeof r->err))
             return fail_rank(r, EXIT_INTERNAL);
         r->recent[r->nrecent++ % 10] = st.loss;
+        if (r->nrecent > 1) {
+            r->time_sum += st.step_time_s;
+            r->ntimed++;
+        }
         if (r->comm.rank == 0) {
             plc_step_metrics m = {st.step, st.loss, st.lr, st.grad_norm,
                                   tokens / st.step_time_s, flops_tok * tokens / st.step_time_s,
@@ -243,6 +249,9 @@ int main(int argc, char **argv)
         say(r, "loss: mean of the last %d steps %.4f, the source's entropy rate %.4f (%+.4f nats)\n", n,
             mean, floor_nats, mean - floor_nats);
     }
+    if (r->ntimed > 0)
+        say(r, "time: mean step %.4f s measured (after the first step), %.4f s predicted by plc\n",
+            r->time_sum / (double)r->ntimed, plan->pred.step_time_s);
     report_memory(r, baseline);
     cleanup(r);
     return EXIT_OK;

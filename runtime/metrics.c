@@ -3,21 +3,13 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#define PROGRESS_BAR 20
+#include "common/errmsg.h"
 
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
+#define PROGRESS_BAR 20
 
 int plc_format_si(char *buf, size_t n, double v)
 {
@@ -108,12 +100,12 @@ int plc_metrics_open(plc_metrics_log *l, FILE *out, FILE *progress, const char *
     l->total_steps = total_steps;
     if (json_path) {
         l->json = fopen(json_path, "w");
-        if (!l->json) return fail(err, errlen, "--metrics %s: cannot create: %s", json_path, strerror(errno));
+        if (!l->json) return plc_fail(err, errlen, "--metrics %s: cannot create: %s", json_path, strerror(errno));
         l->json_path = strdup(json_path);
         if (!l->json_path) {
             fclose(l->json);
             l->json = NULL;
-            return fail(err, errlen, "--metrics %s: out of memory", json_path);
+            return plc_fail(err, errlen, "--metrics %s: out of memory", json_path);
         }
     }
     return 0;
@@ -156,7 +148,7 @@ int plc_metrics_step(plc_metrics_log *l, const plc_step_metrics *m, char *err, s
     if (l->json) {
         plc_metrics_format_json(line, sizeof line, m);
         if (fprintf(l->json, "%s\n", line) < 0 || fflush(l->json) != 0)
-            return fail(err, errlen, "--metrics %s: write failed: %s", l->json_path, strerror(errno));
+            return plc_fail(err, errlen, "--metrics %s: write failed: %s", l->json_path, strerror(errno));
     }
     return 0;
 }
@@ -165,7 +157,8 @@ int plc_metrics_close(plc_metrics_log *l, char *err, size_t errlen)
 {
     clear_progress(l);
     int rc = 0;
-    if (l->json && fclose(l->json) != 0) rc = fail(err, errlen, "--metrics %s: close failed: %s", l->json_path, strerror(errno));
+    if (l->json && fclose(l->json) != 0)
+        rc = plc_fail(err, errlen, "--metrics %s: close failed: %s", l->json_path, strerror(errno));
     free(l->json_path);
     memset(l, 0, sizeof *l);
     return rc;

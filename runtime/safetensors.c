@@ -2,15 +2,14 @@
 #include "runtime/safetensors.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
+#include "common/errmsg.h"
+#include "plc/le.h"
 #include "runtime/atomic_file.h"
+#include "runtime/file_map.h"
 #include "runtime/json.h"
 
 static const char *const dtype_names[PLC_ST_DTYPE_COUNT] = {
@@ -24,17 +23,6 @@ const char *plc_st_dtype_name(plc_st_dtype d)
 }
 
 size_t plc_st_dtype_size(plc_st_dtype d) { return (unsigned)d < PLC_ST_DTYPE_COUNT ? dtype_sizes[d] : 0; }
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- reader ---- */
 
@@ -56,40 +44,40 @@ static bool nonneg_int(const plc_json *v) { return v && v->type == PLC_JSON_NUMB
 static int parse_tensor(const plc_json *m, plc_st_tensor *t, uint64_t data_size, char *err, size_t errlen)
 {
     t->name = m->key;
-    if (m->type != PLC_JSON_OBJECT) return fail(err, errlen, "tensor '%s': entry is not an object", t->name);
+    if (m->type != PLC_JSON_OBJECT) return plc_fail(err, errlen, "tensor '%s': entry is not an object", t->name);
     const plc_json *dtype = NULL, *shape = NULL, *offsets = NULL;
     for (const plc_json *c = m->child; c; c = c->next) {
         const plc_json **slot = strcmp(c->key, "dtype") == 0         ? &dtype
                                 : strcmp(c->key, "shape") == 0        ? &shape
                                 : strcmp(c->key, "data_offsets") == 0 ? &offsets
                                                                       : NULL;
-        if (!slot) return fail(err, errlen, "tensor '%s': unknown field '%s'", t->name, c->key);
-        if (*slot) return fail(err, errlen, "tensor '%s': field '%s' given twice", t->name, c->key);
+        if (!slot) return plc_fail(err, errlen, "tensor '%s': unknown field '%s'", t->name, c->key);
+        if (*slot) return plc_fail(err, errlen, "tensor '%s': field '%s' given twice", t->name, c->key);
         *slot = c;
     }
     if (!dtype || dtype->type != PLC_JSON_STRING)
-        return fail(err, errlen, "tensor '%s': missing or non-string \"dtype\"", t->name);
+        return plc_fail(err, errlen, "tensor '%s': missing or non-string \"dtype\"", t->name);
     t->dtype = PLC_ST_DTYPE_COUNT;
     for (int d = 0; d < PLC_ST_DTYPE_COUNT; d++)
         if (strcmp(dtype->str, dtype_names[d]) == 0) t->dtype = (plc_st_dtype)d;
     if (t->dtype == PLC_ST_DTYPE_COUNT)
-        return fail(err, errlen, "tensor '%s': unsupported dtype \"%s\"", t->name, dtype->str);
+        return plc_fail(err, errlen, "tensor '%s': unsupported dtype \"%s\"", t->name, dtype->str);
     if (!shape || shape->type != PLC_JSON_ARRAY)
-        return fail(err, errlen, "tensor '%s': missing or non-array \"shape\"", t->name);
+        return plc_fail(err, errlen, "tensor '%s': missing or non-array \"shape\"", t->name);
     if (shape->n > PLC_ST_MAX_DIMS)
-        return fail(err, errlen, "tensor '%s': %zu dimensions, at most %d supported", t->name, shape->n,
-                    PLC_ST_MAX_DIMS);
+        return plc_fail(err, errlen, "tensor '%s': %zu dimensions, at most %d supported", t->name, shape->n,
+                        PLC_ST_MAX_DIMS);
     if (!offsets || offsets->type != PLC_JSON_ARRAY || offsets->n != 2 || !nonneg_int(offsets->child) ||
         !nonneg_int(offsets->child->next))
-        return fail(err, errlen, "tensor '%s': \"data_offsets\" must be two non-negative integers", t->name);
+        return plc_fail(err, errlen, "tensor '%s': \"data_offsets\" must be two non-negative integers", t->name);
     t->begin = (uint64_t)offsets->child->integer;
     t->end = (uint64_t)offsets->child->next->integer;
     if (t->begin > t->end)
-        return fail(err, errlen, "tensor '%s': data_offsets [%llu, %llu] are reversed", t->name,
-                    (unsigned long long)t->begin, (unsigned long long)t->end);
+        return plc_fail(err, errlen, "tensor '%s': data_offsets [%llu, %llu] are reversed", t->name,
+                        (unsigned long long)t->begin, (unsigned long long)t->end);
     if (t->end > data_size)
-        return fail(err, errlen, "tensor '%s': data_offsets end %llu is past the data section (%llu bytes)",
-                    t->name, (unsigned long long)t->end, (unsigned long long)data_size);
+        return plc_fail(err, errlen, "tensor '%s': data_offsets end %llu is past the data section (%llu bytes)",
+                        t->name, (unsigned long long)t->end, (unsigned long long)data_size);
     /* the byte size of the shape must equal the span, computed without overflow */
     uint64_t span = t->end - t->begin;
     t->ndim = (int)shape->n;
@@ -97,30 +85,30 @@ static int parse_tensor(const plc_json *m, plc_st_tensor *t, uint64_t data_size,
     int i = 0;
     for (const plc_json *d = shape->child; d; d = d->next, i++) {
         if (!nonneg_int(d))
-            return fail(err, errlen, "tensor '%s': shape entries must be non-negative integers", t->name);
+            return plc_fail(err, errlen, "tensor '%s': shape entries must be non-negative integers", t->name);
         t->shape[i] = d->integer;
         has_zero |= d->integer == 0;
     }
     uint64_t bytes = has_zero ? 0 : dtype_sizes[t->dtype];
     for (i = 0; !has_zero && i < t->ndim; i++) {
         if (bytes > span / (uint64_t)t->shape[i])
-            return fail(err, errlen, "tensor '%s': %s shape needs more than the %llu bytes data_offsets span",
-                        t->name, dtype_names[t->dtype], (unsigned long long)span);
+            return plc_fail(err, errlen, "tensor '%s': %s shape needs more than the %llu bytes data_offsets span",
+                            t->name, dtype_names[t->dtype], (unsigned long long)span);
         bytes *= (uint64_t)t->shape[i];
     }
     if (bytes != span)
-        return fail(err, errlen, "tensor '%s': %s shape needs %llu bytes but data_offsets span %llu", t->name,
-                    dtype_names[t->dtype], (unsigned long long)bytes, (unsigned long long)span);
+        return plc_fail(err, errlen, "tensor '%s': %s shape needs %llu bytes but data_offsets span %llu", t->name,
+                        dtype_names[t->dtype], (unsigned long long)bytes, (unsigned long long)span);
     t->numel = (int64_t)(bytes / dtype_sizes[t->dtype]);
     return 0;
 }
 
 static int parse_metadata(plc_st_file *f, const plc_json *m, char *err, size_t errlen)
 {
-    if (m->type != PLC_JSON_OBJECT) return fail(err, errlen, "\"__metadata__\" is not an object");
+    if (m->type != PLC_JSON_OBJECT) return plc_fail(err, errlen, "\"__metadata__\" is not an object");
     f->meta = PLC_NEW_ARRAY(&f->arena, plc_st_meta, m->n + 1);
     for (const plc_json *c = m->child; c; c = c->next) {
-        if (c->type != PLC_JSON_STRING) return fail(err, errlen, "metadata '%s' is not a string", c->key);
+        if (c->type != PLC_JSON_STRING) return plc_fail(err, errlen, "metadata '%s' is not a string", c->key);
         f->meta[f->n_meta].key = c->key;
         f->meta[f->n_meta].value = c->str;
         f->n_meta++;
@@ -132,7 +120,7 @@ static int check_layout(plc_st_file *f, char *err, size_t errlen)
 {
     for (size_t i = 1; i < f->n_tensors; i++)
         if (strcmp(f->tensors[i - 1].name, f->tensors[i].name) == 0)
-            return fail(err, errlen, "tensor '%s' appears twice", f->tensors[i].name);
+            return plc_fail(err, errlen, "tensor '%s' appears twice", f->tensors[i].name);
     /* sorted by start, each tensor must begin where the previous one ended */
     const plc_st_tensor **by_begin = PLC_NEW_ARRAY(&f->arena, const plc_st_tensor *, f->n_tensors + 1);
     for (size_t i = 0; i < f->n_tensors; i++) by_begin[i] = &f->tensors[i];
@@ -141,46 +129,46 @@ static int check_layout(plc_st_file *f, char *err, size_t errlen)
     for (size_t i = 0; i < f->n_tensors; i++) {
         const plc_st_tensor *t = by_begin[i];
         if (t->begin < at)
-            return fail(err, errlen, "tensor '%s' overlaps '%s' in the data section", t->name, by_begin[i - 1]->name);
+            return plc_fail(err, errlen, "tensor '%s' overlaps '%s' in the data section", t->name,
+                            by_begin[i - 1]->name);
         if (t->begin > at)
-            return fail(err, errlen, "gap of %llu bytes before tensor '%s' in the data section",
-                        (unsigned long long)(t->begin - at), t->name);
+            return plc_fail(err, errlen, "gap of %llu bytes before tensor '%s' in the data section",
+                            (unsigned long long)(t->begin - at), t->name);
         at = t->end;
     }
     if (at != f->data_size)
-        return fail(err, errlen, "data section has %llu bytes but the tensors cover %llu",
-                    (unsigned long long)f->data_size, (unsigned long long)at);
+        return plc_fail(err, errlen, "data section has %llu bytes but the tensors cover %llu",
+                        (unsigned long long)f->data_size, (unsigned long long)at);
     return 0;
 }
 
 static int parse_file(plc_st_file *f, const void *buf, size_t size, char *err, size_t errlen)
 {
     const uint8_t *b = buf;
-    if (size < 8) return fail(err, errlen, "file too short (%zu bytes) for a safetensors header", size);
-    uint64_t n = 0;
-    for (int i = 7; i >= 0; i--) n = (n << 8) | b[i];
+    if (size < 8) return plc_fail(err, errlen, "file too short (%zu bytes) for a safetensors header", size);
+    uint64_t n = plc_get_le64(b);
     if (n > PLC_ST_MAX_HEADER)
-        return fail(err, errlen, "header length %llu exceeds the %u-byte limit (not a safetensors file?)",
-                    (unsigned long long)n, PLC_ST_MAX_HEADER);
+        return plc_fail(err, errlen, "header length %llu exceeds the %u-byte limit (not a safetensors file?)",
+                        (unsigned long long)n, PLC_ST_MAX_HEADER);
     if (n > size - 8)
-        return fail(err, errlen, "header length %llu is past the end of the file (%zu bytes): truncated?",
-                    (unsigned long long)n, size);
-    if (n < 2) return fail(err, errlen, "header of %llu bytes cannot hold a JSON object", (unsigned long long)n);
+        return plc_fail(err, errlen, "header length %llu is past the end of the file (%zu bytes): truncated?",
+                        (unsigned long long)n, size);
+    if (n < 2) return plc_fail(err, errlen, "header of %llu bytes cannot hold a JSON object", (unsigned long long)n);
     f->data = b + 8 + n;
     f->data_size = size - 8 - n;
     const plc_json *root;
     char jerr[256];
     if (plc_json_parse(&f->arena, (const char *)b + 8, (size_t)n, &root, jerr, sizeof jerr))
-        return fail(err, errlen, "header: %s", jerr);
-    if (root->type != PLC_JSON_OBJECT) return fail(err, errlen, "header is not a JSON object");
+        return plc_fail(err, errlen, "header: %s", jerr);
+    if (root->type != PLC_JSON_OBJECT) return plc_fail(err, errlen, "header is not a JSON object");
     f->tensors = PLC_NEW_ARRAY(&f->arena, plc_st_tensor, root->n + 1);
     for (const plc_json *m = root->child; m; m = m->next) {
         if (strcmp(m->key, "__metadata__") == 0) {
-            if (f->meta) return fail(err, errlen, "\"__metadata__\" appears twice");
+            if (f->meta) return plc_fail(err, errlen, "\"__metadata__\" appears twice");
             if (parse_metadata(f, m, err, errlen)) return -1;
             continue;
         }
-        if (m->key[0] == '\0') return fail(err, errlen, "a tensor has an empty name");
+        if (m->key[0] == '\0') return plc_fail(err, errlen, "a tensor has an empty name");
         if (parse_tensor(m, &f->tensors[f->n_tensors], f->data_size, err, errlen)) return -1;
         f->n_tensors++;
     }
@@ -201,30 +189,15 @@ int plc_st_open(plc_st_file *f, const char *path, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
     plc_arena_init(&f->arena);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0) return fail(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return fail(err, errlen, "%s: not a regular file", path);
-    }
-    size_t size = (size_t)st.st_size;
-    void *map = NULL;
-    if (size > 0) {
-        map = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (map == MAP_FAILED) {
-            int e = errno;
-            close(fd);
-            return fail(err, errlen, "%s: cannot map: %s", path, strerror(e));
-        }
-    }
-    close(fd);
+    void *map;
+    size_t size;
+    if (plc_map_file(path, NULL, &map, &size, err, errlen)) return -1;
     char inner[512];
     static const uint8_t empty[1];
     f->map = map;
     f->map_size = size;
     if (parse_file(f, map ? map : empty, size, inner, sizeof inner) == 0) return 0;
-    fail(err, errlen, "%s: %s", path, inner);
+    plc_fail(err, errlen, "%s: %s", path, inner);
     plc_st_close(f);
     return -1;
 }
@@ -264,17 +237,17 @@ int plc_st_read(const plc_st_file *f, const char *name, plc_st_dtype dtype, int 
                 void *dst, char *err, size_t errlen)
 {
     const plc_st_tensor *t = plc_st_find(f, name);
-    if (!t) return fail(err, errlen, "tensor '%s' is missing", name);
+    if (!t) return plc_fail(err, errlen, "tensor '%s' is missing", name);
     if (t->dtype != dtype)
-        return fail(err, errlen, "tensor '%s' has dtype %s, expected %s", name, dtype_names[t->dtype],
-                    plc_st_dtype_name(dtype) ? plc_st_dtype_name(dtype) : "?");
+        return plc_fail(err, errlen, "tensor '%s' has dtype %s, expected %s", name, dtype_names[t->dtype],
+                        plc_st_dtype_name(dtype) ? plc_st_dtype_name(dtype) : "?");
     bool same = t->ndim == ndim;
     for (int i = 0; same && i < ndim; i++) same = t->shape[i] == shape[i];
     if (!same) {
         char want[160], got[160];
         shape_str(want, sizeof want, ndim, shape);
         shape_str(got, sizeof got, t->ndim, t->shape);
-        return fail(err, errlen, "tensor '%s' has shape %s, expected %s", name, got, want);
+        return plc_fail(err, errlen, "tensor '%s' has shape %s, expected %s", name, got, want);
     }
     if (t->end > t->begin) memcpy(dst, plc_st_data(f, t), (size_t)(t->end - t->begin));
     return 0;
@@ -312,25 +285,25 @@ void plc_st_writer_free(plc_st_writer *w)
 int plc_st_writer_add(plc_st_writer *w, const char *name, plc_st_dtype dtype, int ndim, const int64_t *shape,
                       const void *data, char *err, size_t errlen)
 {
-    if (!name || !*name) return fail(err, errlen, "safetensors: empty tensor name");
-    if (strcmp(name, "__metadata__") == 0) return fail(err, errlen, "safetensors: '__metadata__' is reserved");
-    if ((unsigned)dtype >= PLC_ST_DTYPE_COUNT) return fail(err, errlen, "safetensors: '%s': bad dtype", name);
+    if (!name || !*name) return plc_fail(err, errlen, "safetensors: empty tensor name");
+    if (strcmp(name, "__metadata__") == 0) return plc_fail(err, errlen, "safetensors: '__metadata__' is reserved");
+    if ((unsigned)dtype >= PLC_ST_DTYPE_COUNT) return plc_fail(err, errlen, "safetensors: '%s': bad dtype", name);
     if (ndim < 0 || ndim > PLC_ST_MAX_DIMS)
-        return fail(err, errlen, "safetensors: '%s': %d dimensions (0..%d supported)", name, ndim, PLC_ST_MAX_DIMS);
+        return plc_fail(err, errlen, "safetensors: '%s': %d dimensions (0..%d supported)", name, ndim, PLC_ST_MAX_DIMS);
     for (size_t i = 0; i < w->n_entries; i++)
-        if (strcmp(w->entries[i].name, name) == 0) return fail(err, errlen, "safetensors: '%s' added twice", name);
+        if (strcmp(w->entries[i].name, name) == 0) return plc_fail(err, errlen, "safetensors: '%s' added twice", name);
     struct plc_st_entry e = {.name = plc_arena_strdup(&w->arena, name), .dtype = dtype, .ndim = ndim, .data = data};
     uint64_t bytes = dtype_sizes[dtype];
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0) return fail(err, errlen, "safetensors: '%s': negative dimension", name);
+        if (shape[i] < 0) return plc_fail(err, errlen, "safetensors: '%s': negative dimension", name);
         e.shape[i] = shape[i];
         if (shape[i] && bytes > UINT64_MAX / (uint64_t)shape[i])
-            return fail(err, errlen, "safetensors: '%s': too large", name);
+            return plc_fail(err, errlen, "safetensors: '%s': too large", name);
         bytes *= (uint64_t)shape[i];
     }
     e.bytes = bytes;
     struct plc_st_entry *grown = realloc(w->entries, (w->n_entries + 1) * sizeof *grown);
-    if (!grown) return fail(err, errlen, "safetensors: out of memory");
+    if (!grown) return plc_fail(err, errlen, "safetensors: out of memory");
     w->entries = grown;
     w->entries[w->n_entries++] = e;
     return 0;
@@ -414,10 +387,10 @@ int plc_st_writer_save(plc_st_writer *w, const char *path, char *err, size_t err
     qsort(w->entries, w->n_entries, sizeof *w->entries, cmp_entry);
     size_t hlen = 0;
     char *header = build_header(w, &hlen);
-    if (!header) return fail(err, errlen, "%s: cannot build the safetensors header", path);
+    if (!header) return plc_fail(err, errlen, "%s: cannot build the safetensors header", path);
     if (hlen > PLC_ST_MAX_HEADER) {
         free(header);
-        return fail(err, errlen, "%s: header of %zu bytes exceeds the safetensors limit", path, hlen);
+        return plc_fail(err, errlen, "%s: header of %zu bytes exceeds the safetensors limit", path, hlen);
     }
     plc_atomic_file af;
     if (plc_atomic_open(&af, path, err, errlen)) {
@@ -425,7 +398,7 @@ int plc_st_writer_save(plc_st_writer *w, const char *path, char *err, size_t err
         return -1;
     }
     uint8_t len8[8];
-    for (int i = 0; i < 8; i++) len8[i] = (uint8_t)((uint64_t)hlen >> (8 * i));
+    plc_put_le64(len8, hlen);
     bool ok = fwrite(len8, 1, 8, af.f) == 8 && fwrite(header, 1, hlen, af.f) == hlen;
     free(header);
     for (size_t i = 0; ok && i < w->n_entries; i++) {
@@ -435,7 +408,7 @@ int plc_st_writer_save(plc_st_writer *w, const char *path, char *err, size_t err
     if (!ok) {
         int e = errno;
         plc_atomic_abort(&af);
-        return fail(err, errlen, "%s: write failed: %s", path, strerror(e));
+        return plc_fail(err, errlen, "%s: write failed: %s", path, strerror(e));
     }
     return plc_atomic_commit(&af, err, errlen);
 }

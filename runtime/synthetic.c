@@ -2,12 +2,12 @@
 #include "runtime/synthetic.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/errmsg.h"
 #include "runtime/rng.h"
 
 /* streams of the chain-construction domain */
@@ -15,15 +15,6 @@ enum { CHAIN_CYCLE = 0, CHAIN_SUCCESSOR = 1, CHAIN_WEIGHT = 2 };
 
 #define PI_TOLERANCE 1e-14
 #define PI_MAX_ITERATIONS 1000000
-
-__attribute__((format(printf, 3, 4))) static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 void plc_markov_free(plc_markov *mc)
 {
@@ -48,7 +39,7 @@ static int alloc_chain(plc_markov *mc, int64_t vocab, int k, char *err, size_t e
     mc->pi_cum = malloc((size_t)vocab * sizeof *mc->pi_cum);
     if (!mc->succ || !mc->prob || !mc->cum || !mc->pi || !mc->pi_cum) {
         plc_markov_free(mc);
-        return fail(err, errlen, "synthetic source: out of memory for a chain over %lld tokens", (long long)vocab);
+        return plc_fail(err, errlen, "synthetic source: out of memory for a chain over %lld tokens", (long long)vocab);
     }
     return 0;
 }
@@ -61,7 +52,7 @@ static int finish_chain(plc_markov *mc, char *err, size_t errlen)
     int64_t V = mc->vocab;
     int k = mc->k;
     double *next = malloc((size_t)V * sizeof *next);
-    if (!next) return fail(err, errlen, "synthetic source: out of memory");
+    if (!next) return plc_fail(err, errlen, "synthetic source: out of memory");
     for (int64_t i = 0; i < V; i++) mc->pi[i] = 1.0 / (double)V;
     bool converged = false;
     for (int it = 0; it < PI_MAX_ITERATIONS && !converged; it++) {
@@ -79,7 +70,8 @@ static int finish_chain(plc_markov *mc, char *err, size_t errlen)
     }
     free(next);
     if (!converged)
-        return fail(err, errlen, "synthetic source: the stationary distribution did not converge (reducible chain?)");
+        return plc_fail(err, errlen,
+                        "synthetic source: the stationary distribution did not converge (reducible chain?)");
     double h = 0, run = 0;
     for (int64_t i = 0; i < V; i++) {
         double hi = 0, c = 0;
@@ -105,8 +97,9 @@ static int64_t below(uint32_t r, int64_t n) { return (int64_t)(((uint64_t)r * (u
 int plc_markov_build(plc_markov *mc, int64_t vocab, int successors, uint64_t seed, char *err, size_t errlen)
 {
     if (vocab < 2 || vocab > INT32_MAX)
-        return fail(err, errlen, "synthetic source: vocabulary of %lld tokens (2 .. 2^31-1 supported)", (long long)vocab);
-    if (successors < 1) return fail(err, errlen, "synthetic source: successors must be at least 1");
+        return plc_fail(err, errlen, "synthetic source: vocabulary of %lld tokens (2 .. 2^31-1 supported)",
+                        (long long)vocab);
+    if (successors < 1) return plc_fail(err, errlen, "synthetic source: successors must be at least 1");
     int k = successors < vocab ? successors : (int)vocab;
     if (alloc_chain(mc, vocab, k, err, errlen)) return -1;
 
@@ -114,7 +107,7 @@ int plc_markov_build(plc_markov *mc, int64_t vocab, int successors, uint64_t see
     int32_t *cycle = malloc((size_t)vocab * sizeof *cycle);
     if (!cycle) {
         plc_markov_free(mc);
-        return fail(err, errlen, "synthetic source: out of memory");
+        return plc_fail(err, errlen, "synthetic source: out of memory");
     }
     for (int64_t i = 0; i < vocab; i++) cycle[i] = (int32_t)i;
     plc_rng_key kc = {seed, CHAIN_CYCLE, PLC_RNG_SYNTH_CHAIN};
@@ -163,20 +156,23 @@ int plc_markov_from_rows(plc_markov *mc, int64_t vocab, int k, const int32_t *su
                          size_t errlen)
 {
     if (vocab < 1 || vocab > INT32_MAX || k < 1 || k > vocab)
-        return fail(err, errlen, "markov chain: bad sizes (vocab %lld, k %d)", (long long)vocab, k);
+        return plc_fail(err, errlen, "markov chain: bad sizes (vocab %lld, k %d)", (long long)vocab, k);
     for (int64_t i = 0; i < vocab; i++) {
         double total = 0;
         for (int j = 0; j < k; j++) {
             int32_t s = succ[i * k + j];
             double p = prob[i * k + j];
-            if (s < 0 || s >= vocab) return fail(err, errlen, "markov chain: row %lld: successor %d out of range", (long long)i, s);
-            if (!(p >= 0 && p <= 1)) return fail(err, errlen, "markov chain: row %lld: probability %g", (long long)i, p);
+            if (s < 0 || s >= vocab)
+                return plc_fail(err, errlen, "markov chain: row %lld: successor %d out of range", (long long)i, s);
+            if (!(p >= 0 && p <= 1))
+                return plc_fail(err, errlen, "markov chain: row %lld: probability %g", (long long)i, p);
             for (int q = 0; q < j; q++)
-                if (succ[i * k + q] == s) return fail(err, errlen, "markov chain: row %lld: successor %d twice", (long long)i, s);
+                if (succ[i * k + q] == s)
+                    return plc_fail(err, errlen, "markov chain: row %lld: successor %d twice", (long long)i, s);
             total += p;
         }
         if (fabs(total - 1.0) > 1e-9)
-            return fail(err, errlen, "markov chain: row %lld sums to %.17g, not 1", (long long)i, total);
+            return plc_fail(err, errlen, "markov chain: row %lld sums to %.17g, not 1", (long long)i, total);
     }
     if (alloc_chain(mc, vocab, k, err, errlen)) return -1;
     memcpy(mc->succ, succ, (size_t)(vocab * k) * sizeof *succ);

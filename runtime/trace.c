@@ -82,10 +82,12 @@ int plc_trace_write(plc_trace *t, plc_comm *comm, const plc_plan *plan, const ch
         fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"source\": \"plrun --trace\", "
                    "\"world_size\": %d}, \"traceEvents\": [", comm->size);
         for (int r = 0; r < comm->size; r++) {
-            fprintf(f, "%s\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": \"rank %d\"}},"
+            plc_rank_coords c = plc_rank_to_coords(&plan->layout, r);
+            fprintf(f, "%s\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": "
+                       "\"rank %d (tp %lld cp %lld dp %lld pp %lld)\"}},"
                        "\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"compute\"}},"
                        "\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"comm\"}}",
-                    first ? "" : ",", r, r, r, r);
+                    first ? "" : ",", r, r, (long long)c.tp, (long long)c.cp, (long long)c.dp, (long long)c.pp, r, r);
             first = 0;
         }
         write_events(f, plan, 0, t->ev, t->n, &first);

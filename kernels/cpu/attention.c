@@ -5,7 +5,6 @@
 #include "kernels/cpu/attention_tile.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,11 +19,7 @@ void plc_k_attention_forward(float *out, float *probs,
     /* one work item per (b, h, query tile): independent outputs */
 #pragma omp parallel
     {
-        float *Bt = malloc((size_t)(hd * ATTN_TILE_K) * sizeof *Bt);
-        if (!Bt) {
-            fprintf(stderr, "plrun: out of memory for attention tiles\n");
-            exit(1);
-        }
+        float *Bt = plc_attn_scratch(hd * ATTN_TILE_K);
 #pragma omp for schedule(static)
         for (int64_t idx = 0; idx < B * H * qtiles; idx++) {
             int64_t qt = idx % qtiles, h = (idx / qtiles) % H, b = idx / (qtiles * H), kvh = h / s.group;

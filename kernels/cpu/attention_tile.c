@@ -87,7 +87,7 @@ void plc_attn_mul_acc(float *Y, int64_t ldy, const float *W, int64_t wsi, int64_
     }
 }
 
-static float *scratch_alloc(int64_t n)
+float *plc_attn_scratch(int64_t n)
 {
     float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
     if (!p) {
@@ -152,8 +152,8 @@ void plc_attn_backward(float *dq, float *dk, float *dv, const float *dout,
     /* pass 1: dq, one work item per (b, h, query tile), key tiles in order */
 #pragma omp parallel
     {
-        float *P = scratch_alloc(ATTN_TILE_Q * ATTN_TILE_K), *dS = scratch_alloc(ATTN_TILE_Q * ATTN_TILE_K);
-        float *Bt = scratch_alloc(hd * ATTN_TILE_K), D[ATTN_TILE_Q];
+        float *P = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K), *dS = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K);
+        float *Bt = plc_attn_scratch(hd * ATTN_TILE_K), D[ATTN_TILE_Q];
 #pragma omp for schedule(static)
         for (int64_t idx = 0; idx < s->B * s->H * qtiles; idx++) {
             int64_t qt = idx % qtiles, h = (idx / qtiles) % s->H, b = idx / (qtiles * s->H);
@@ -173,8 +173,8 @@ void plc_attn_backward(float *dq, float *dk, float *dv, const float *dout,
      * group's heads and the query tiles add in order */
 #pragma omp parallel
     {
-        float *P = scratch_alloc(ATTN_TILE_Q * ATTN_TILE_K), *dS = scratch_alloc(ATTN_TILE_Q * ATTN_TILE_K);
-        float *Bt = scratch_alloc(hd * ATTN_TILE_K), D[ATTN_TILE_Q];
+        float *P = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K), *dS = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K);
+        float *Bt = plc_attn_scratch(hd * ATTN_TILE_K), D[ATTN_TILE_Q];
 #pragma omp for schedule(static)
         for (int64_t idx = 0; idx < s->B * s->Hkv * ktiles; idx++) {
             int64_t kt = idx % ktiles, kvh = (idx / ktiles) % s->Hkv, b = idx / (ktiles * s->Hkv);

@@ -27,6 +27,10 @@ void plc_attn_backward(float *dq, float *dk, float *dv, const float *dout,
                        const float *q, const float *k, const float *v, const float *out,
                        const float *probs, const float *lse, const attn_shape *s);
 
+/* n floats (at least 1) of per-thread scratch for the tile operations; exits
+ * with a message when out of memory. The caller frees it. */
+float *plc_attn_scratch(int64_t n);
+
 #define ATTN_TILE_Q 32 /* query rows per tile */
 #define ATTN_TILE_K 64 /* keys per tile */
 

@@ -6,19 +6,8 @@
 #include "kernels/common/reduce.h"
 #include "kernels/cpu/attention_tile.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static float *xmalloc(int64_t n)
-{
-    float *p = malloc((size_t)(n > 0 ? n : 1) * sizeof *p);
-    if (!p) {
-        fprintf(stderr, "plrun: out of memory in flash attention\n");
-        exit(1);
-    }
-    return p;
-}
 
 void plc_k_flash_attention_forward(float *out, float *lse,
                                    const float *q, const float *k, const float *v,
@@ -30,8 +19,8 @@ void plc_k_flash_attention_forward(float *out, float *lse,
     int64_t qtiles = (Tq + ATTN_TILE_Q - 1) / ATTN_TILE_Q, qld = H * hd, kld = Hkv * hd;
 #pragma omp parallel
     {
-        float *S = xmalloc(ATTN_TILE_Q * ATTN_TILE_K), *Bt = xmalloc(hd * ATTN_TILE_K);
-        float *acc = xmalloc(ATTN_TILE_Q * hd), m[ATTN_TILE_Q], l[ATTN_TILE_Q];
+        float *S = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K), *Bt = plc_attn_scratch(hd * ATTN_TILE_K);
+        float *acc = plc_attn_scratch(ATTN_TILE_Q * hd), m[ATTN_TILE_Q], l[ATTN_TILE_Q];
         /* one work item per (b, h, query tile) */
 #pragma omp for schedule(static)
         for (int64_t idx = 0; idx < B * H * qtiles; idx++) {

@@ -7,8 +7,7 @@ set -u
 . "$(dirname "$0")/plrun_lib.bash"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
-    -o "$tmp/tiny.bin" || die "plc compile failed"
+compile_tiny "$tmp/tiny.bin" 1
 if ! "$PLRUN" "$tmp/tiny.bin" --backend cuda --steps 10 --metrics "$tmp/gpu.jsonl" >"$tmp/gpu.log" 2>&1; then
     if grep -q "built without the CUDA backend\|no CUDA GPU" "$tmp/gpu.log"; then
         skip "skipped: $(grep -o 'built without the CUDA backend\|no CUDA GPU is available' "$tmp/gpu.log" | head -n 1)"

@@ -21,6 +21,13 @@ need_mpi() {
     command -v "${PLC_MPIRUN%% *}" >/dev/null 2>&1 || skip "skipped: ${PLC_MPIRUN%% *} not found"
 }
 
+# compile_tiny OUT DP: examples/tiny.plan compiled for DP data-parallel ranks
+# (tp = pp = cp = 1) into the plan file OUT
+compile_tiny() {
+    "$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node="$2" -D layout.dp="$2" -D layout.tp=1 \
+        -D layout.pp=1 -D layout.cp=1 -o "$1" || die "plc compile failed"
+}
+
 # run_ranks N ARGS...: plrun on N ranks (directly when N is 1)
 run_ranks() {
     local n=$1; shift

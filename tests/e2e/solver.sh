@@ -88,9 +88,17 @@ printf 'model "x" {\n  layers = -3\n}\n' > "$tmp/bad.plan"
 
 # explain
 "$plc" explain "$tmp/auto.plan" > "$tmp/explain.txt" || fail "explain failed"
-for w in "winner:" "memory per rank" "step time" "compute" "best of each rejected region" "tp = "; do
+for w in "winner:" "memory per rank" "step time" "compute" "best of each rejected region" "tp = " \
+         "memory against the lowered plan"; do
     grep -q "$w" "$tmp/explain.txt" || fail "explain lacks '$w'"
 done
+# the solver's estimate against the lowered plan's exact peak, per stage:
+# the plan's figure matches what plc compile reports for the same layout
+"$plc" explain "$tmp/auto.plan" | grep -E '^  stage [0-9]+ +plan ' > "$tmp/explain_mem.txt"
+[ -s "$tmp/explain_mem.txt" ] || fail "explain: no per-stage plan memory lines"
+"$plc" compile "$tmp/auto.plan" -o "$tmp/auto.bin" | grep -E '^  stage [0-9]+ +plan ' > "$tmp/compile_mem.txt" \
+    || fail "compile failed"
+cmp -s "$tmp/explain_mem.txt" "$tmp/compile_mem.txt" || fail "explain and compile disagree on the plan's memory"
 "$plc" explain "$tmp/small.plan" > /dev/null; [ $? -eq 2 ] || fail "explain without a fit: want exit 2"
 
 # scale: the curve over cluster sizes

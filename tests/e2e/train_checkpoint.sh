@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoints hold global tensors: a run stopped after 4 steps and resumed
-# (same layout, then another layout) continues the uninterrupted run's loss
-# curve: bitwise on the same layout, within 1e-5 on another.
+# (same layout, then another layout, then from 8 ranks to 1) continues the
+# uninterrupted run's loss curve: bitwise on the same layout, within 1e-5 on
+# another.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
 need_mpi
@@ -26,6 +27,18 @@ cmp -s "$tmp/full.loss" "$tmp/same.loss" || { paste "$tmp/full.loss" "$tmp/same.
 dev=$(max_rel_dev "$tmp/other.loss" "$tmp/full.loss")
 echo "resume under dp=2 zero=1: max relative deviation $dev"
 awk -v d="$dev" 'BEGIN { exit !(d != "inf" && d + 0 <= 1e-5) }' || die "resume under another layout deviates"
+# the other way round: a checkpoint written by 8 ranks (tp 2 x pp 2 x dp 2,
+# ZeRO 2: shards gathered from every rank) resumes on one rank
+compile -D cluster.gpus_per_node=8 -D layout.dp=2 -D layout.tp=2 -D layout.pp=2 -D layout.cp=1 \
+    -D layout.zero=2 -D layout.micro_batch=4 -o "$tmp/eight.bin"
+run_ranks 8 "$tmp/eight.bin" --steps 4 --checkpoint "$tmp/ck8.safetensors" >"$tmp/log" 2>&1 ||
+    { cat "$tmp/log"; die "the 8-rank first half failed"; }
+run_ranks 1 "$tmp/one.bin" --steps 8 --resume "$tmp/ck8.safetensors" --metrics "$tmp/from8.jsonl" >"$tmp/log" 2>&1 ||
+    { cat "$tmp/log"; die "resume of the 8-rank checkpoint on one rank failed"; }
+losses "$tmp/from8.jsonl" >"$tmp/from8.loss"
+dev=$(max_rel_dev "$tmp/from8.loss" "$tmp/full.loss")
+echo "8-rank checkpoint resumed on one rank: max relative deviation $dev"
+awk -v d="$dev" 'BEGIN { exit !(d != "inf" && d + 0 <= 1e-5) }' || die "resume of the 8-rank checkpoint deviates"
 # a checkpoint of another model is refused with the tensor's name
 cat >"$tmp/other.plan" <<PLAN
 model "other" { layers = 1  hidden = 32  ffn_hidden = 64  heads = 2  kv_heads = 2  vocab = 64  seq_len = 16 }
@@ -36,4 +49,4 @@ PLAN
 "$PLC" compile "$tmp/other.plan" -o "$tmp/other.bin" || die "plc compile failed"
 if "$PLRUN" "$tmp/other.bin" --resume "$tmp/ck.safetensors" >"$tmp/log" 2>&1; then die "a foreign checkpoint was accepted"; fi
 grep -q "tok_emb\|layers\.0" "$tmp/log" || { cat "$tmp/log"; die "the refusal does not name the tensor"; }
-echo "checkpoint: resume bitwise on the same layout, within 1e-5 under dp=2 zero=1"
+echo "checkpoint: resume bitwise on the same layout, within 1e-5 under dp=2 zero=1 and from 8 ranks to 1"

@@ -5,8 +5,7 @@ set -u
 . "$(dirname "$0")/plrun_lib.bash"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
-    -o "$tmp/tiny.bin" || die "plc compile failed"
+compile_tiny "$tmp/tiny.bin" 1
 for run in a b; do
     "$PLRUN" "$tmp/tiny.bin" --steps 8 --threads 1 --metrics "$tmp/$run.jsonl" >"$tmp/$run.log" 2>&1 ||
         { cat "$tmp/$run.log"; die "plrun failed"; }

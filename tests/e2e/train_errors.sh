@@ -19,10 +19,8 @@ expect() {
         echo "ok   $name: $(grep -m1 -- "$pattern" "$tmp/out")"
     fi
 }
-"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
-    -o "$tmp/one.bin" || die "plc compile failed"
-"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=2 -D layout.dp=2 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
-    -o "$tmp/two.bin" || die "plc compile failed"
+compile_tiny "$tmp/one.bin" 1
+compile_tiny "$tmp/two.bin" 2
 
 expect "no plan"        "no plan given"          "$PLRUN"
 expect "unknown option" "unknown option"         "$PLRUN" "$tmp/one.bin" --frobnicate

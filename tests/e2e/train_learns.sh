@@ -9,8 +9,7 @@ need_mpi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 STEPS=${LEARN_STEPS:-60}
-"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=2 -D layout.dp=2 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
-    -o "$tmp/tiny.bin" || die "plc compile failed"
+compile_tiny "$tmp/tiny.bin" 2
 run_ranks 2 "$tmp/tiny.bin" --steps "$STEPS" --metrics "$tmp/m.jsonl" >"$tmp/log" 2>&1 ||
     { cat "$tmp/log"; die "plrun failed"; }
 cat "$tmp/log"

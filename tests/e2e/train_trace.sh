@@ -7,8 +7,7 @@ set -u
 need_mpi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D cluster.gpus_per_node=2 -D layout.dp=2 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 \
-    -o "$tmp/tiny.bin" || die "plc compile failed"
+compile_tiny "$tmp/tiny.bin" 2
 run_ranks 2 "$tmp/tiny.bin" --steps 2 --trace "$tmp/trace.json" >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "plrun failed"; }
 cat "$tmp/log"
 [ -s "$tmp/trace.json" ] || die "no trace written"

@@ -171,7 +171,7 @@ static void test_builtin_catalog(void)
     if (h100) {
         CU_ASSERT_DOUBLE_EQUAL(h100->flops_bf16, 989e12, 0);
         CU_ASSERT_DOUBLE_EQUAL(h100->hbm_bw, 3.35e12, 1);
-        CU_ASSERT_DOUBLE_EQUAL(h100->intra_node_bw, 900e9, 0);
+        CU_ASSERT_DOUBLE_EQUAL(h100->intra_node_bw, 450e9, 0); /* per direction */
         CU_ASSERT_DOUBLE_EQUAL(h100->inter_node_bw, 50e9, 0);
     }
     free(out);

@@ -79,6 +79,30 @@ static void test_group_placement(void)
 
 /* simulated bubbles of uniform pipelines against the closed forms:
  * gpipe and 1f1b (p-1)/m, interleaved (p-1)/(v m) */
+/* the layer-major makespan (O(layers) streams) against the unit-level
+ * simulation, with messages, an embedding and a heavy head, and fewer
+ * micro-batches than stages: equal to rounding */
+static void test_layer_major_makespan(void)
+{
+    const plc_schedule scheds[] = {PLC_SCHED_LAYERED, PLC_SCHED_MODULAR};
+    const double p2ps[] = {0, 0.3, 2.5}, heads[] = {0, 1.7, 9};
+    for (int si = 0; si < 2; si++)
+        for (int64_t pp = 2; pp <= 8; pp *= 2)
+            for (int64_t L = pp; L <= 32; L *= 2)
+                for (int64_t m = 1; m <= 16; m *= 2)
+                    for (int ci = 0; ci < 3; ci++)
+                        for (int ei = 0; ei < 3; ei++) {
+                            plc_sched_sim r;
+                            double e = heads[ei], d = 0.3 * e;
+                            CU_ASSERT_EQUAL_FATAL(plc_sched_simulate(scheds[si], pp, 1, L, m, 1.0, 2.1, d, e, p2ps[ci], &r), 0);
+                            double f = plc_sched_layer_major_makespan(scheds[si], pp, L, m, 1.0, 2.1, d, e, p2ps[ci]);
+                            CU_ASSERT_DOUBLE_EQUAL(f, r.makespan, 1e-9 * r.makespan);
+                        }
+    /* one stage: everything back to back */
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_layer_major_makespan(PLC_SCHED_MODULAR, 1, 8, 4, 1.0, 2.0, 0.5, 1.5, 3.0),
+                           4 * (8 * 3.0 + 2.0), 1e-12);
+}
+
 static void test_bubbles(void)
 {
     plc_sched_sim r;
@@ -168,6 +192,7 @@ void register_test_solver_time(void)
     CU_add_test(s, "tree for small messages, p2p", test_tree_for_small_messages);
     CU_add_test(s, "group placement from the rank order", test_group_placement);
     CU_add_test(s, "bubbles: simulation and closed forms", test_bubbles);
+    CU_add_test(s, "layer-major makespan against the simulation", test_layer_major_makespan);
     CU_add_test(s, "in-flight micro-batches", test_inflight);
     CU_add_test(s, "time-model mechanisms", test_time_mechanisms);
 }

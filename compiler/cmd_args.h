@@ -1,0 +1,30 @@
+/* cmd_args.h: argument handling shared by the commands that take one input
+ * file (compile, dump, trace) or read plans (dump, diff, trace), so their
+ * messages read the same. Each prints "plc CMD: error: ..." to stderr and
+ * returns -1 on a user error; the caller then exits with PLC_EXIT_INPUT. */
+#ifndef PLC_CMD_ARGS_H
+#define PLC_CMD_ARGS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plc/arena.h"
+#include "plc/plan.h"
+
+typedef void plc_usage_fn(FILE *out);
+
+/* an argument the command's own options did not take: rejects an unknown
+ * option (then prints the usage) or a second input file, else stores it in
+ * *path. `what` names the input: "spec" or "plan". */
+int plc_cmd_take_input(const char *cmd, const char *what, const char *arg, const char **path, plc_usage_fn *usage);
+
+/* after the loop: "no WHAT given" and the usage when no input was named */
+int plc_cmd_need_input(const char *cmd, const char *what, const char *path, plc_usage_fn *usage);
+
+/* plc_plan_load_file into arena a, with the loader's message on failure */
+int plc_cmd_load_plan(const char *cmd, plc_arena *a, const char *path, plc_plan *p);
+
+/* --rank R of dump/diff/trace: a rank in [0, world) */
+int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out);
+
+#endif
