@@ -17,17 +17,7 @@ int plc_backend_fail(plc_backend *be, const char *fmt, ...)
 plc_backend *plc_backend_create(const char *name, plc_comm *comm, int threads,
                                 const plc_plan *plan, char *err, size_t errlen)
 {
-    if (strcmp(name, "cpu") == 0) {
-        if (plan && plan->train.precision != PLC_PREC_FP32) {
-            /* the CPU kernels are fp32 only; a bf16 plan needs the CUDA backend */
-            snprintf(err, errlen,
-                     "the CPU backend runs fp32 plans only, this plan has precision = %s; "
-                     "compile with -D train.precision=fp32 or run with --backend cuda",
-                     plc_precision_name(plan->train.precision));
-            return NULL;
-        }
-        return plc_backend_cpu_create(comm, threads, err, errlen);
-    }
+    if (strcmp(name, "cpu") == 0) return plc_backend_cpu_create(comm, threads, plan, err, errlen);
     if (strcmp(name, "cuda") == 0) return plc_backend_cuda_create(comm, threads, plan, err, errlen);
     snprintf(err, errlen, "unknown backend '%s' (valid: cpu, cuda)", name);
     return NULL;

@@ -11,6 +11,11 @@
  * a message with plc_backend_fail(); the executor adds the instruction's
  * location. Ops run in issue order on the backend's compute stream; the
  * executor calls synchronize() before it reads results on the host.
+ *
+ * Precision (docs/runtime.md, "Precision"): a bf16 plan stores parameters
+ * and activations as bf16 and keeps gradients, optimizer state, master
+ * weights and statistics fp32. The CUDA kernels read and write bf16
+ * directly; the CPU backend emulates them exactly (backend_cpu_bf16.h).
  */
 #ifndef PLC_RUNTIME_BACKEND_H
 #define PLC_RUNTIME_BACKEND_H
@@ -38,49 +43,62 @@ typedef struct plc_backend_ops {
     int (*download)(plc_backend *be, void *host_dst, const void *src, size_t bytes);
     int (*synchronize)(plc_backend *be);
 
-    /* compute: the contracts are plan.h's table and kernels/kernels.h */
+    /* compute: the contracts are plan.h's table and kernels/kernels.h.
+     * Storage types follow kernels/cuda/kernels_cuda.h: the tensors typed
+     * void * are stored as `dt` (PLC_F32 or PLC_BF16, the dtype of the
+     * instruction's buffers, which the executor checked are alike); the
+     * tensors typed float * (statistics, weight gradients of norms and
+     * embeddings) are always fp32. Compute is fp32 either way. */
     int (*zero)(plc_backend *be, void *dst, size_t bytes);
     int (*copy)(plc_backend *be, void *dst, const void *src, size_t bytes);
-    int (*embed_fwd)(plc_backend *be, float *out, const int32_t *tokens, const float *table,
-                     int64_t rows, int64_t dim, int64_t vocab_start, int64_t vocab_local);
-    int (*embed_bwd)(plc_backend *be, float *dtable, const float *dout, const int32_t *tokens,
-                     int64_t rows, int64_t dim, int64_t vocab_start, int64_t vocab_local);
-    int (*rmsnorm_fwd)(plc_backend *be, float *out, float *rstd, const float *in,
-                       const float *weight, int64_t rows, int64_t dim, float eps);
-    int (*rmsnorm_bwd)(plc_backend *be, float *din, float *dweight, const float *dout,
-                       const float *in, const float *weight, const float *rstd,
+    int (*embed_fwd)(plc_backend *be, void *out, const int32_t *tokens, const void *table,
+                     plc_dtype dt, int64_t rows, int64_t dim, int64_t vocab_start,
+                     int64_t vocab_local);
+    int (*embed_bwd)(plc_backend *be, float *dtable, const void *dout, plc_dtype dt,
+                     const int32_t *tokens, int64_t rows, int64_t dim, int64_t vocab_start,
+                     int64_t vocab_local);
+    int (*rmsnorm_fwd)(plc_backend *be, void *out, float *rstd, const void *in,
+                       const void *weight, plc_dtype dt, int64_t rows, int64_t dim, float eps);
+    int (*rmsnorm_bwd)(plc_backend *be, void *din, float *dweight, const void *dout,
+                       const void *in, const void *weight, const float *rstd, plc_dtype dt,
                        int64_t rows, int64_t dim);
-    int (*matmul)(plc_backend *be, float *C, const float *A, const float *B, int64_t M,
-                  int64_t N, int64_t K, int trans_a, int trans_b, float beta);
-    int (*rope_fwd)(plc_backend *be, float *out, const float *in, const int32_t *positions,
-                    int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
-    int (*rope_bwd)(plc_backend *be, float *din, const float *dout, const int32_t *positions,
-                    int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
+    /* C is stored as c_dt, A and B as ab_dt (bf16 x bf16 -> fp32 C: weight gradients) */
+    int (*matmul)(plc_backend *be, void *C, plc_dtype c_dt, const void *A, const void *B,
+                  plc_dtype ab_dt, int64_t M, int64_t N, int64_t K, int trans_a, int trans_b,
+                  float beta);
+    int (*rope_fwd)(plc_backend *be, void *out, const void *in, plc_dtype dt,
+                    const int32_t *positions, int64_t B, int64_t T, int64_t heads, int64_t hd,
+                    float theta);
+    int (*rope_bwd)(plc_backend *be, void *din, const void *dout, plc_dtype dt,
+                    const int32_t *positions, int64_t B, int64_t T, int64_t heads, int64_t hd,
+                    float theta);
     /* flash: stats is lse [B,H,Tq]; otherwise probs [B,H,Tq,Tk] */
-    int (*attn_fwd)(plc_backend *be, int flash, float *out, float *stats, const float *q,
-                    const float *k, const float *v, const int32_t *q_pos, const int32_t *k_pos,
-                    int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hkv, int64_t hd);
-    int (*attn_bwd)(plc_backend *be, int flash, float *dq, float *dk, float *dv,
-                    const float *dout, const float *q, const float *k, const float *v,
-                    const float *out, const float *stats, const int32_t *q_pos,
+    int (*attn_fwd)(plc_backend *be, int flash, void *out, float *stats, const void *q,
+                    const void *k, const void *v, plc_dtype dt, const int32_t *q_pos,
                     const int32_t *k_pos, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
                     int64_t Hkv, int64_t hd);
-    int (*swiglu_fwd)(plc_backend *be, float *out, const float *gate, const float *up, int64_t n);
-    int (*swiglu_bwd)(plc_backend *be, float *dgate, float *dup, const float *dout,
-                      const float *gate, const float *up, int64_t n);
-    int (*add)(plc_backend *be, float *out, const float *a, const float *b, int64_t n);
-    int (*accumulate)(plc_backend *be, float *y, const float *x, int64_t n);
-    int (*scale)(plc_backend *be, float *x, float s, int64_t n);
-    int (*xent_max)(plc_backend *be, float *row_max, const float *logits, int64_t rows,
-                    int64_t vocab_local);
-    int (*xent_sumexp)(plc_backend *be, float *row_sum, float *target_logit,
-                       const float *logits, const int32_t *targets, const float *row_max,
-                       int64_t rows, int64_t vocab_local, int64_t vocab_start);
+    int (*attn_bwd)(plc_backend *be, int flash, void *dq, void *dk, void *dv, const void *dout,
+                    const void *q, const void *k, const void *v, const void *out,
+                    const float *stats, plc_dtype dt, const int32_t *q_pos, const int32_t *k_pos,
+                    int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hkv, int64_t hd);
+    int (*swiglu_fwd)(plc_backend *be, void *out, const void *gate, const void *up, plc_dtype dt,
+                      int64_t n);
+    int (*swiglu_bwd)(plc_backend *be, void *dgate, void *dup, const void *dout,
+                      const void *gate, const void *up, plc_dtype dt, int64_t n);
+    int (*add)(plc_backend *be, void *out, const void *a, const void *b, plc_dtype dt, int64_t n);
+    int (*accumulate)(plc_backend *be, void *y, const void *x, plc_dtype dt, int64_t n);
+    int (*scale)(plc_backend *be, void *x, float s, plc_dtype dt, int64_t n);
+    int (*xent_max)(plc_backend *be, float *row_max, const void *logits, plc_dtype dt,
+                    int64_t rows, int64_t vocab_local);
+    int (*xent_sumexp)(plc_backend *be, float *row_sum, float *target_logit, const void *logits,
+                       plc_dtype dt, const int32_t *targets, const float *row_max, int64_t rows,
+                       int64_t vocab_local, int64_t vocab_start);
     /* dlogits written (may alias logits), *loss_sum += sum of the rows' losses */
-    int (*xent_loss)(plc_backend *be, float *dlogits, double *loss_sum, const float *logits,
-                     const int32_t *targets, const float *row_max, const float *row_sum,
-                     const float *target_logit, int64_t rows, int64_t vocab_local,
-                     int64_t vocab_start, float grad_scale);
+    int (*xent_loss)(plc_backend *be, void *dlogits, double *loss_sum, const void *logits,
+                     plc_dtype dt, const int32_t *targets, const float *row_max,
+                     const float *row_sum, const float *target_logit, int64_t rows,
+                     int64_t vocab_local, int64_t vocab_start, float grad_scale);
+    /* gradients are fp32 in every plan */
     int (*sumsq)(plc_backend *be, double *acc, const float *x, int64_t n);
     /* *scale = min(1, max_norm / sqrt(*sumsq)), or 1 when max_norm is 0 */
     int (*clip_scale)(plc_backend *be, float *scale, const double *sumsq, double max_norm);
@@ -114,7 +132,10 @@ int plc_backend_fail(plc_backend *be, const char *fmt, ...) __attribute__((forma
 plc_backend *plc_backend_create(const char *name, plc_comm *comm, int threads,
                                 const plc_plan *plan, char *err, size_t errlen);
 
-plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, char *err, size_t errlen);
+/* plan may be NULL (no bf16 staging then); with a plan, the CPU backend sizes
+ * its bf16 staging for the largest instruction once, here */
+plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, const plc_plan *plan, char *err,
+                                    size_t errlen);
 plc_backend *plc_backend_cuda_create(plc_comm *comm, int threads, const plc_plan *plan,
                                      char *err, size_t errlen);
 

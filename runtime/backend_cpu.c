@@ -1,5 +1,8 @@
 /* backend_cpu.c: the reference backend. fp32 kernels of kernels/kernels.h on
- * host memory; collectives and send/recv through MPI (runtime/comm.c). */
+ * host memory; collectives and send/recv through MPI (runtime/comm.c).
+ * bf16 plans run with the same kernels: bf16 operands are widened to fp32
+ * and outputs rounded back per operation, exactly as the CUDA kernels store
+ * them (backend_cpu_bf16.h). */
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
@@ -9,10 +12,12 @@
 
 #include "kernels/kernels.h"
 #include "runtime/backend.h"
+#include "runtime/backend_cpu_bf16.h"
 
 typedef struct cpu_state {
     float *row_loss; /* per-row losses of XENT_LOSS, summed in double */
     int64_t row_loss_cap;
+    plc_bf16_stage stage; /* fp32 views of bf16 operands, sized for the plan */
 } cpu_state;
 
 static cpu_state *st(plc_backend *be) { return (cpu_state *)be->impl; }
@@ -20,7 +25,10 @@ static cpu_state *st(plc_backend *be) { return (cpu_state *)be->impl; }
 static void cpu_destroy(plc_backend *be)
 {
     if (!be) return;
-    if (be->impl) free(st(be)->row_loss);
+    if (be->impl) {
+        free(st(be)->row_loss);
+        plc_bf16_stage_free(&st(be)->stage);
+    }
     free(be->impl);
     free(be);
 }
@@ -54,133 +62,182 @@ static int cpu_copy_bytes(plc_backend *be, void *dst, const void *src, size_t by
 }
 static int cpu_sync(plc_backend *be) { (void)be; return 0; }
 
-/* ---- compute ----------------------------------------------------------------- */
+/* ---- compute ------------------------------------------------------------------
+ * Every op widens its bf16 operands to fp32 views, runs the fp32 kernel and
+ * rounds its outputs back (backend_cpu_bf16.h); fp32 operands pass through. */
+#define IN(p, dt, n) plc_bf16_in(&st(be)->stage, (p), (dt), (n))
+#define OUT(p, dt, n) plc_bf16_out(&st(be)->stage, (p), (dt), (n))
+/* rounds the outputs back; -1 with the message when a view had failed */
+static int done(plc_backend *be)
+{
+    return plc_bf16_finish(&st(be)->stage, be->error, sizeof be->error);
+}
+/* before a kernel: give up (releasing the views) when a view failed */
+#define VIEWS_OK(be) \
+    do { if (plc_bf16_failed(&st(be)->stage)) return done(be); } while (0)
+
 static int cpu_zero(plc_backend *be, void *dst, size_t bytes) { (void)be; memset(dst, 0, bytes); return 0; }
 
-static int cpu_embed_fwd(plc_backend *be, float *out, const int32_t *tokens, const float *table,
-                         int64_t rows, int64_t dim, int64_t vs, int64_t vl)
+static int cpu_embed_fwd(plc_backend *be, void *out, const int32_t *tokens, const void *table,
+                         plc_dtype dt, int64_t rows, int64_t dim, int64_t vs, int64_t vl)
 {
-    (void)be;
-    plc_k_embedding_forward(out, tokens, table, rows, dim, vs, vl);
-    return 0;
+    float *o = OUT(out, dt, rows * dim);
+    const float *t = IN(table, dt, vl * dim);
+    VIEWS_OK(be);
+    plc_k_embedding_forward(o, tokens, t, rows, dim, vs, vl);
+    return done(be);
 }
-static int cpu_embed_bwd(plc_backend *be, float *dtable, const float *dout, const int32_t *tokens,
-                         int64_t rows, int64_t dim, int64_t vs, int64_t vl)
+static int cpu_embed_bwd(plc_backend *be, float *dtable, const void *dout, plc_dtype dt,
+                         const int32_t *tokens, int64_t rows, int64_t dim, int64_t vs, int64_t vl)
 {
-    (void)be;
-    plc_k_embedding_backward(dtable, dout, tokens, rows, dim, vs, vl);
-    return 0;
+    const float *d = IN(dout, dt, rows * dim);
+    VIEWS_OK(be);
+    plc_k_embedding_backward(dtable, d, tokens, rows, dim, vs, vl);
+    return done(be);
 }
-static int cpu_rmsnorm_fwd(plc_backend *be, float *out, float *rstd, const float *in,
-                           const float *w, int64_t rows, int64_t dim, float eps)
+static int cpu_rmsnorm_fwd(plc_backend *be, void *out, float *rstd, const void *in,
+                           const void *w, plc_dtype dt, int64_t rows, int64_t dim, float eps)
 {
-    (void)be;
-    plc_k_rmsnorm_forward(out, rstd, in, w, rows, dim, eps);
-    return 0;
+    const float *x = IN(in, dt, rows * dim), *wf = IN(w, dt, dim);
+    float *o = OUT(out, dt, rows * dim); /* may alias in: one shared view */
+    VIEWS_OK(be);
+    plc_k_rmsnorm_forward(o, rstd, x, wf, rows, dim, eps);
+    return done(be);
 }
-static int cpu_rmsnorm_bwd(plc_backend *be, float *din, float *dw, const float *dout,
-                           const float *in, const float *w, const float *rstd, int64_t rows,
-                           int64_t dim)
+static int cpu_rmsnorm_bwd(plc_backend *be, void *din, float *dw, const void *dout,
+                           const void *in, const void *w, const float *rstd, plc_dtype dt,
+                           int64_t rows, int64_t dim)
 {
-    (void)be;
-    plc_k_rmsnorm_backward(din, dw, dout, in, w, rstd, rows, dim);
-    return 0;
+    float *di = OUT(din, dt, rows * dim);
+    const float *d = IN(dout, dt, rows * dim), *x = IN(in, dt, rows * dim), *wf = IN(w, dt, dim);
+    VIEWS_OK(be);
+    plc_k_rmsnorm_backward(di, dw, d, x, wf, rstd, rows, dim);
+    return done(be);
 }
-static int cpu_matmul(plc_backend *be, float *C, const float *A, const float *B, int64_t M,
-                      int64_t N, int64_t K, int ta, int tb, float beta)
+static int cpu_matmul(plc_backend *be, void *C, plc_dtype c_dt, const void *A, const void *B,
+                      plc_dtype ab_dt, int64_t M, int64_t N, int64_t K, int ta, int tb, float beta)
 {
-    (void)be;
-    plc_k_matmul(C, A, B, M, N, K, ta, tb, 1.0f, beta);
-    return 0;
+    float *c = OUT(C, c_dt, M * N);
+    const float *a = IN(A, ab_dt, M * K), *b = IN(B, ab_dt, K * N);
+    VIEWS_OK(be);
+    plc_k_matmul(c, a, b, M, N, K, ta, tb, 1.0f, beta);
+    return done(be);
 }
-static int cpu_rope_fwd(plc_backend *be, float *out, const float *in, const int32_t *pos,
-                        int64_t B, int64_t T, int64_t H, int64_t hd, float theta)
+static int cpu_rope_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt,
+                        const int32_t *pos, int64_t B, int64_t T, int64_t H, int64_t hd,
+                        float theta)
 {
-    (void)be;
-    plc_k_rope_forward(out, in, pos, B, T, H, hd, theta);
-    return 0;
+    const float *x = IN(in, dt, B * T * H * hd);
+    float *o = OUT(out, dt, B * T * H * hd);
+    VIEWS_OK(be);
+    plc_k_rope_forward(o, x, pos, B, T, H, hd, theta);
+    return done(be);
 }
-static int cpu_rope_bwd(plc_backend *be, float *din, const float *dout, const int32_t *pos,
-                        int64_t B, int64_t T, int64_t H, int64_t hd, float theta)
+static int cpu_rope_bwd(plc_backend *be, void *din, const void *dout, plc_dtype dt,
+                        const int32_t *pos, int64_t B, int64_t T, int64_t H, int64_t hd,
+                        float theta)
 {
-    (void)be;
-    plc_k_rope_backward(din, dout, pos, B, T, H, hd, theta);
-    return 0;
+    float *di = OUT(din, dt, B * T * H * hd);
+    const float *d = IN(dout, dt, B * T * H * hd);
+    VIEWS_OK(be);
+    plc_k_rope_backward(di, d, pos, B, T, H, hd, theta);
+    return done(be);
 }
-static int cpu_attn_fwd(plc_backend *be, int flash, float *out, float *stats, const float *q,
-                        const float *k, const float *v, const int32_t *qp, const int32_t *kp,
-                        int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hkv, int64_t hd)
-{
-    (void)be;
-    if (flash)
-        plc_k_flash_attention_forward(out, stats, q, k, v, qp, kp, B, Tq, Tk, H, Hkv, hd);
-    else
-        plc_k_attention_forward(out, stats, q, k, v, qp, kp, B, Tq, Tk, H, Hkv, hd);
-    return 0;
-}
-static int cpu_attn_bwd(plc_backend *be, int flash, float *dq, float *dk, float *dv,
-                        const float *dout, const float *q, const float *k, const float *v,
-                        const float *out, const float *stats, const int32_t *qp,
+static int cpu_attn_fwd(plc_backend *be, int flash, void *out, float *stats, const void *q,
+                        const void *k, const void *v, plc_dtype dt, const int32_t *qp,
                         const int32_t *kp, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
                         int64_t Hkv, int64_t hd)
 {
-    (void)be;
+    const int64_t nq = B * Tq * H * hd, nk = B * Tk * Hkv * hd;
+    float *o = OUT(out, dt, nq);
+    const float *qf = IN(q, dt, nq), *kf = IN(k, dt, nk), *vf = IN(v, dt, nk);
+    VIEWS_OK(be);
     if (flash)
-        plc_k_flash_attention_backward(dq, dk, dv, dout, q, k, v, out, stats, qp, kp, B, Tq, Tk,
+        plc_k_flash_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
+    else
+        plc_k_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
+    return done(be);
+}
+static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv,
+                        const void *dout, const void *q, const void *k, const void *v,
+                        const void *out, const float *stats, plc_dtype dt, const int32_t *qp,
+                        const int32_t *kp, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
+                        int64_t Hkv, int64_t hd)
+{
+    const int64_t nq = B * Tq * H * hd, nk = B * Tk * Hkv * hd;
+    float *dqf = OUT(dq, dt, nq), *dkf = OUT(dk, dt, nk), *dvf = OUT(dv, dt, nk);
+    const float *d = IN(dout, dt, nq), *qf = IN(q, dt, nq), *kf = IN(k, dt, nk),
+                *vf = IN(v, dt, nk), *o = IN(out, dt, nq);
+    VIEWS_OK(be);
+    if (flash)
+        plc_k_flash_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, qp, kp, B, Tq, Tk,
                                        H, Hkv, hd);
     else /* the probabilities already hold the mask */
-        plc_k_attention_backward(dq, dk, dv, dout, q, k, v, out, stats, B, Tq, Tk, H, Hkv, hd);
-    return 0;
+        plc_k_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, B, Tq, Tk, H, Hkv, hd);
+    return done(be);
 }
-static int cpu_swiglu_fwd(plc_backend *be, float *out, const float *g, const float *u, int64_t n)
+static int cpu_swiglu_fwd(plc_backend *be, void *out, const void *g, const void *u, plc_dtype dt,
+                          int64_t n)
 {
-    (void)be;
-    plc_k_swiglu_forward(out, g, u, n);
-    return 0;
+    float *o = OUT(out, dt, n);
+    const float *gf = IN(g, dt, n), *uf = IN(u, dt, n);
+    VIEWS_OK(be);
+    plc_k_swiglu_forward(o, gf, uf, n);
+    return done(be);
 }
-static int cpu_swiglu_bwd(plc_backend *be, float *dg, float *du, const float *dout,
-                          const float *g, const float *u, int64_t n)
+static int cpu_swiglu_bwd(plc_backend *be, void *dg, void *du, const void *dout, const void *g,
+                          const void *u, plc_dtype dt, int64_t n)
 {
-    (void)be;
-    plc_k_swiglu_backward(dg, du, dout, g, u, n);
-    return 0;
+    float *dgf = OUT(dg, dt, n), *duf = OUT(du, dt, n);
+    const float *d = IN(dout, dt, n), *gf = IN(g, dt, n), *uf = IN(u, dt, n);
+    VIEWS_OK(be);
+    plc_k_swiglu_backward(dgf, duf, d, gf, uf, n);
+    return done(be);
 }
-static int cpu_add(plc_backend *be, float *out, const float *a, const float *b, int64_t n)
+static int cpu_add(plc_backend *be, void *out, const void *a, const void *b, plc_dtype dt, int64_t n)
 {
-    (void)be;
-    plc_k_add(out, a, b, n);
-    return 0;
+    const float *af = IN(a, dt, n), *bf = IN(b, dt, n);
+    float *o = OUT(out, dt, n); /* may alias a or b */
+    VIEWS_OK(be);
+    plc_k_add(o, af, bf, n);
+    return done(be);
 }
-static int cpu_accumulate(plc_backend *be, float *y, const float *x, int64_t n)
+static int cpu_accumulate(plc_backend *be, void *y, const void *x, plc_dtype dt, int64_t n)
 {
-    (void)be;
-    plc_k_accumulate(y, x, n);
-    return 0;
+    float *yf = OUT(y, dt, n);
+    const float *xf = IN(x, dt, n);
+    VIEWS_OK(be);
+    plc_k_accumulate(yf, xf, n);
+    return done(be);
 }
-static int cpu_scale(plc_backend *be, float *x, float s, int64_t n)
+static int cpu_scale(plc_backend *be, void *x, float s, plc_dtype dt, int64_t n)
 {
-    (void)be;
-    plc_k_scale(x, s, n);
-    return 0;
+    float *xf = OUT(x, dt, n);
+    VIEWS_OK(be);
+    plc_k_scale(xf, s, n);
+    return done(be);
 }
-static int cpu_xent_max(plc_backend *be, float *row_max, const float *logits, int64_t rows,
-                        int64_t vl)
+static int cpu_xent_max(plc_backend *be, float *row_max, const void *logits, plc_dtype dt,
+                        int64_t rows, int64_t vl)
 {
-    (void)be;
-    plc_k_xent_local_max(row_max, logits, rows, vl);
-    return 0;
+    const float *l = IN(logits, dt, rows * vl);
+    VIEWS_OK(be);
+    plc_k_xent_local_max(row_max, l, rows, vl);
+    return done(be);
 }
-static int cpu_xent_sumexp(plc_backend *be, float *row_sum, float *tl, const float *logits,
-                           const int32_t *targets, const float *row_max, int64_t rows,
-                           int64_t vl, int64_t vs)
+static int cpu_xent_sumexp(plc_backend *be, float *row_sum, float *tl, const void *logits,
+                           plc_dtype dt, const int32_t *targets, const float *row_max,
+                           int64_t rows, int64_t vl, int64_t vs)
 {
-    (void)be;
-    plc_k_xent_local_sumexp(row_sum, tl, logits, row_max, targets, rows, vl, vs);
-    return 0;
+    const float *l = IN(logits, dt, rows * vl);
+    VIEWS_OK(be);
+    plc_k_xent_local_sumexp(row_sum, tl, l, row_max, targets, rows, vl, vs);
+    return done(be);
 }
-static int cpu_xent_loss(plc_backend *be, float *dlogits, double *loss_sum, const float *logits,
-                         const int32_t *targets, const float *row_max, const float *row_sum,
-                         const float *tl, int64_t rows, int64_t vl, int64_t vs, float grad_scale)
+static int cpu_xent_loss(plc_backend *be, void *dlogits, double *loss_sum, const void *logits,
+                         plc_dtype dt, const int32_t *targets, const float *row_max,
+                         const float *row_sum, const float *tl, int64_t rows, int64_t vl,
+                         int64_t vs, float grad_scale)
 {
     cpu_state *s = st(be);
     if (rows > s->row_loss_cap) {
@@ -189,12 +246,15 @@ static int cpu_xent_loss(plc_backend *be, float *dlogits, double *loss_sum, cons
         s->row_loss = p;
         s->row_loss_cap = rows;
     }
-    plc_k_xent_loss_grad(s->row_loss, dlogits, logits, row_max, row_sum, tl, targets, rows, vl,
-                         vs, grad_scale);
+    const float *l = IN(logits, dt, rows * vl);
+    float *dl = OUT(dlogits, dt, rows * vl); /* may alias logits */
+    VIEWS_OK(be);
+    plc_k_xent_loss_grad(s->row_loss, dl, l, row_max, row_sum, tl, targets, rows, vl, vs,
+                         grad_scale);
     double sum = 0; /* rows in order: deterministic */
     for (int64_t r = 0; r < rows; r++) sum += s->row_loss[r];
     *loss_sum += sum;
-    return 0;
+    return done(be);
 }
 static int cpu_sumsq(plc_backend *be, double *acc, const float *x, int64_t n)
 {
@@ -211,14 +271,23 @@ static int cpu_clip_scale(plc_backend *be, float *scale, const double *sumsq, do
     *scale = max_norm > 0 && norm > max_norm ? (float)(max_norm / norm) : 1.0f;
     return 0;
 }
+/* a bf16 parameter is updated through its fp32 master copy and rounded
+ * from it again, as on the GPU */
 static int cpu_adamw(plc_backend *be, void *param, plc_dtype pt, const void *grad, plc_dtype gt,
                      float *m, float *v, const float *scale, float *master, int64_t n, double lr,
                      double b1, double b2, double eps, double wd, int64_t t)
 {
-    if (pt != PLC_F32 || gt != PLC_F32 || master)
-        return plc_backend_fail(be, "the CPU backend updates fp32 parameters only");
-    plc_k_adamw((float *)param, (const float *)grad, m, v, n, lr, b1, b2, eps, wd, t, *scale);
-    return 0;
+    float *target = master ? master : pt == PLC_F32 ? (float *)param : NULL;
+    if (!target)
+        return plc_backend_fail(be, "a %s parameter needs an fp32 master copy", plc_dtype_name(pt));
+    if (pt != PLC_F32 && pt != PLC_BF16)
+        return plc_backend_fail(be, "cannot update %s parameters", plc_dtype_name(pt));
+    const float *g = IN(grad, gt, n);
+    VIEWS_OK(be);
+    plc_k_adamw(target, g, m, v, n, lr, b1, b2, eps, wd, t, *scale);
+    if (master && pt == PLC_BF16) plc_k_cast_f32_to_bf16((uint16_t *)param, master, n);
+    else if (master) memmove(param, master, (size_t)n * sizeof(float));
+    return done(be);
 }
 static int cpu_cast(plc_backend *be, void *dst, plc_dtype dt, const void *src, plc_dtype stt,
                     int64_t n)
@@ -281,14 +350,16 @@ static const plc_backend_ops cpu_ops = {
     .comm_wait = cpu_comm_wait,
 };
 
-plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, char *err, size_t errlen)
+plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, const plc_plan *plan, char *err,
+                                    size_t errlen)
 {
     plc_backend *be = calloc(1, sizeof *be);
     cpu_state *s = calloc(1, sizeof *s);
-    if (!be || !s) {
+    size_t staging = plan ? plc_bf16_stage_need(plan) : 0;
+    if (!be || !s || plc_bf16_stage_init(&s->stage, staging)) {
         free(be);
         free(s);
-        snprintf(err, errlen, "out of memory");
+        snprintf(err, errlen, "out of memory (bf16 staging of %zu bytes)", staging * sizeof(float));
         return NULL;
     }
     be->ops = &cpu_ops;

@@ -11,9 +11,12 @@
  * host never blocks on communication. Scalars the host must see (loss sums,
  * norms, the clip factor) are copied back synchronously.
  *
- * The backend runs the plan's buffers as they are typed; this version
- * supports fp32 plans (the same plans the CPU backend runs, which is what
- * tests/e2e/gpu.sh compares). Compiled only with PLC_HAVE_CUDA. */
+ * The backend runs the plan's buffers as they are typed: fp32 plans, and
+ * bf16 plans (bf16 parameters and activations, fp32 gradients, optimizer
+ * state and master weights), passing each op's storage dtype to the
+ * kernels and ncclBfloat16 to NCCL. The CPU backend emulates the same bf16
+ * storage, which is what tests/e2e/gpu.sh compares. Compiled only with
+ * PLC_HAVE_CUDA. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,7 +163,6 @@ static int cuda_sync(plc_backend *be)
 
 /* ---- compute ------------------------------------------------------------------ */
 #define S(be) ((void *)st(be)->compute)
-#define F32 PLC_CUDA_F32
 
 static int cuda_zero(plc_backend *be, void *dst, size_t bytes)
 {
@@ -172,101 +174,114 @@ static int cuda_copy(plc_backend *be, void *dst, const void *src, size_t bytes)
     CUDA_TRY(be, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st(be)->compute));
     return 0;
 }
-static int cuda_embed_fwd(plc_backend *be, float *out, const int32_t *tok, const float *table,
-                          int64_t rows, int64_t dim, int64_t vs, int64_t vl)
+/* the kernels' storage type of a plan dtype (exec_check.c allows f32 and bf16) */
+static plc_cuda_dtype cdt(plc_dtype dt) { return dt == PLC_BF16 ? PLC_CUDA_BF16 : PLC_CUDA_F32; }
+
+static int cuda_embed_fwd(plc_backend *be, void *out, const int32_t *tok, const void *table,
+                          plc_dtype dt, int64_t rows, int64_t dim, int64_t vs, int64_t vl)
 {
-    return K(be, plc_cuda_embedding_forward(out, tok, table, F32, rows, dim, vs, vl, S(be)));
+    return K(be, plc_cuda_embedding_forward(out, tok, table, cdt(dt), rows, dim, vs, vl, S(be)));
 }
-static int cuda_embed_bwd(plc_backend *be, float *dtable, const float *dout, const int32_t *tok,
-                          int64_t rows, int64_t dim, int64_t vs, int64_t vl)
+static int cuda_embed_bwd(plc_backend *be, float *dtable, const void *dout, plc_dtype dt,
+                          const int32_t *tok, int64_t rows, int64_t dim, int64_t vs, int64_t vl)
 {
-    return K(be, plc_cuda_embedding_backward(dtable, dout, F32, tok, rows, dim, vs, vl, S(be)));
+    return K(be, plc_cuda_embedding_backward(dtable, dout, cdt(dt), tok, rows, dim, vs, vl, S(be)));
 }
-static int cuda_rmsnorm_fwd(plc_backend *be, float *out, float *rstd, const float *in,
-                            const float *w, int64_t rows, int64_t dim, float eps)
+static int cuda_rmsnorm_fwd(plc_backend *be, void *out, float *rstd, const void *in,
+                            const void *w, plc_dtype dt, int64_t rows, int64_t dim, float eps)
 {
-    return K(be, plc_cuda_rmsnorm_forward(out, rstd, in, w, F32, rows, dim, eps, S(be)));
+    return K(be, plc_cuda_rmsnorm_forward(out, rstd, in, w, cdt(dt), rows, dim, eps, S(be)));
 }
-static int cuda_rmsnorm_bwd(plc_backend *be, float *din, float *dw, const float *dout,
-                            const float *in, const float *w, const float *rstd, int64_t rows,
-                            int64_t dim)
+static int cuda_rmsnorm_bwd(plc_backend *be, void *din, float *dw, const void *dout,
+                            const void *in, const void *w, const float *rstd, plc_dtype dt,
+                            int64_t rows, int64_t dim)
 {
-    return K(be, plc_cuda_rmsnorm_backward(din, dw, dout, in, w, rstd, F32, rows, dim, S(be)));
+    return K(be, plc_cuda_rmsnorm_backward(din, dw, dout, in, w, rstd, cdt(dt), rows, dim, S(be)));
 }
-static int cuda_matmul(plc_backend *be, float *C, const float *A, const float *B, int64_t M,
-                       int64_t N, int64_t Kd, int ta, int tb, float beta)
+static int cuda_matmul(plc_backend *be, void *C, plc_dtype c_dt, const void *A, const void *B,
+                       plc_dtype ab_dt, int64_t M, int64_t N, int64_t Kd, int ta, int tb, float beta)
 {
-    return K(be, plc_cuda_matmul(st(be)->ctx, C, F32, A, B, F32, M, N, Kd, ta, tb, 1.0f, beta, S(be)));
+    return K(be, plc_cuda_matmul(st(be)->ctx, C, cdt(c_dt), A, B, cdt(ab_dt), M, N, Kd, ta, tb, 1.0f,
+                                 beta, S(be)));
 }
-static int cuda_rope_fwd(plc_backend *be, float *out, const float *in, const int32_t *pos,
-                         int64_t B, int64_t T, int64_t H, int64_t hd, float theta)
+static int cuda_rope_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt,
+                         const int32_t *pos, int64_t B, int64_t T, int64_t H, int64_t hd,
+                         float theta)
 {
-    return K(be, plc_cuda_rope_forward(out, in, F32, pos, B, T, H, hd, theta, S(be)));
+    return K(be, plc_cuda_rope_forward(out, in, cdt(dt), pos, B, T, H, hd, theta, S(be)));
 }
-static int cuda_rope_bwd(plc_backend *be, float *din, const float *dout, const int32_t *pos,
-                         int64_t B, int64_t T, int64_t H, int64_t hd, float theta)
+static int cuda_rope_bwd(plc_backend *be, void *din, const void *dout, plc_dtype dt,
+                         const int32_t *pos, int64_t B, int64_t T, int64_t H, int64_t hd,
+                         float theta)
 {
-    return K(be, plc_cuda_rope_backward(din, dout, F32, pos, B, T, H, hd, theta, S(be)));
+    return K(be, plc_cuda_rope_backward(din, dout, cdt(dt), pos, B, T, H, hd, theta, S(be)));
 }
-static int cuda_attn_fwd(plc_backend *be, int flash, float *out, float *stats, const float *q,
-                         const float *k, const float *v, const int32_t *qp, const int32_t *kp,
-                         int64_t B, int64_t Tq, int64_t Tk, int64_t H, int64_t Hkv, int64_t hd)
-{
-    if (flash)
-        return K(be, plc_cuda_flash_attention_forward(out, stats, q, k, v, F32, qp, kp, B, Tq, Tk,
-                                                      H, Hkv, hd, S(be)));
-    return K(be, plc_cuda_attention_forward(out, stats, q, k, v, F32, qp, kp, B, Tq, Tk, H, Hkv, hd, S(be)));
-}
-static int cuda_attn_bwd(plc_backend *be, int flash, float *dq, float *dk, float *dv,
-                         const float *dout, const float *q, const float *k, const float *v,
-                         const float *out, const float *stats, const int32_t *qp,
+static int cuda_attn_fwd(plc_backend *be, int flash, void *out, float *stats, const void *q,
+                         const void *k, const void *v, plc_dtype dt, const int32_t *qp,
                          const int32_t *kp, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
                          int64_t Hkv, int64_t hd)
 {
     if (flash)
-        return K(be, plc_cuda_flash_attention_backward(dq, dk, dv, dout, q, k, v, out, stats, F32,
-                                                       qp, kp, B, Tq, Tk, H, Hkv, hd, S(be)));
+        return K(be, plc_cuda_flash_attention_forward(out, stats, q, k, v, cdt(dt), qp, kp, B, Tq,
+                                                      Tk, H, Hkv, hd, S(be)));
+    return K(be, plc_cuda_attention_forward(out, stats, q, k, v, cdt(dt), qp, kp, B, Tq, Tk, H, Hkv,
+                                            hd, S(be)));
+}
+static int cuda_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv,
+                         const void *dout, const void *q, const void *k, const void *v,
+                         const void *out, const float *stats, plc_dtype dt, const int32_t *qp,
+                         const int32_t *kp, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
+                         int64_t Hkv, int64_t hd)
+{
+    if (flash)
+        return K(be, plc_cuda_flash_attention_backward(dq, dk, dv, dout, q, k, v, out, stats,
+                                                       cdt(dt), qp, kp, B, Tq, Tk, H, Hkv, hd,
+                                                       S(be)));
     /* the materialised backward works in the probabilities' memory; the
      * plan reads them once, in this backward */
-    return K(be, plc_cuda_attention_backward(dq, dk, dv, dout, q, k, v, out, (float *)stats, F32, B,
-                                             Tq, Tk, H, Hkv, hd, S(be)));
+    return K(be, plc_cuda_attention_backward(dq, dk, dv, dout, q, k, v, out, (float *)stats,
+                                             cdt(dt), B, Tq, Tk, H, Hkv, hd, S(be)));
 }
-static int cuda_swiglu_fwd(plc_backend *be, float *out, const float *g, const float *u, int64_t n)
+static int cuda_swiglu_fwd(plc_backend *be, void *out, const void *g, const void *u, plc_dtype dt,
+                           int64_t n)
 {
-    return K(be, plc_cuda_swiglu_forward(out, g, u, F32, n, S(be)));
+    return K(be, plc_cuda_swiglu_forward(out, g, u, cdt(dt), n, S(be)));
 }
-static int cuda_swiglu_bwd(plc_backend *be, float *dg, float *du, const float *dout,
-                           const float *g, const float *u, int64_t n)
+static int cuda_swiglu_bwd(plc_backend *be, void *dg, void *du, const void *dout, const void *g,
+                           const void *u, plc_dtype dt, int64_t n)
 {
-    return K(be, plc_cuda_swiglu_backward(dg, du, dout, g, u, F32, n, S(be)));
+    return K(be, plc_cuda_swiglu_backward(dg, du, dout, g, u, cdt(dt), n, S(be)));
 }
-static int cuda_add(plc_backend *be, float *out, const float *a, const float *b, int64_t n)
+static int cuda_add(plc_backend *be, void *out, const void *a, const void *b, plc_dtype dt, int64_t n)
 {
-    return K(be, plc_cuda_add(out, a, b, F32, n, S(be)));
+    return K(be, plc_cuda_add(out, a, b, cdt(dt), n, S(be)));
 }
-static int cuda_accumulate(plc_backend *be, float *y, const float *x, int64_t n)
+static int cuda_accumulate(plc_backend *be, void *y, const void *x, plc_dtype dt, int64_t n)
 {
-    return K(be, plc_cuda_accumulate(y, x, F32, n, S(be)));
+    return K(be, plc_cuda_accumulate(y, x, cdt(dt), n, S(be)));
 }
-static int cuda_scale(plc_backend *be, float *x, float s, int64_t n)
+static int cuda_scale(plc_backend *be, void *x, float s, plc_dtype dt, int64_t n)
 {
-    return K(be, plc_cuda_scale(x, s, F32, n, S(be)));
+    return K(be, plc_cuda_scale(x, s, cdt(dt), n, S(be)));
 }
-static int cuda_xent_max(plc_backend *be, float *row_max, const float *logits, int64_t rows, int64_t vl)
+static int cuda_xent_max(plc_backend *be, float *row_max, const void *logits, plc_dtype dt,
+                         int64_t rows, int64_t vl)
 {
-    return K(be, plc_cuda_xent_local_max(row_max, logits, F32, rows, vl, S(be)));
+    return K(be, plc_cuda_xent_local_max(row_max, logits, cdt(dt), rows, vl, S(be)));
 }
-static int cuda_xent_sumexp(plc_backend *be, float *row_sum, float *tl, const float *logits,
-                            const int32_t *targets, const float *row_max, int64_t rows, int64_t vl,
-                            int64_t vs)
+static int cuda_xent_sumexp(plc_backend *be, float *row_sum, float *tl, const void *logits,
+                            plc_dtype dt, const int32_t *targets, const float *row_max,
+                            int64_t rows, int64_t vl, int64_t vs)
 {
-    return K(be, plc_cuda_xent_local_sumexp(row_sum, tl, logits, F32, row_max, targets, rows, vl, vs, S(be)));
+    return K(be, plc_cuda_xent_local_sumexp(row_sum, tl, logits, cdt(dt), row_max, targets, rows, vl,
+                                            vs, S(be)));
 }
 /* the per-row losses come back to the host and are summed in double, in
  * row order, exactly as the CPU backend does */
-static int cuda_xent_loss(plc_backend *be, float *dlogits, double *loss_sum, const float *logits,
-                          const int32_t *targets, const float *row_max, const float *row_sum,
-                          const float *tl, int64_t rows, int64_t vl, int64_t vs, float grad_scale)
+static int cuda_xent_loss(plc_backend *be, void *dlogits, double *loss_sum, const void *logits,
+                          plc_dtype dt, const int32_t *targets, const float *row_max,
+                          const float *row_sum, const float *tl, int64_t rows, int64_t vl,
+                          int64_t vs, float grad_scale)
 {
     cuda_state *s = st(be);
     if (rows > s->row_loss_cap) {
@@ -278,8 +293,8 @@ static int cuda_xent_loss(plc_backend *be, float *dlogits, double *loss_sum, con
         if (!s->row_loss_host) return plc_backend_fail(be, "out of memory");
         s->row_loss_cap = rows;
     }
-    if (K(be, plc_cuda_xent_loss_grad(s->row_loss_dev, dlogits, logits, F32, row_max, row_sum, tl,
-                                      targets, rows, vl, vs, grad_scale, S(be))))
+    if (K(be, plc_cuda_xent_loss_grad(s->row_loss_dev, dlogits, logits, cdt(dt), row_max, row_sum,
+                                      tl, targets, rows, vl, vs, grad_scale, S(be))))
         return -1;
     double acc;
     if (cuda_download(be, s->row_loss_host, s->row_loss_dev, (size_t)rows * sizeof(float)) ||
@@ -306,15 +321,25 @@ static int cuda_clip_scale(plc_backend *be, float *scale, const double *sumsq, d
     float f = max_norm > 0 && norm > max_norm ? (float)(max_norm / norm) : 1.0f;
     return cuda_upload(be, scale, &f, sizeof f);
 }
+/* a bf16 parameter is updated through its fp32 master copy and rounded from
+ * it again (the CPU backend does the same) */
 static int cuda_adamw(plc_backend *be, void *param, plc_dtype pt, const void *grad, plc_dtype gt,
                       float *m, float *v, const float *scale, float *master, int64_t n, double lr,
                       double b1, double b2, double eps, double wd, int64_t t)
 {
-    if (pt != PLC_F32 || gt != PLC_F32 || master)
-        return plc_backend_fail(be, "this CUDA backend updates fp32 parameters only (no master copies)");
+    float *target = master ? master : pt == PLC_F32 ? (float *)param : NULL;
+    if (!target)
+        return plc_backend_fail(be, "a %s parameter needs an fp32 master copy", plc_dtype_name(pt));
+    if (gt != PLC_F32 || (pt != PLC_F32 && pt != PLC_BF16))
+        return plc_backend_fail(be, "the CUDA optimizer takes fp32 gradients and f32/bf16 parameters, "
+                                    "not %s and %s", plc_dtype_name(gt), plc_dtype_name(pt));
     float sc;
     if (cuda_download(be, &sc, scale, sizeof sc)) return -1;
-    return K(be, plc_cuda_adamw((float *)param, (const float *)grad, m, v, n, lr, b1, b2, eps, wd, t, sc, S(be)));
+    if (K(be, plc_cuda_adamw(target, (const float *)grad, m, v, n, lr, b1, b2, eps, wd, t, sc, S(be))))
+        return -1;
+    if (master && pt == PLC_BF16) return K(be, plc_cuda_cast_f32_to_bf16((uint16_t *)param, master, n, S(be)));
+    if (master) return cuda_copy(be, param, master, (size_t)n * sizeof(float));
+    return 0;
 }
 static int cuda_cast(plc_backend *be, void *dst, plc_dtype dt, const void *src, plc_dtype sdt, int64_t n)
 {
@@ -484,7 +509,7 @@ static int nccl_init(plc_backend *be, MPI_Comm mpi, int size, int rank, ncclComm
     return 0;
 }
 
-static int cuda_setup(plc_backend *be, const plc_plan *plan)
+static int cuda_setup(plc_backend *be)
 {
     cuda_state *s = st(be);
     plc_comm *c = be->comm;
@@ -492,12 +517,6 @@ static int cuda_setup(plc_backend *be, const plc_plan *plan)
     if (count <= 0)
         return plc_backend_fail(be, "no CUDA GPU is available on this machine (rank %d); "
                                     "--backend cuda needs one GPU per rank, use --backend cpu", c->rank);
-    if (plan->train.precision != PLC_PREC_FP32)
-        for (uint32_t p = 0; p < plan->nprograms; p++)
-            for (uint32_t b = 0; b < plan->programs[p].nbuffers; b++)
-                if (plan->programs[p].buffers[b].dtype == PLC_BF16)
-                    return plc_backend_fail(be, "this CUDA backend runs fp32 plans only; compile with "
-                                                "-D train.precision=fp32");
     s->device = local_rank() % count;
     CUDA_TRY(be, cudaSetDevice(s->device));
     s->ctx = plc_cuda_create(s->device);
@@ -538,7 +557,8 @@ plc_backend *plc_backend_cuda_create(plc_comm *comm, int threads, const plc_plan
     be->comm = comm;
     be->threads = threads;
     be->impl = s;
-    if (cuda_setup(be, plan)) {
+    (void)plan; /* every plan the executor checks runs: fp32 or bf16 storage */
+    if (cuda_setup(be)) {
         snprintf(err, errlen, "%s", be->error);
         cuda_destroy(be);
         return NULL;

@@ -8,6 +8,7 @@
 
 #include "common/errmsg.h"
 #include "common/tensors.h"
+#include "kernels/common/bf16.h"
 #include "runtime/data.h"
 #include "runtime/safetensors.h"
 #include "runtime/shard.h"
@@ -21,6 +22,29 @@ static const plc_program *program_of(const plc_plan *plan, int64_t rank, plc_ran
 }
 
 static int is_flat(const plc_buffer *b) { return b->shard == PLC_SHARD_FLAT || b->flat_shards > 1; }
+
+/* n elements of a buffer stored as dt, to and from fp32 on the host (bf16
+ * is widened exactly, and rounded to nearest even on the way back) */
+static int download_f32(plc_backend *be, float *host, const void *src, plc_dtype dt, int64_t n)
+{
+    if (dt != PLC_BF16) return be->ops->download(be, host, src, (size_t)n * sizeof(float));
+    uint16_t *half = malloc((size_t)(n > 0 ? n : 1) * sizeof *half);
+    if (!half) return plc_backend_fail(be, "out of memory");
+    int rc = be->ops->download(be, half, src, (size_t)n * sizeof *half);
+    for (int64_t i = 0; !rc && i < n; i++) host[i] = plc_bf16_to_f32(half[i]);
+    free(half);
+    return rc;
+}
+static int upload_f32(plc_backend *be, void *dst, const float *host, plc_dtype dt, int64_t n)
+{
+    if (dt != PLC_BF16) return be->ops->upload(be, dst, host, (size_t)n * sizeof(float));
+    uint16_t *half = malloc((size_t)(n > 0 ? n : 1) * sizeof *half);
+    if (!half) return plc_backend_fail(be, "out of memory");
+    for (int64_t i = 0; i < n; i++) half[i] = plc_f32_to_bf16(host[i]);
+    int rc = be->ops->upload(be, dst, half, (size_t)n * sizeof *half);
+    free(half);
+    return rc;
+}
 
 static int same_region(const plc_shard_region *a, const plc_shard_region *b)
 {
@@ -82,7 +106,7 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
             local = tmp;
             if (r == comm->rank) {
                 /* this rank owns the shard: its buffer, in backend memory */
-                if (be->ops->download(be, local, plc_exec_buffer(x, (int32_t)b), (size_t)n * sizeof(float))) {
+                if (download_f32(be, local, plc_exec_buffer(x, (int32_t)b), buf->dtype, n)) {
                     rc = plc_fail(err, errlen, "rank %d: %s", comm->rank, be->error);
                     break;
                 }
@@ -162,7 +186,9 @@ int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
     if (!bufs) return plc_fail(err, errlen, "out of memory");
     plc_st_writer w;
     plc_st_writer_init(&w);
-    int rc = add_kind(x, comm, plan, PLC_BUF_PARAM, "", &w, bufs, 1, err, errlen);
+    /* bf16 plans: the fp32 master weights are the parameters' exact values */
+    plc_buf_kind weights = plan->train.precision == PLC_PREC_BF16 ? PLC_BUF_MASTER : PLC_BUF_PARAM;
+    int rc = add_kind(x, comm, plan, weights, "", &w, bufs, 1, err, errlen);
     if (!rc && with_optimizer)
         rc = add_kind(x, comm, plan, PLC_BUF_ADAM_M, "optimizer.m.", &w, bufs + nt, 1, err, errlen);
     if (!rc && with_optimizer)
@@ -251,7 +277,7 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
             break;
         }
         plc_shard_scatter(local, global, &reg, ti.shape[1]);
-        if (be->ops->upload(be, plc_exec_buffer(x, (int32_t)b), local, (size_t)reg.capacity * sizeof(float)))
+        if (upload_f32(be, plc_exec_buffer(x, (int32_t)b), local, buf->dtype, reg.capacity))
             rc = plc_fail(err, errlen, "rank %d: %s", comm->rank, be->error);
     }
     free(global);

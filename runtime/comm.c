@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
+#include "runtime/comm_bf16.h"
 
 /* A launcher leaves one of these in the environment of every rank. */
 static int started_by_launcher(void)
@@ -26,11 +27,14 @@ int plc_comm_world_init(plc_comm *c, int argc_unused, char **argv_unused, char *
     memset(c, 0, sizeof *c);
     c->rank = 0;
     c->size = 1;
+    c->bf16_sum = c->bf16_max = MPI_OP_NULL;
     if (!started_by_launcher() && !getenv("PLC_FORCE_MPI")) return 0;
     int provided = 0;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
         return plc_fail(err, errlen, "cannot initialise MPI");
     c->use_mpi = 1;
+    if (plc_bf16_mpi_ops_create(&c->bf16_sum, &c->bf16_max))
+        return plc_fail(err, errlen, "cannot create the MPI operations for bf16 reductions");
     MPI_Comm_rank(MPI_COMM_WORLD, &c->rank);
     MPI_Comm_size(MPI_COMM_WORLD, &c->size);
     return 0;
@@ -121,7 +125,10 @@ void plc_comm_finalize(plc_comm *c)
     free(c->slots);
     c->groups = NULL;
     c->slots = NULL;
-    if (c->use_mpi) MPI_Finalize();
+    if (c->use_mpi) {
+        plc_bf16_mpi_ops_free(&c->bf16_sum, &c->bf16_max);
+        MPI_Finalize();
+    }
     c->use_mpi = 0;
 }
 
@@ -213,16 +220,16 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
     if (g->size == 1 || g->mpi == MPI_COMM_NULL) return local_collective(call);
 
     size_t esz = plc_dtype_size(call->dtype);
+    /* bf16 reduces with its own operations (comm_bf16.h) */
+    const int bf16 = call->dtype == PLC_BF16;
+    MPI_Op sum = bf16 ? c->bf16_sum : MPI_SUM, max = bf16 ? c->bf16_max : MPI_MAX;
     int rc = MPI_SUCCESS;
     switch (call->op) {
     case PLC_OP_ALLREDUCE:
-        if (call->dtype == PLC_BF16) return plc_fail(err, errlen, "MPI cannot reduce bf16");
-        rc = MPI_Iallreduce(MPI_IN_PLACE, call->dst, count, type,
-                            call->reduce_max ? MPI_MAX : MPI_SUM, g->mpi, req);
+        rc = MPI_Iallreduce(MPI_IN_PLACE, call->dst, count, type, call->reduce_max ? max : sum, g->mpi, req);
         break;
     case PLC_OP_REDUCE_SCATTER:
-        if (call->dtype == PLC_BF16) return plc_fail(err, errlen, "MPI cannot reduce bf16");
-        rc = MPI_Ireduce_scatter_block(call->src, call->dst, count, type, MPI_SUM, g->mpi, req);
+        rc = MPI_Ireduce_scatter_block(call->src, call->dst, count, type, sum, g->mpi, req);
         break;
     case PLC_OP_ALLGATHER: {
         const char *own = (const char *)call->dst + (size_t)g->rank * (size_t)count * esz;

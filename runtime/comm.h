@@ -9,7 +9,10 @@
  * the rank coordinates fixed inside the group, key = the world rank (rank
  * order). The CPU backend moves its arena's bytes with the non-blocking
  * calls below; the CUDA backend uses the groups' membership to build NCCL
- * communicators and the blocking helpers for setup and reporting. */
+ * communicators and the blocking helpers for setup and reporting.
+ *
+ * bf16 buffers travel as 16-bit words; their sums and maxima use the MPI
+ * operations of comm_bf16.h (fp32 arithmetic, one rounding per combine). */
 #ifndef PLC_RUNTIME_COMM_H
 #define PLC_RUNTIME_COMM_H
 
@@ -34,6 +37,7 @@ typedef struct plc_comm {
     plc_comm_group *groups;
     int nslots;           /* pending requests, one per instruction index */
     MPI_Request *slots;
+    MPI_Op bf16_sum, bf16_max; /* bf16 reductions (comm_bf16.h); MPI_OP_NULL without MPI */
 } plc_comm;
 
 /* One collective or point-to-point transfer, resolved to host pointers. */

@@ -32,6 +32,7 @@ typedef struct checker {
     const plc_instr *in;
     char *err;
     size_t errlen;
+    int storage; /* the instruction's storage dtype (see STORAGE) */
 } checker;
 
 static int bad(checker *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -48,6 +49,26 @@ static int bad(checker *c, const char *fmt, ...)
 }
 
 #define ANY_DTYPE (-1)
+/* the compute op's storage dtype, f32 or bf16: that of its reference
+ * operand (storage_operand), which its other "as dt" operands of
+ * runtime/backend.h must share; statistics and weight gradients stay F */
+#define STORAGE (-2)
+
+static int storage_operand(plc_op op)
+{
+    switch (op) {
+    case PLC_OP_EMBED_FWD: case PLC_OP_RMSNORM_FWD: case PLC_OP_ROPE_FWD: case PLC_OP_ROPE_BWD:
+    case PLC_OP_ATTN_FWD: case PLC_OP_ATTN_BWD: case PLC_OP_SWIGLU_FWD: case PLC_OP_SWIGLU_BWD:
+    case PLC_OP_ADD: case PLC_OP_ACCUMULATE: case PLC_OP_SCALE:
+        return 0;
+    case PLC_OP_MATMUL: case PLC_OP_XENT_MAX:
+        return 1;
+    case PLC_OP_EMBED_BWD: case PLC_OP_RMSNORM_BWD: case PLC_OP_XENT_SUMEXP: case PLC_OP_XENT_LOSS:
+        return 2;
+    default:
+        return -1;
+    }
+}
 
 /* Operand buf[k] must exist (unless optional and -1), have dtype `dt` and
  * hold at least `elems` elements. */
@@ -62,6 +83,7 @@ static int need(checker *c, int k, int dt, int64_t elems, int optional)
         return bad(c, "operand buf%d = %d is not a buffer (the program has %u)", k, id,
                    c->prog->nbuffers);
     const plc_buffer *b = &c->prog->buffers[id];
+    if (dt == STORAGE) dt = c->storage;
     if (dt != ANY_DTYPE && (int)b->dtype != dt)
         return bad(c, "operand buf%d '%s' is %s, expected %s", k, b->name ? b->name : "?",
                    plc_dtype_name(b->dtype) ? plc_dtype_name(b->dtype) : "?",
@@ -107,7 +129,7 @@ static int check_instr(checker *c)
     const int64_t *a = in->arg;
     const plc_model *m = &c->plan->model;
     const int64_t cp = c->plan->layout.cp;
-    enum { F = PLC_F32, I = PLC_I32, D = PLC_F64 };
+    enum { F = PLC_F32, I = PLC_I32, D = PLC_F64, S = STORAGE };
     int gs = 1;
 
     if ((unsigned)in->op >= PLC_OP_COUNT) return bad(c, "unknown op %d", (int)in->op);
@@ -116,6 +138,15 @@ static int check_instr(checker *c)
     if (in->wait >= 0 && (uint32_t)in->wait >= c->idx)
         return bad(c, "waits for instruction %d, which does not come before it", in->wait);
     if (in->wait < -1) return bad(c, "invalid wait %d", in->wait);
+    int ref = storage_operand(in->op);
+    if (ref >= 0) {
+        if (need(c, ref, ANY_DTYPE, 0, 0)) return -1;
+        const plc_buffer *b = &c->prog->buffers[in->buf[ref]];
+        if (b->dtype != PLC_F32 && b->dtype != PLC_BF16)
+            return bad(c, "operand buf%d '%s' is %s; compute operands are f32 or bf16", ref,
+                       b->name ? b->name : "?", plc_dtype_name(b->dtype) ? plc_dtype_name(b->dtype) : "?");
+        c->storage = (int)b->dtype;
+    }
 
     switch (in->op) {
     case PLC_OP_NOP: return 0;
@@ -147,20 +178,23 @@ static int check_instr(checker *c)
             return bad(c, "vocab_local %lld x %lld shards is not the vocabulary of %lld",
                        (long long)vl, (long long)shards, (long long)m->vocab);
         int out = in->op == PLC_OP_EMBED_FWD ? 0 : 2, w = in->op == PLC_OP_EMBED_FWD ? 2 : 0;
-        return need(c, out, F, prod(2, rows, h), 0) || need(c, 1, I, rows, 0) ||
-               need(c, w, F, prod(2, vl, h), 0);
+        return need(c, out, S, prod(2, rows, h), 0) || need(c, 1, I, rows, 0) ||
+               need(c, w, in->op == PLC_OP_EMBED_FWD ? S : F, prod(2, vl, h), 0);
     }
     case PLC_OP_RMSNORM_FWD:
         if (in->farg[0] <= 0) return bad(c, "RMSNorm epsilon %g is not positive", in->farg[0]);
-        return need(c, 0, F, prod(2, a[0], a[1]), 0) || need(c, 1, F, a[0], 1) ||
-               need(c, 2, F, prod(2, a[0], a[1]), 0) || need(c, 3, F, a[1], 0);
+        return need(c, 0, S, prod(2, a[0], a[1]), 0) || need(c, 1, F, a[0], 1) ||
+               need(c, 2, S, prod(2, a[0], a[1]), 0) || need(c, 3, S, a[1], 0);
     case PLC_OP_RMSNORM_BWD:
-        return need(c, 0, F, prod(2, a[0], a[1]), 1) || need(c, 1, F, a[1], 1) ||
-               need(c, 2, F, prod(2, a[0], a[1]), 0) || need(c, 3, F, prod(2, a[0], a[1]), 0) ||
-               need(c, 4, F, a[1], 0) || need(c, 5, F, a[0], 0);
-    case PLC_OP_MATMUL:
-        return need(c, 0, F, prod(2, a[0], a[1]), 0) || need(c, 1, F, prod(2, a[0], a[2]), 0) ||
-               need(c, 2, F, prod(2, a[2], a[1]), 0);
+        return need(c, 0, S, prod(2, a[0], a[1]), 1) || need(c, 1, F, a[1], 1) ||
+               need(c, 2, S, prod(2, a[0], a[1]), 0) || need(c, 3, S, prod(2, a[0], a[1]), 0) ||
+               need(c, 4, S, a[1], 0) || need(c, 5, F, a[0], 0);
+    case PLC_OP_MATMUL: { /* C may be f32 with bf16 A and B (weight gradients) */
+        if (need(c, 0, ANY_DTYPE, 0, 0)) return -1;
+        int c_dt = c->prog->buffers[in->buf[0]].dtype == PLC_F32 ? F : S;
+        return need(c, 0, c_dt, prod(2, a[0], a[1]), 0) || need(c, 1, S, prod(2, a[0], a[2]), 0) ||
+               need(c, 2, S, prod(2, a[2], a[1]), 0);
+    }
     case PLC_OP_ROPE_FWD:
     case PLC_OP_ROPE_BWD: {
         int64_t n = prod(4, a[0], a[1], a[2], a[3]);
@@ -169,7 +203,7 @@ static int check_instr(checker *c)
             return bad(c, "RoPE over %lld positions, but a context-parallel rank holds %lld",
                        (long long)a[1], (long long)(m->seq_len / cp));
         if (in->farg[0] <= 0) return bad(c, "RoPE theta %g is not positive", in->farg[0]);
-        return need(c, 0, F, n, 0) || need(c, 1, F, n, 0);
+        return need(c, 0, S, n, 0) || need(c, 1, S, n, 0);
     }
     case PLC_OP_ATTN_FWD:
     case PLC_OP_ATTN_BWD: {
@@ -182,32 +216,32 @@ static int check_instr(checker *c)
         int64_t nq = prod(4, B, Tq, H, hd), nk = prod(4, B, Tk, KV, hd);
         int64_t ns = a[6] ? prod(3, B, H, Tq) : prod(4, B, H, Tq, Tk);
         if (in->op == PLC_OP_ATTN_FWD)
-            return need(c, 0, F, nq, 0) || need(c, 1, F, ns, 0) || need(c, 2, F, nq, 0) ||
-                   need(c, 3, F, nk, 0) || need(c, 4, F, nk, 0);
-        return need(c, 0, F, nq, 0) || need(c, 1, F, nk, 0) || need(c, 2, F, nk, 0) ||
-               need(c, 3, F, nq, 0) || need(c, 4, F, nq, 0) || need(c, 5, F, nk, 0) ||
-               need(c, 6, F, nk, 0) || need(c, 7, F, nq, 0) || need(c, 8, F, ns, 0);
+            return need(c, 0, S, nq, 0) || need(c, 1, F, ns, 0) || need(c, 2, S, nq, 0) ||
+                   need(c, 3, S, nk, 0) || need(c, 4, S, nk, 0);
+        return need(c, 0, S, nq, 0) || need(c, 1, S, nk, 0) || need(c, 2, S, nk, 0) ||
+               need(c, 3, S, nq, 0) || need(c, 4, S, nq, 0) || need(c, 5, S, nk, 0) ||
+               need(c, 6, S, nk, 0) || need(c, 7, S, nq, 0) || need(c, 8, F, ns, 0);
     }
     case PLC_OP_SWIGLU_FWD:
-        return need(c, 0, F, a[0], 0) || need(c, 1, F, a[0], 0) || need(c, 2, F, a[0], 0);
+        return need(c, 0, S, a[0], 0) || need(c, 1, S, a[0], 0) || need(c, 2, S, a[0], 0);
     case PLC_OP_SWIGLU_BWD:
-        return need(c, 0, F, a[0], 0) || need(c, 1, F, a[0], 0) || need(c, 2, F, a[0], 0) ||
-               need(c, 3, F, a[0], 0) || need(c, 4, F, a[0], 0);
+        return need(c, 0, S, a[0], 0) || need(c, 1, S, a[0], 0) || need(c, 2, S, a[0], 0) ||
+               need(c, 3, S, a[0], 0) || need(c, 4, S, a[0], 0);
     case PLC_OP_ADD:
-        return need(c, 0, F, a[0], 0) || need(c, 1, F, a[0], 0) || need(c, 2, F, a[0], 0);
+        return need(c, 0, S, a[0], 0) || need(c, 1, S, a[0], 0) || need(c, 2, S, a[0], 0);
     case PLC_OP_ACCUMULATE:
-        return need(c, 0, F, a[0], 0) || need(c, 1, F, a[0], 0);
+        return need(c, 0, S, a[0], 0) || need(c, 1, S, a[0], 0);
     case PLC_OP_SCALE:
-        return need(c, 0, F, a[0], 0);
+        return need(c, 0, S, a[0], 0);
     case PLC_OP_XENT_MAX:
-        return need(c, 0, F, a[0], 0) || need(c, 1, F, prod(2, a[0], a[1]), 0);
+        return need(c, 0, F, a[0], 0) || need(c, 1, S, prod(2, a[0], a[1]), 0);
     case PLC_OP_XENT_SUMEXP:
         return need(c, 0, F, a[0], 0) || need(c, 1, F, a[0], 0) ||
-               need(c, 2, F, prod(2, a[0], a[1]), 0) || need(c, 3, I, a[0], 0) ||
+               need(c, 2, S, prod(2, a[0], a[1]), 0) || need(c, 3, I, a[0], 0) ||
                need(c, 4, F, a[0], 0);
     case PLC_OP_XENT_LOSS:
-        return need(c, 0, F, prod(2, a[0], a[1]), 1) || need(c, 1, D, 1, 0) ||
-               need(c, 2, F, prod(2, a[0], a[1]), 0) || need(c, 3, I, a[0], 0) ||
+        return need(c, 0, S, prod(2, a[0], a[1]), 1) || need(c, 1, D, 1, 0) ||
+               need(c, 2, S, prod(2, a[0], a[1]), 0) || need(c, 3, I, a[0], 0) ||
                need(c, 4, F, a[0], 0) || need(c, 5, F, a[0], 0) || need(c, 6, F, a[0], 0);
     case PLC_OP_SUMSQ:
         return need(c, 0, D, 1, 0) || need(c, 1, F, a[0], 0);
@@ -264,7 +298,7 @@ int plc_exec_check_program(const plc_plan *plan, const plc_program *prog, const 
             return -1;
         }
     }
-    checker c = {plan, prog, comm, 0, NULL, err, errlen};
+    checker c = {plan, prog, comm, 0, NULL, err, errlen, PLC_F32};
     for (uint32_t i = 0; i < prog->ninstrs; i++) {
         c.idx = i;
         c.in = &prog->instrs[i];

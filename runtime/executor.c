@@ -9,6 +9,7 @@
 #include "common/errmsg.h"
 #include "common/lr_schedule.h"
 #include "common/tensors.h"
+#include "kernels/kernels.h"
 #include "runtime/data.h"
 #include "runtime/init.h"
 #include "runtime/shard.h"
@@ -208,7 +209,7 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
         if (plc_shard_region_of(buf, &plan->layout, x->co, ti.shape[0], ti.shape[1], &r, err, errlen))
             return -1;
         int64_t local = buf->rows * buf->cols;
-        if (buf->dtype != PLC_F32)
+        if (buf->dtype != PLC_F32 && buf->dtype != PLC_BF16)
             return plc_fail(err, errlen, "buffer '%s': initialising %s parameters is not supported",
                             buf->name ? buf->name : "?", plc_dtype_name(buf->dtype));
         /* the block of the global tensor, then the flat range of it (ZeRO) */
@@ -222,7 +223,20 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
         }
         plc_shard_block_to_local(host, block, &r);
         free(block);
-        int rc = be->ops->upload(be, x->ptr[b], host, (size_t)local * sizeof(float));
+        /* bf16 parameters: the fp32 values (their master copy's) rounded to
+         * nearest even */
+        uint16_t *half = NULL;
+        if (buf->dtype == PLC_BF16) {
+            half = malloc((size_t)(local > 0 ? local : 1) * sizeof *half);
+            if (!half) {
+                free(host);
+                return plc_fail(err, errlen, "out of memory");
+            }
+            plc_k_cast_f32_to_bf16(half, host, local);
+        }
+        int rc = be->ops->upload(be, x->ptr[b], half ? (const void *)half : (const void *)host,
+                                 (size_t)local * plc_dtype_size(buf->dtype));
+        free(half);
         free(host);
         if (rc) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
     }
@@ -321,11 +335,16 @@ static int start_comm(plc_executor *x, uint32_t i, const plc_instr *in)
 #define FP(k) ((float *)PTR(k))
 #define IP(k) ((const int32_t *)PTR(k))
 #define DP(k) ((double *)PTR(k))
+/* storage dtype of operand k (F32 or BF16 for compute operands; exec_check.c
+ * checked that the operands stored "as dt" in backend.h agree) */
+#define DT(k) (x->prog->buffers[in->buf[k]].dtype)
 
 /* Context-parallel attention over B > 1 sequences: the all-gathered K/V
  * (and dK/dV) are laid out [cp][B][T/cp][KV][hd], the kernels want one
  * sequence's keys contiguous. Each sequence's keys are gathered into
- * scratch, the kernel runs per sequence, and dK/dV are added back. */
+ * scratch, the kernel runs per sequence, and dK/dV are added back. Tensors
+ * are addressed in bytes: their storage is dt (f32 or bf16); the
+ * statistics are f32. */
 static int attn_cp_batched(plc_executor *x, const plc_instr *in)
 {
     plc_backend *be = x->be;
@@ -333,42 +352,46 @@ static int attn_cp_batched(plc_executor *x, const plc_instr *in)
     const int64_t *a = in->arg;
     const int64_t B = a[0], Tq = a[1], Tk = a[2], H = a[3], KV = a[4], hd = a[5];
     const int flash = (int)a[6], fwd = in->op == PLC_OP_ATTN_FWD;
+    const plc_dtype dt = DT(0);
+    const size_t es = plc_dtype_size(dt);
     const int64_t cp = Tk / Tq, piece = Tq * KV * hd, seq_k = Tk * KV * hd;
     const int64_t seq_q = Tq * H * hd, seq_s = flash ? H * Tq : H * Tq * Tk;
-    const size_t need = (size_t)(fwd ? 2 : 4) * (size_t)seq_k * sizeof(float);
+    const size_t need = (size_t)(fwd ? 2 : 4) * (size_t)seq_k * es;
     if (need > x->cp_scratch_bytes) {
         if (x->cp_scratch) o->aux_free(be, x->cp_scratch);
         x->cp_scratch = o->aux_alloc(be, need);
         x->cp_scratch_bytes = x->cp_scratch ? need : 0;
         if (!x->cp_scratch) return -1;
     }
-    float *kb = x->cp_scratch, *vb = kb + seq_k, *dkb = vb + seq_k, *dvb = dkb + seq_k;
+#define AT(p, elems) ((char *)(p) + (size_t)(elems) * es)
+    char *kb = (char *)x->cp_scratch, *vb = AT(kb, seq_k), *dkb = AT(vb, seq_k), *dvb = AT(dkb, seq_k);
     const int ik = fwd ? 3 : 5, iv = fwd ? 4 : 6;
     for (int64_t b = 0; b < B; b++) {
         for (int64_t c = 0; c < cp; c++) {
             int64_t src = (c * B + b) * piece;
-            if (o->copy(be, kb + c * piece, (float *)PTR(ik) + src, (size_t)piece * sizeof(float)) ||
-                o->copy(be, vb + c * piece, (float *)PTR(iv) + src, (size_t)piece * sizeof(float)))
+            if (o->copy(be, AT(kb, c * piece), AT(PTR(ik), src), (size_t)piece * es) ||
+                o->copy(be, AT(vb, c * piece), AT(PTR(iv), src), (size_t)piece * es))
                 return -1;
         }
         if (fwd) {
-            if (o->attn_fwd(be, flash, FP(0) + b * seq_q, FP(1) + b * seq_s, FP(2) + b * seq_q, kb, vb,
-                            x->pos_local, x->pos_gathered, 1, Tq, Tk, H, KV, hd))
+            if (o->attn_fwd(be, flash, AT(PTR(0), b * seq_q), FP(1) + b * seq_s, AT(PTR(2), b * seq_q), kb,
+                            vb, dt, x->pos_local, x->pos_gathered, 1, Tq, Tk, H, KV, hd))
                 return -1;
             continue;
         }
-        if (o->zero(be, dkb, (size_t)(2 * seq_k) * sizeof(float)) ||
-            o->attn_bwd(be, flash, FP(0) + b * seq_q, dkb, dvb, FP(3) + b * seq_q, FP(4) + b * seq_q, kb,
-                        vb, FP(7) + b * seq_q, FP(8) + b * seq_s, x->pos_local, x->pos_gathered, 1, Tq,
-                        Tk, H, KV, hd))
+        if (o->zero(be, dkb, (size_t)(2 * seq_k) * es) ||
+            o->attn_bwd(be, flash, AT(PTR(0), b * seq_q), dkb, dvb, AT(PTR(3), b * seq_q),
+                        AT(PTR(4), b * seq_q), kb, vb, AT(PTR(7), b * seq_q), FP(8) + b * seq_s, dt,
+                        x->pos_local, x->pos_gathered, 1, Tq, Tk, H, KV, hd))
             return -1;
         for (int64_t c = 0; c < cp; c++) {
             int64_t dst = (c * B + b) * piece;
-            if (o->accumulate(be, FP(1) + dst, dkb + c * piece, piece) ||
-                o->accumulate(be, FP(2) + dst, dvb + c * piece, piece))
+            if (o->accumulate(be, AT(PTR(1), dst), AT(dkb, c * piece), dt, piece) ||
+                o->accumulate(be, AT(PTR(2), dst), AT(dvb, c * piece), dt, piece))
                 return -1;
         }
     }
+#undef AT
     return 0;
 }
 
@@ -391,46 +414,50 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
     case PLC_OP_DATA_LOAD:
         return load_micro_batch(x, in, err, errlen) ? 1 : 0;
     case PLC_OP_EMBED_FWD:
-        return o->embed_fwd(be, FP(0), IP(1), FP(2), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
+        return o->embed_fwd(be, PTR(0), IP(1), PTR(2), DT(0), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
     case PLC_OP_EMBED_BWD:
-        return o->embed_bwd(be, FP(0), FP(2), IP(1), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
+        return o->embed_bwd(be, FP(0), PTR(2), DT(2), IP(1), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
     case PLC_OP_RMSNORM_FWD:
-        return o->rmsnorm_fwd(be, FP(0), FP(1), FP(2), FP(3), a[0], a[1], (float)in->farg[0]);
+        return o->rmsnorm_fwd(be, PTR(0), FP(1), PTR(2), PTR(3), DT(0), a[0], a[1], (float)in->farg[0]);
     case PLC_OP_RMSNORM_BWD:
-        return o->rmsnorm_bwd(be, FP(0), FP(1), FP(2), FP(3), FP(4), FP(5), a[0], a[1]);
+        return o->rmsnorm_bwd(be, PTR(0), FP(1), PTR(2), PTR(3), PTR(4), FP(5), DT(2), a[0], a[1]);
     case PLC_OP_MATMUL:
-        return o->matmul(be, FP(0), FP(1), FP(2), a[0], a[1], a[2], (int)a[3], (int)a[4], (float)in->farg[0]);
+        return o->matmul(be, PTR(0), DT(0), PTR(1), PTR(2), DT(1), a[0], a[1], a[2], (int)a[3], (int)a[4],
+                         (float)in->farg[0]);
     case PLC_OP_ROPE_FWD:
-        return o->rope_fwd(be, FP(0), FP(1), cp ? x->pos_local : NULL, a[0], a[1], a[2], a[3], (float)in->farg[0]);
+        return o->rope_fwd(be, PTR(0), PTR(1), DT(0), cp ? x->pos_local : NULL, a[0], a[1], a[2], a[3],
+                           (float)in->farg[0]);
     case PLC_OP_ROPE_BWD:
-        return o->rope_bwd(be, FP(0), FP(1), cp ? x->pos_local : NULL, a[0], a[1], a[2], a[3], (float)in->farg[0]);
+        return o->rope_bwd(be, PTR(0), PTR(1), DT(0), cp ? x->pos_local : NULL, a[0], a[1], a[2], a[3],
+                           (float)in->farg[0]);
     case PLC_OP_ATTN_FWD:
     case PLC_OP_ATTN_BWD: {
         const int32_t *qp = cp ? x->pos_local : NULL;
         const int32_t *kp = cp ? (a[2] == a[1] ? x->pos_local : x->pos_gathered) : NULL;
         if (a[2] != a[1] && a[0] > 1) return attn_cp_batched(x, in);
         if (in->op == PLC_OP_ATTN_FWD)
-            return o->attn_fwd(be, (int)a[6], FP(0), FP(1), FP(2), FP(3), FP(4), qp, kp, a[0], a[1],
-                               a[2], a[3], a[4], a[5]);
-        return o->attn_bwd(be, (int)a[6], FP(0), FP(1), FP(2), FP(3), FP(4), FP(5), FP(6), FP(7),
-                           FP(8), qp, kp, a[0], a[1], a[2], a[3], a[4], a[5]);
+            return o->attn_fwd(be, (int)a[6], PTR(0), FP(1), PTR(2), PTR(3), PTR(4), DT(0), qp, kp, a[0],
+                               a[1], a[2], a[3], a[4], a[5]);
+        return o->attn_bwd(be, (int)a[6], PTR(0), PTR(1), PTR(2), PTR(3), PTR(4), PTR(5), PTR(6), PTR(7),
+                           FP(8), DT(0), qp, kp, a[0], a[1], a[2], a[3], a[4], a[5]);
     }
     case PLC_OP_SWIGLU_FWD:
-        return o->swiglu_fwd(be, FP(0), FP(1), FP(2), a[0]);
+        return o->swiglu_fwd(be, PTR(0), PTR(1), PTR(2), DT(0), a[0]);
     case PLC_OP_SWIGLU_BWD:
-        return o->swiglu_bwd(be, FP(0), FP(1), FP(2), FP(3), FP(4), a[0]);
+        return o->swiglu_bwd(be, PTR(0), PTR(1), PTR(2), PTR(3), PTR(4), DT(0), a[0]);
     case PLC_OP_ADD:
-        return o->add(be, FP(0), FP(1), FP(2), a[0]);
+        return o->add(be, PTR(0), PTR(1), PTR(2), DT(0), a[0]);
     case PLC_OP_ACCUMULATE:
-        return o->accumulate(be, FP(0), FP(1), a[0]);
+        return o->accumulate(be, PTR(0), PTR(1), DT(0), a[0]);
     case PLC_OP_SCALE:
-        return o->scale(be, FP(0), (float)in->farg[0], a[0]);
+        return o->scale(be, PTR(0), (float)in->farg[0], DT(0), a[0]);
     case PLC_OP_XENT_MAX:
-        return o->xent_max(be, FP(0), FP(1), a[0], a[1]);
+        return o->xent_max(be, FP(0), PTR(1), DT(1), a[0], a[1]);
     case PLC_OP_XENT_SUMEXP:
-        return o->xent_sumexp(be, FP(0), FP(1), FP(2), IP(3), FP(4), a[0], a[1], a[2] ? tp_rank * a[1] : 0);
+        return o->xent_sumexp(be, FP(0), FP(1), PTR(2), DT(2), IP(3), FP(4), a[0], a[1],
+                              a[2] ? tp_rank * a[1] : 0);
     case PLC_OP_XENT_LOSS:
-        return o->xent_loss(be, FP(0), DP(1), FP(2), IP(3), FP(4), FP(5), FP(6), a[0], a[1],
+        return o->xent_loss(be, PTR(0), DP(1), PTR(2), DT(2), IP(3), FP(4), FP(5), FP(6), a[0], a[1],
                             a[2] ? tp_rank * a[1] : 0, (float)in->farg[0]);
     case PLC_OP_SUMSQ:
         return o->sumsq(be, DP(0), FP(1), a[0]);

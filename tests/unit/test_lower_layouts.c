@@ -337,7 +337,7 @@ static void test_solver_vs_plan(void)
             for (int c = PLC_MEM_WEIGHTS; c <= PLC_MEM_TEMPORARIES; c++) solver += est.stage_mem[s][c];
             double plan = (double)p.programs[s].arena_bytes;
             double ratio = plan / solver;
-            printf("\n    layout %zu stage %lld: plan %.0f bytes, solver %.0f bytes, plan/solver %.3f", i, (long long)s,
+            printf("\n    layout %zu stage %lld: plan %.0f bytes, solver %.0f bytes, plan/solver %.3f\n", i, (long long)s,
                    plan, solver, ratio);
             /* stated margin for the tiny model: within 25% (the solver's per-layer
              * activation formulas against the plan's exact, reused buffers) */
