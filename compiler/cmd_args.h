@@ -1,6 +1,6 @@
 /* cmd_args.h: argument handling shared by the commands that take one input
- * file (compile, dump, trace) or read plans (dump, diff, trace), so their
- * messages read the same. Each prints "plc CMD: error: ..." to stderr and
+ * file (solve, explain, scale, compile, dump, trace) or read plans (dump,
+ * diff, trace), so their messages read the same. Each prints "plc CMD: error: ..." to stderr and
  * returns -1 on a user error; the caller then exits with PLC_EXIT_INPUT. */
 #ifndef PLC_CMD_ARGS_H
 #define PLC_CMD_ARGS_H

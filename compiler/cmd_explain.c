@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/lower.h"
 #include "compiler/report.h"
@@ -32,22 +33,9 @@ int plc_cmd_explain(int argc, char **argv)
     const char *path = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "plc explain: error: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return PLC_EXIT_INPUT;
-        }
-        if (path) {
-            fprintf(stderr, "plc explain: error: one spec at a time ('%s' and '%s')\n", path, argv[i]);
-            return PLC_EXIT_INPUT;
-        }
-        path = argv[i];
+        if (plc_cmd_take_input("explain", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
-    if (!path) {
-        fprintf(stderr, "plc explain: error: no spec given\n");
-        usage(stderr);
-        return PLC_EXIT_INPUT;
-    }
+    if (plc_cmd_need_input("explain", "spec", path, usage)) return PLC_EXIT_INPUT;
     plc_arena a;
     plc_arena_init(&a);
     plc_job job;

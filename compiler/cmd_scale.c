@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/report.h"
 #include "compiler/report_load.h"
@@ -62,19 +63,11 @@ int plc_cmd_scale(int argc, char **argv)
             continue;
         }
         if (!strncmp(argv[i], "--gpus=", 7)) { range = argv[i] + 7; continue; }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "plc scale: error: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return PLC_EXIT_INPUT;
-        }
-        if (path) {
-            fprintf(stderr, "plc scale: error: one spec at a time ('%s' and '%s')\n", path, argv[i]);
-            return PLC_EXIT_INPUT;
-        }
-        path = argv[i];
+        if (plc_cmd_take_input("scale", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
-    if (!path || !range) {
-        fprintf(stderr, "plc scale: error: %s\n", !path ? "no spec given" : "--gpus A..B is required");
+    if (plc_cmd_need_input("scale", "spec", path, usage)) return PLC_EXIT_INPUT;
+    if (!range) {
+        fprintf(stderr, "plc scale: error: --gpus A..B is required\n");
         usage(stderr);
         return PLC_EXIT_INPUT;
     }

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/report.h"
 #include "compiler/report_load.h"
@@ -58,22 +59,9 @@ int plc_cmd_solve(int argc, char **argv)
             }
             continue;
         }
-        if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "plc solve: error: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return PLC_EXIT_INPUT;
-        }
-        if (path) {
-            fprintf(stderr, "plc solve: error: one spec at a time ('%s' and '%s')\n", path, argv[i]);
-            return PLC_EXIT_INPUT;
-        }
-        path = argv[i];
+        if (plc_cmd_take_input("solve", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
-    if (!path) {
-        fprintf(stderr, "plc solve: error: no spec given\n");
-        usage(stderr);
-        return PLC_EXIT_INPUT;
-    }
+    if (plc_cmd_need_input("solve", "spec", path, usage)) return PLC_EXIT_INPUT;
     plc_arena a;
     plc_arena_init(&a);
     plc_job job;
