@@ -4,6 +4,8 @@
 #include <inttypes.h>
 
 #include "common/plan_io.h"
+#include "compiler/report.h"
+#include "compiler/words.h"
 
 static void dims_text(FILE *out, uint32_t dims)
 {
@@ -28,7 +30,7 @@ void plc_dump_header(FILE *out, const plc_plan *p)
     fprintf(out, "model %s: layers=%lld hidden=%lld ffn_hidden=%lld heads=%lld kv_heads=%lld vocab=%lld seq_len=%lld "
                  "tie_embeddings=%s norm_eps=%g rope_theta=%g\n",
             m->name, (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,
-            (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, m->tie_embeddings ? "true" : "false",
+            (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, plc_word_onoff(m->tie_embeddings),
             m->norm_eps, m->rope_theta);
     fprintf(out, "train: global_batch=%lld precision=%s steps=%lld seed=%llu lr=%g..%g warmup=%lld decay=%lld "
                  "betas=%g,%g eps=%g weight_decay=%g grad_clip=%g data=%s\n",
@@ -36,14 +38,11 @@ void plc_dump_header(FILE *out, const plc_plan *p)
             (long long)t->steps, (unsigned long long)t->seed, t->lr_peak, t->lr_floor, (long long)t->warmup_steps,
             (long long)t->decay_steps, t->beta1, t->beta2, t->eps, t->weight_decay, t->grad_clip,
             t->data_path ? t->data_path : "synthetic");
-    fprintf(out, "cluster: %s x %lld nodes x %lld per node\n", p->hw.name, (long long)p->nodes,
-            (long long)p->gpus_per_node);
-    fprintf(out, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%lld vpp=%lld micro_batch=%lld schedule=%s "
-                 "recompute=%s zero=%lld attention=%s\n",
-            (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, (long long)l->sp, (long long)l->vpp,
-            (long long)l->micro_batch, plc_schedule_name(l->schedule) ? plc_schedule_name(l->schedule) : "?",
-            plc_recompute_name(l->recompute) ? plc_recompute_name(l->recompute) : "?", (long long)l->zero,
-            plc_attention_name(l->attention) ? plc_attention_name(l->attention) : "?");
+    fprintf(out, "cluster: %s x %lld node%s x %lld per node\n", p->hw.name, (long long)p->nodes,
+            plc_word_plural(p->nodes), (long long)p->gpus_per_node);
+    fputs("layout: ", out);
+    plc_report_layout_line(out, l);
+    fputc('\n', out);
     fprintf(out, "predicted: step %.6g s, %.6g tokens/s, MFU %.2f%%, peak %.0f bytes (solver), %.0f bytes (plan)\n",
             p->pred.step_time_s, p->pred.tokens_per_s, 100.0 * p->pred.mfu, p->pred.peak_bytes_estimate,
             p->pred.peak_bytes_plan);

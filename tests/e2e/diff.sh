@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# plc diff names every changed setting: plans whose train.lr.peak, train.seed
+# or model.hidden differ list exactly those settings with old and new values;
+# the exit status follows diff(1) (0 equal, 1 different, 2 an error); spec
+# texts that differ only in comments diff as equal; --format yaml is valid
+# YAML listing the same changes.
+set -u
+: "${PLC_BIN:?}" "${PLC_ROOT:?}"
+PLC=$PLC_BIN/plc
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+die() { echo "FAIL: $*"; exit 1; }
+spec=$PLC_ROOT/examples/tiny.plan
+pin=(-D layout.dp=8 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 -D layout.micro_batch=4 -D layout.zero=0
+     -D layout.sp=off -D layout.vpp=1 -D layout.recompute=none -D layout.attention=naive -D layout.fused_rmsnorm=off)
+compile() { # NAME SPEC -D...
+    local name=$1 s=$2; shift 2
+    "$PLC" compile "$s" "${pin[@]}" "$@" -o "$tmp/$name.bin" >"$tmp/$name.log" 2>&1 ||
+        { cat "$tmp/$name.log"; die "compile $name"; }
+}
+compile base "$spec"
+compile lr "$spec" -D train.lr.peak=1e-3 -D train.lr.floor=3e-4
+compile seed "$spec" -D train.seed=7
+compile hidden "$spec" -D model.hidden=128 -D model.heads=4
+{ echo "# a comment that sets nothing"; cat "$spec"; } >"$tmp/commented.plan"
+compile commented "$tmp/commented.plan"
+
+expect_changes() { # NAME want-lines...
+    local name=$1; shift
+    "$PLC" diff --no-listing "$tmp/base.bin" "$tmp/$name.bin" >"$tmp/$name.diff"; local rc=$?
+    [ $rc -eq 1 ] || { cat "$tmp/$name.diff"; die "$name: exit $rc, want 1"; }
+    for want in "$@"; do
+        grep -Eq "^  $want\$" "$tmp/$name.diff" || { cat "$tmp/$name.diff"; die "$name: no line '$want'"; }
+    done
+    local n; n=$(sed -n 's/^settings: \([0-9]*\) changed$/\1/p' "$tmp/$name.diff")
+    [ "$n" = "$#" ] || { cat "$tmp/$name.diff"; die "$name: $n settings changed, want $#"; }
+}
+expect_changes lr 'train.lr.peak +0.003 -> 0.001'
+expect_changes seed 'train.seed +1 -> 7'
+expect_changes hidden 'model.hidden +64 -> 128'
+grep -q 'MATMUL\|instructions' "$tmp/hidden.diff" || die "hidden: no schedule differences"
+
+"$PLC" diff "$tmp/base.bin" "$tmp/base.bin" >"$tmp/same.diff"; rc=$?
+[ $rc -eq 0 ] || die "a plan against itself: exit $rc, want 0"
+grep -q '^settings: all equal$' "$tmp/same.diff" || die "equal plans: no 'all equal'"
+"$PLC" diff "$tmp/base.bin" "$tmp/commented.bin" >"$tmp/comment.diff"; rc=$?
+[ $rc -eq 0 ] || { cat "$tmp/comment.diff"; die "a comment in the spec: exit $rc, want 0"; }
+grep -q 'comments or formatting only' "$tmp/comment.diff" || die "comment-only change not named"
+
+"$PLC" diff "$tmp/base.bin" "$tmp/missing.bin" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'error:' "$tmp/err" || die "a missing plan: exit $rc, want 2 and a message"
+"$PLC" diff "$tmp/base.bin" >/dev/null 2>&1; rc=$?
+[ $rc -eq 2 ] || die "one plan: exit $rc, want 2"
+
+"$PLC" diff --format yaml "$tmp/base.bin" "$tmp/hidden.bin" >"$tmp/d.yaml"; rc=$?
+[ $rc -eq 1 ] || die "yaml diff: exit $rc, want 1"
+/usr/bin/python3 - "$tmp/d.yaml" <<'PY' || die "yaml diff content"
+import sys, yaml
+d = yaml.safe_load(open(sys.argv[1]))
+assert d["equal"] is False and d["command"] == "diff", d
+ch = {c["setting"]: (c["old"], c["new"]) for c in d["changes"]}
+assert ch == {"model.hidden": ("64", "128")}, ch
+assert d["stages"][0]["instructions"]["old"] > 0
+PY
+echo "diff: ok"
