@@ -2,6 +2,7 @@
 #include "compiler/cmd_args.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/plan_io.h"
 
@@ -46,5 +47,17 @@ int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *ou
         return -1;
     }
     *out = v;
+    return 0;
+}
+
+int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml)
+{
+    if (text && !strcmp(text, "yaml")) *yaml = true;
+    else if (text && !strcmp(text, "text")) *yaml = false;
+    else {
+        fprintf(stderr, "plc %s: error: --format takes text or yaml%s%s%s\n", cmd, text ? ", not '" : "", text ? text : "",
+                text ? "'" : "");
+        return -1;
+    }
     return 0;
 }

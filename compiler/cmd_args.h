@@ -5,6 +5,7 @@
 #ifndef PLC_CMD_ARGS_H
 #define PLC_CMD_ARGS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,5 +27,8 @@ int plc_cmd_load_plan(const char *cmd, plc_arena *a, const char *path, plc_plan 
 
 /* --rank R of dump/diff/trace: a rank in [0, world) */
 int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out);
+
+/* --format text|yaml: sets *yaml; -1 after a message for anything else */
+int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml);
 
 #endif

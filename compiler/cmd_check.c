@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "compiler/commands.h"
+#include "compiler/gates.h"
+#include "compiler/report_load.h"
 #include "compiler/spec.h"
 #include "compiler/spec_load.h"
 
@@ -16,20 +18,49 @@ static void usage(FILE *out)
             "contradictions the spec alone shows. Errors and warnings go to stderr in\n"
             "the form file:line:col: error: ..., with the source line and a caret.\n"
             "Prints 'FILE: ok' for each spec without errors (and 'FILE: N errors'\n"
-            "to stderr otherwise). Exit status: 0 all specs are valid, 1 otherwise.\n"
+            "to stderr otherwise). With a gate option each valid spec is also solved\n"
+            "and its chosen layout's prediction checked against the gates.\n"
+            "Exit status: 0 all specs are valid (and pass the gates), 1 a spec has\n"
+            "errors, 2 no layout fits a spec (with gates), 4 a gate failed.\n"
             "\n"
             "options:\n"
             "  -q, --quiet         print nothing for valid specs\n"
             "  --max-errors N      stop printing errors of a file after N (default %d)\n"
             "%s"
+            "%s"
             "  -h, --help          this text\n",
-            PLC_DIAG_DEFAULT_MAX_ERRORS, plc_spec_options_help);
+            PLC_DIAG_DEFAULT_MAX_ERRORS, plc_gates_help, plc_spec_options_help);
+}
+
+/* solves a valid spec and checks its chosen layout against the gates */
+static int gate(const char *file, const plc_job *job, const plc_gates *gates, plc_arena *a)
+{
+    plc_solution s;
+    plc_solve_opts so = {.top = 1, .all = false};
+    if (plc_solve_opts_run(job, a, &so, &s)) return PLC_EXIT_INPUT;
+    const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;
+    if (!best || !best->fits) {
+        fprintf(stderr, "plc check: %s: no layout fits, the gates cannot be checked\n", file);
+        return PLC_EXIT_NO_LAYOUT;
+    }
+    plc_estimate *e = malloc(sizeof *e);
+    if (!e) return PLC_EXIT_INTERNAL;
+    int rc = PLC_EXIT_OK;
+    if (plc_estimate_layout(job, &best->layout, e)) rc = PLC_EXIT_INTERNAL;
+    else {
+        int g = plc_gates_check("check", gates, job, e, stdout);
+        rc = g < 0 ? PLC_EXIT_INPUT : g ? PLC_EXIT_GATE : PLC_EXIT_OK;
+    }
+    free(e);
+    return rc;
 }
 
 int plc_cmd_check(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    plc_gates gates;
+    if (plc_gates_take_options("check", &argc, argv, &gates)) return PLC_EXIT_INPUT;
     bool quiet = false;
     const char *files[256];
     int nfiles = 0;
@@ -62,7 +93,11 @@ int plc_cmd_check(int argc, char **argv)
         usage(stderr);
         return PLC_EXIT_INPUT;
     }
-    int bad = 0;
+    if (gates.baseline && nfiles > 1) {
+        fprintf(stderr, "plc check: error: --baseline compares one spec; %d given\n", nfiles);
+        return PLC_EXIT_INPUT;
+    }
+    int bad = 0, nofit = 0, gated = 0;
     for (int i = 0; i < nfiles; i++) {
         plc_arena a;
         plc_arena_init(&a);
@@ -74,10 +109,16 @@ int plc_cmd_check(int argc, char **argv)
             fprintf(stderr, "%s: %d error%s, %d warning%s\n", files[i], errors, errors == 1 ? "" : "s", d.warnings,
                     d.warnings == 1 ? "" : "s");
             bad++;
-        } else if (!quiet) {
-            printf("%s: ok\n", files[i]);
+        } else {
+            if (!quiet) printf("%s: ok\n", files[i]);
+            if (plc_gates_any(&gates)) {
+                int g = gate(files[i], &job, &gates, &a);
+                bad += g == PLC_EXIT_INPUT;
+                nofit += g == PLC_EXIT_NO_LAYOUT;
+                gated += g == PLC_EXIT_GATE;
+            }
         }
         plc_arena_free(&a);
     }
-    return bad ? PLC_EXIT_INPUT : PLC_EXIT_OK;
+    return bad ? PLC_EXIT_INPUT : nofit ? PLC_EXIT_NO_LAYOUT : gated ? PLC_EXIT_GATE : PLC_EXIT_OK;
 }

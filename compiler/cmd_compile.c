@@ -6,6 +6,7 @@
 #include "common/plan_io.h"
 #include "compiler/cmd_args.h"
 #include "compiler/commands.h"
+#include "compiler/gates.h"
 #include "compiler/lower.h"
 #include "compiler/report.h"
 #include "compiler/report_load.h"
@@ -22,13 +23,18 @@ static void usage(FILE *out)
             "plan, checks the programs (send/recv matching, collective order, an\n"
             "all-rank simulation that must terminate) and writes the plan file.\n"
             "Exit status: 0 written, 1 an error in the spec or options, 2 no layout\n"
-            "fits, 3 an internal error (a compiler bug caught by the checks).\n"
+            "fits, 3 an internal error (a compiler bug caught by the checks), 4 the\n"
+            "plan was written but a gate failed.\n"
             "\n"
             "options:\n"
-            "  -o PLAN       output file (default job.bin)\n"
+            "  -o PLAN             output file (default job.bin)\n"
+            "  --format text|yaml  summary format (default text); yaml has the layout,\n"
+            "                      predictions, memory by stage and component with each\n"
+            "                      stage's exact arena, and the gate results\n"
             "%s"
-            "  -h, --help    this text\n",
-            plc_spec_options_help);
+            "%s"
+            "  -h, --help          this text\n",
+            plc_gates_help, plc_spec_options_help);
 }
 
 static double mib(double b) { return b / (1024.0 * 1024.0); }
@@ -61,9 +67,16 @@ int plc_cmd_compile(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    plc_gates gates;
+    if (plc_gates_take_options("compile", &argc, argv, &gates)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = "job.bin";
+    bool yaml = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--format")) {
+            if (plc_cmd_parse_format("compile", i + 1 < argc ? argv[++i] : NULL, &yaml)) return PLC_EXIT_INPUT;
+            continue;
+        }
         if (!strcmp(argv[i], "-o")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "plc compile: error: -o needs a file name\n");
@@ -134,7 +147,23 @@ int plc_cmd_compile(int argc, char **argv)
         bytes = n > 0 ? (size_t)n : 0;
         fclose(f);
     }
-    summary(path, outp, &plan, est, st, bytes);
+    if (yaml) {
+        plc_yaml y;
+        plc_yaml_begin(&y, stdout, "compile");
+        plc_report_yaml_job(&y, &job);
+        plc_yaml_str(&y, "plan", outp);
+        plc_yaml_num(&y, "plan_bytes", (double)bytes);
+        plc_yaml_int(&y, "ranks", plan.world_size);
+        plc_report_yaml_estimate(&y, "layout", est, &plan);
+        if (plc_yaml_end(&y)) rc = PLC_EXIT_INTERNAL;
+    } else {
+        summary(path, outp, &plan, est, st, bytes);
+    }
+    if (plc_gates_any(&gates)) {
+        int g = plc_gates_check("compile", &gates, &job, est, yaml ? stderr : stdout);
+        if (g < 0) rc = PLC_EXIT_INPUT;
+        else if (g > 0) rc = PLC_EXIT_GATE;
+    }
 done:
     plc_arena_free(&a);
     return rc;

@@ -17,10 +17,13 @@ static void usage(FILE *out)
             "Solves the spec and explains the winner: memory per rank by pipeline stage\n"
             "and component, the step-time breakdown (compute, memory-bound work,\n"
             "exposed communication by kind, bubble), and for every layout dimension the\n"
-            "best layout with another value there and why it lost.\n"
+            "best layout with another value there and why it lost: the step-time\n"
+            "components that make it slower, or, where nothing fits, the memory\n"
+            "component that does not; exact ties and the rule that breaks them.\n"
             "Exit status: 0, 1 an error in the spec or options, 2 no layout fits.\n"
             "\n"
             "options:\n"
+            "  --format text|yaml  output format (default text)\n"
             "%s"
             "  -h, --help          this text\n",
             plc_spec_options_help);
@@ -31,8 +34,13 @@ int plc_cmd_explain(int argc, char **argv)
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
     const char *path = NULL;
+    bool yaml = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--format")) {
+            if (plc_cmd_parse_format("explain", i + 1 < argc ? argv[++i] : NULL, &yaml)) return PLC_EXIT_INPUT;
+            continue;
+        }
         if (plc_cmd_take_input("explain", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
     if (plc_cmd_need_input("explain", "spec", path, usage)) return PLC_EXIT_INPUT;
@@ -46,7 +54,8 @@ int plc_cmd_explain(int argc, char **argv)
     if (plc_solve(&job, &a, &s)) { rc = PLC_EXIT_INPUT; goto done; }
     const plc_candidate *best = s.pinned ? &s.single : (s.nranked ? &s.ranked[0] : NULL);
     if (!best || !best->valid) {
-        plc_report_solve_text(stdout, &job, &s, 0, false);
+        plc_report_opts ro = {.top = 0};
+        plc_report_solve_text(stdout, &job, &s, &ro);
         if (s.pinned) printf("\nthe pinned layout is invalid: %s\n", s.single.reason);
         else plc_report_no_fit(stdout, &job, &s);
         rc = PLC_EXIT_NO_LAYOUT;
@@ -67,9 +76,16 @@ int plc_cmd_explain(int argc, char **argv)
     } else {
         lowered.why = err;
     }
-    plc_report_explain(stdout, &job, &s, w, &lowered);
+    if (yaml) {
+        plc_yaml y;
+        plc_yaml_begin(&y, stdout, "explain");
+        plc_report_explain_yaml(&y, &job, &s, w, &lowered);
+        if (plc_yaml_end(&y)) rc = PLC_EXIT_INTERNAL;
+    } else {
+        plc_report_explain(stdout, &job, &s, w, &lowered);
+    }
     if (!w->fits) {
-        printf("\nthe pinned layout does not fit: %s\n", w->reason);
+        fprintf(yaml ? stderr : stdout, "\nthe pinned layout does not fit: %s\n", w->reason);
         rc = PLC_EXIT_NO_LAYOUT;
     }
 done:

@@ -1,5 +1,6 @@
-/* cmd_solve.c: plc solve FILE [--top K] [--all] [--format text|yaml]. */
+/* cmd_solve.c: plc solve FILE [--top K] [--all] [--format text|yaml] [--timing]. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/cmd_args.h"
@@ -21,11 +22,14 @@ static void usage(FILE *out)
             "2 no layout fits.\n"
             "\n"
             "options:\n"
-            "  --top K             print the K best layouts (default 10)\n"
-            "  --all               print every candidate, including those that do not\n"
-            "                      fit, with their memory figure and reason\n"
+            "  --top K             print the K best layouts (default 10); layouts with\n"
+            "                      exactly the same figures share one row ('tie: ...')\n"
+            "  --all               print every candidate, ranked, including those that\n"
+            "                      do not fit, with their prediction and reason\n"
             "  --format text|yaml  output format (default text); yaml is a document\n"
-            "                      with a list 'layouts'\n"
+            "                      with the winner's full estimate and a list 'layouts'\n"
+            "  --timing            include the search's wall time (left out by default\n"
+            "                      so that the output is the same every run)\n"
             "%s"
             "  -h, --help          this text\n",
             plc_spec_options_help);
@@ -37,10 +41,11 @@ int plc_cmd_solve(int argc, char **argv)
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
     const char *path = NULL;
     long top = 10;
-    bool all = false, yaml = false;
+    bool all = false, yaml = false, timing = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         if (!strcmp(argv[i], "--all")) { all = true; continue; }
+        if (!strcmp(argv[i], "--timing")) { timing = true; continue; }
         if (!strcmp(argv[i], "--top") || !strcmp(argv[i], "--format")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "plc solve: error: %s needs a value\n", argv[i]);
@@ -68,17 +73,30 @@ int plc_cmd_solve(int argc, char **argv)
     int rc = PLC_EXIT_OK;
     if (plc_report_load(&a, "solve", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
-    plc_solve_opts so = {.top = (int)top, .all = all};
+    /* more than K kept, so that K rows remain after ties are folded */
+    plc_solve_opts so = {.top = (int)(top < 10000 ? top * 8 : top), .all = all};
     if (plc_solve_opts_run(&job, &a, &so, &s)) { rc = PLC_EXIT_INPUT; goto done; }
+    if (all) plc_report_sort_all(&job, &s);
+    plc_report_opts ro = {.top = (int)top, .all = all, .timing = timing};
     bool none = s.pinned ? !s.single.fits : s.nranked == 0;
     if (yaml) {
-        if (plc_report_solve_yaml(stdout, &job, &s, (int)top, all)) rc = PLC_EXIT_INTERNAL;
+        const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;
+        plc_estimate *w = NULL;
+        if (best && best->valid) {
+            w = malloc(sizeof *w);
+            if (!w || plc_estimate_layout(&job, &best->layout, w)) {
+                free(w);
+                w = NULL;
+            }
+        }
+        if (plc_report_solve_yaml(stdout, &job, &s, &ro, w)) rc = PLC_EXIT_INTERNAL;
+        free(w);
         if (none && rc == PLC_EXIT_OK) {
             if (s.pinned) fprintf(stderr, "plc solve: the pinned layout does not fit\n");
             else fprintf(stderr, "plc solve: no layout fits\n");
         }
     } else {
-        plc_report_solve_text(stdout, &job, &s, (int)top, all);
+        plc_report_solve_text(stdout, &job, &s, &ro);
         if (none) {
             fputc('\n', stdout);
             if (s.pinned) {

@@ -1,11 +1,14 @@
 /* commands.h: the plc subcommands. Each takes (argc, argv) with argv[0] the
  * command's name, prints its own --help, and returns the process exit status:
  *   0 success, 1 an error in the input (spec, plan, options),
- *   2 no layout fits (solve, explain, compile), 3 an internal or system error. */
+ *   2 no layout fits (solve, explain, compile), 3 an internal or system error,
+ *   4 a CI gate failed (check and compile: --max-memory, --min-mfu,
+ *   --max-regression; compiler/gates.h). plc diff follows diff(1) instead:
+ *   0 equal, 1 different, 2 an error. */
 #ifndef PLC_COMMANDS_H
 #define PLC_COMMANDS_H
 
-enum { PLC_EXIT_OK = 0, PLC_EXIT_INPUT = 1, PLC_EXIT_NO_LAYOUT = 2, PLC_EXIT_INTERNAL = 3 };
+enum { PLC_EXIT_OK = 0, PLC_EXIT_INPUT = 1, PLC_EXIT_NO_LAYOUT = 2, PLC_EXIT_INTERNAL = 3, PLC_EXIT_GATE = 4 };
 
 int plc_cmd_check(int argc, char **argv);   /* compiler/cmd_check.c   */
 int plc_cmd_fmt(int argc, char **argv);     /* compiler/cmd_fmt.c     */

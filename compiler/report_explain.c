@@ -1,6 +1,7 @@
 /* report_explain.c: plc explain: why the winner won. Memory per rank by stage
  * and component, the step-time breakdown, and for every layout dimension the
  * best candidate with another value there and why it lost. */
+#include <math.h>
 #include <string.h>
 
 #include "compiler/report.h"
@@ -24,6 +25,57 @@ static void memory_table(FILE *out, const plc_estimate *e)
         }
         fprintf(out, " %9.2f %12.4g%s\n", total / PLC_GIB, e->stage_params[s], s == e->peak_stage ? "  <- peak" : "");
     }
+}
+
+/* the regions the winner is not in: for each dimension, the best candidate
+ * with another value there; dimensions whose best is the same layout are
+ * one group (a runner-up that differs in tp, sp and micro_batch at once is
+ * shown once), each with that layout's full estimate */
+typedef struct region_group {
+    int dims[PLC_LAYOUT_NDIMS];
+    int ndims;
+    const plc_candidate *best;
+    bool have_est;
+    plc_estimate est;
+} region_group;
+
+static int region_groups(const plc_job *job, const plc_solution *s, const plc_estimate *w, region_group *g)
+{
+    int ng = 0;
+    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++) {
+        int64_t mine = plc_layout_dim_value(&w->layout, d);
+        const plc_region *best = NULL;
+        for (int i = 0; i < s->nregions; i++) {
+            const plc_region *r = &s->regions[i];
+            if (r->dim != d || r->value == mine) continue;
+            if (!best || plc_candidate_compare(job, &r->best, &best->best) < 0) best = r;
+        }
+        if (!best) continue;
+        int k;
+        for (k = 0; k < ng; k++)
+            if (!memcmp(&g[k].best->layout, &best->best.layout, sizeof(plc_layout))) break;
+        if (k == ng) {
+            g[ng].ndims = 0;
+            g[ng].best = &best->best;
+            g[ng].have_est = best->best.valid && plc_estimate_layout(job, &best->best.layout, &g[ng].est) == 0 &&
+                             g[ng].est.valid;
+            ng++;
+        }
+        g[k].dims[g[k].ndims++] = d;
+    }
+    return ng;
+}
+
+/* the memory component that grows most over the winner's at the peak stage */
+static int worst_component(const plc_estimate *e, const plc_estimate *w)
+{
+    int worst = 0;
+    double most = -1e300;
+    for (int c = 0; c < PLC_MEM_COUNT; c++) {
+        double grow = e->stage_mem[e->peak_stage][c] - w->stage_mem[w->peak_stage][c];
+        if (grow > most) { most = grow; worst = c; }
+    }
+    return worst;
 }
 
 static void time_table(FILE *out, const plc_estimate *e)
@@ -60,33 +112,109 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
         fprintf(out, "\nthe layout block pins every dimension: no other layout was considered\n");
         return;
     }
-    fprintf(out, "\nsearched %lld layouts (%lld fit); best of each rejected region:\n", (long long)s->enumerated,
-            (long long)s->fitting);
+    fprintf(out, "\nsearched %lld layouts (%lld fit); ties: %s.\n", (long long)s->enumerated, (long long)s->fitting,
+            plc_report_tie_rule);
+    fputs("best of each rejected region (a dimension at another value than the winner's) and why it loses:\n",
+          out);
+    region_group g[PLC_LAYOUT_NDIMS];
+    int ng = region_groups(job, s, w, g);
     char a[32], b[32];
-    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++) {
-        int64_t mine = plc_layout_dim_value(&w->layout, d);
-        const plc_region *best = NULL;
-        for (int i = 0; i < s->nregions; i++) {
-            const plc_region *r = &s->regions[i];
-            if (r->dim != d || r->value == mine) continue;
-            if (!best || plc_candidate_compare(job, &r->best, &best->best) < 0) best = r;
+    for (int i = 0; i < ng; i++) {
+        const plc_candidate *c = g[i].best;
+        fputs("  ", out);
+        for (int k = 0; k < g[i].ndims; k++) {
+            int d = g[i].dims[k];
+            fprintf(out, "%s%s = %s", k ? ", " : "", plc_layout_dim_names[d],
+                    plc_layout_dim_text(d, plc_layout_dim_value(&c->layout, d), a, sizeof a));
         }
-        if (!best) continue;
-        fprintf(out, "  %s = %s (winner: %s): ", plc_layout_dim_names[d],
-                plc_layout_dim_text(d, best->value, a, sizeof a), plc_layout_dim_text(d, mine, b, sizeof b));
-        const plc_candidate *c = &best->best;
-        if (c->fits) {
-            if (job->layout.objective == PLC_OBJ_MEMORY)
-                fprintf(out, "%.2f GiB vs %.2f GiB, ", c->peak_bytes / PLC_GIB, w->peak_bytes / PLC_GIB);
-            fprintf(out, "%.3f s/step, %+.1f%% slower, MFU %.1f%%\n", c->step_time_s,
-                    100.0 * (c->step_time_s / w->step_time_s - 1.0), 100.0 * c->mfu);
-        } else {
-            fputs("does not fit: ", out);
+        fputs(" (winner: ", out);
+        for (int k = 0; k < g[i].ndims; k++) {
+            int d = g[i].dims[k];
+            fprintf(out, "%s%s = %s", k ? ", " : "", plc_layout_dim_names[d],
+                    plc_layout_dim_text(d, plc_layout_dim_value(&w->layout, d), b, sizeof b));
+        }
+        fputs(")\n      ", out);
+        const plc_estimate *e = &g[i].est;
+        if (!c->valid) {
+            fprintf(out, "no valid layout: %s\n", c->reason && c->reason[0] ? c->reason : "invalid");
+        } else if (!c->fits) {
+            fputs("nothing fits: ", out);
             plc_report_reason(out, c, s->limit_bytes);
+            if (g[i].have_est) {
+                int worst = worst_component(e, w);
+                fprintf(out, "; %s %.1f GiB on stage %d (winner %.1f GiB)", plc_mem_component_name((plc_mem_component)worst),
+                        e->stage_mem[e->peak_stage][worst] / PLC_GIB, e->peak_stage,
+                        w->stage_mem[w->peak_stage][worst] / PLC_GIB);
+            }
             fputc('\n', out);
+        } else {
+            double dt = c->step_time_s - w->step_time_s;
+            if (job->layout.objective == PLC_OBJ_MEMORY)
+                fprintf(out, "%.2f GiB against %.2f GiB, ", c->peak_bytes / PLC_GIB, w->peak_bytes / PLC_GIB);
+            if (dt == 0) {
+                fprintf(out, "ties with the winner (%.3f s/step); the tie-break rule picks the winner\n", c->step_time_s);
+            } else {
+                fprintf(out, "%+.3f s/step (%+.2f%%), MFU %.1f%%", dt, 100.0 * dt / w->step_time_s, 100.0 * c->mfu);
+                if (g[i].have_est) {
+                    int n = 0;
+                    for (int k = 0; k < PLC_TIME_COUNT; k++) {
+                        double d = e->time[k] - w->time[k];
+                        if (fabs(d) < 5e-4 * w->step_time_s) continue;
+                        fprintf(out, "%s%+.3f s %s", n++ ? ", " : ": ", d, plc_time_component_name((plc_time_component)k));
+                    }
+                }
+                fputc('\n', out);
+            }
         }
-        fputs("      ", out);
+        fputs("      best there: ", out);
         plc_report_layout_line(out, &c->layout);
         fputc('\n', out);
     }
+}
+
+void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution *s, const plc_estimate *w,
+                             const plc_explain_plan *lowered)
+{
+    plc_report_yaml_job(y, job);
+    plc_report_yaml_estimate(y, "winner", w, lowered ? lowered->plan : NULL);
+    plc_yaml_str(y, "tie_rule", plc_report_tie_rule);
+    plc_yaml_seq(y, "regions");
+    region_group g[PLC_LAYOUT_NDIMS];
+    int ng = s->pinned ? 0 : region_groups(job, s, w, g);
+    char a[32];
+    for (int i = 0; i < ng; i++) {
+        const plc_candidate *c = g[i].best;
+        const plc_estimate *e = &g[i].est;
+        plc_yaml_map(y, NULL);
+        plc_yaml_map(y, "where");
+        for (int k = 0; k < g[i].ndims; k++) {
+            int d = g[i].dims[k];
+            plc_yaml_str(y, plc_layout_dim_names[d], plc_layout_dim_text(d, plc_layout_dim_value(&c->layout, d), a, sizeof a));
+        }
+        plc_yaml_map_end(y);
+        plc_report_yaml_layout(y, "best", &c->layout);
+        plc_yaml_bool(y, "valid", c->valid);
+        plc_yaml_bool(y, "fits", c->fits);
+        if (c->valid) plc_yaml_num(y, "memory_bytes", c->peak_bytes);
+        if (g[i].have_est) {
+            plc_yaml_num(y, "step_time_s", e->step_time_s);
+            plc_yaml_num(y, "step_time_delta_s", e->step_time_s - w->step_time_s);
+            plc_yaml_map(y, "time_delta_s");
+            for (int k = 0; k < PLC_TIME_COUNT; k++)
+                plc_yaml_num(y, plc_time_component_name((plc_time_component)k), e->time[k] - w->time[k]);
+            plc_yaml_map_end(y);
+            if (!c->fits) {
+                int worst = worst_component(e, w);
+                plc_yaml_str(y, "does_not_fit", plc_mem_component_name((plc_mem_component)worst));
+                plc_yaml_num(y, "over_limit_bytes", e->peak_bytes - e->limit_bytes);
+            }
+        } else if (!c->fits) {
+            char reason[320] = "";
+            FILE *f = fmemopen(reason, sizeof reason - 1, "w");
+            if (f) { plc_report_reason(f, c, s->limit_bytes); fclose(f); }
+            plc_yaml_str(y, "reason", reason);
+        }
+        plc_yaml_map_end(y);
+    }
+    plc_yaml_seq_end(y);
 }

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# CI gates of plc check and compile (--max-memory, --min-mfu, --baseline with
+# --max-regression) with their distinct exit codes (1 spec error, 2 no
+# layout, 4 gate failed), and examples/ci/compile-all.sh: it compiles every
+# spec of a directory and fails on a throughput regression against baseline
+# plans.
+set -u
+: "${PLC_BIN:?}" "${PLC_ROOT:?}"
+PLC=$PLC_BIN/plc
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+die() { echo "FAIL: $*"; exit 1; }
+ex=$PLC_ROOT/examples
+spec=$ex/llama7b-a100.plan
+expect() { # RC CMD...
+    local want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
+    [ $rc -eq "$want" ] || { cat "$tmp/out" "$tmp/err"; die "$*: exit $rc, want $want"; }
+}
+# the winner predicts 62.2% MFU and 78.1% of the device's memory
+expect 0 "$PLC" check "$spec" --max-memory 80% --min-mfu 45%
+grep -q '^gate memory: .*: pass$' "$tmp/out" && grep -q '^gate MFU: .*: pass$' "$tmp/out" || die "check: no gate lines"
+expect 4 "$PLC" check "$spec" --min-mfu 65%
+grep -q 'gate failed: .*MFU 62.24%, below --min-mfu 65%' "$tmp/err" || die "check: MFU gate message"
+expect 4 "$PLC" check "$spec" --max-memory 70%
+expect 1 "$PLC" check "$spec" --min-mfu 45
+grep -q 'takes a percentage' "$tmp/err" || die "bad percentage: no message"
+expect 1 "$PLC" check "$ex/tiny.plan" -D layout.tp=3 --min-mfu 1%
+expect 2 "$PLC" check "$spec" -D layout.tp=1 -D layout.pp=1 -D layout.dp=32 -D layout.zero=0 -D layout.micro_batch=64 \
+    -D layout.recompute=none --min-mfu 1%
+expect 1 "$PLC" compile "$spec" --max-regression 2% -o "$tmp/x.bin"
+grep -q 'needs --baseline' "$tmp/err" || die "--max-regression alone: no message"
+
+# baseline: the solver's best against a slower pinned layout
+expect 0 "$PLC" compile "$spec" -o "$tmp/best.bin"
+expect 4 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" --baseline "$tmp/best.bin" --max-regression 2%
+grep -q 'gate failed: .*2.63% below the baseline' "$tmp/err" || die "regression gate message"
+[ -s "$tmp/tp2.bin" ] || die "a failed gate must still write the plan"
+expect 0 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" --baseline "$tmp/best.bin" --max-regression 3%
+expect 1 "$PLC" compile "$spec" -o "$tmp/y.bin" --baseline "$tmp/missing.bin"
+
+# examples/ci/compile-all.sh over a repository of specs
+mkdir -p "$tmp/specs/team" "$tmp/base"
+cp "$ex/tiny.plan" "$tmp/specs/tiny.plan"
+cp "$spec" "$tmp/specs/team/llama7b.plan"
+export PLC
+expect 0 "$ex/ci/compile-all.sh" "$tmp/specs" "$tmp/base"
+sed -i 's/^  tp  *in .*/  tp = 2/' "$tmp/specs/team/llama7b.plan"
+grep -q '^  tp = 2$' "$tmp/specs/team/llama7b.plan" || die "test setup: tp not pinned"
+expect 4 "$ex/ci/compile-all.sh" "$tmp/specs" "$tmp/new" "$tmp/base"
+grep -q 'layout.tp  *1 -> 2' "$tmp/out" || grep -q 'FAILED: plc compile exit 4' "$tmp/out" || die "compile-all: no failure shown"
+grep -q 'gate failed' "$tmp/err" || die "compile-all: no gate message"
+echo "gates: ok"
