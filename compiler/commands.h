@@ -19,5 +19,6 @@ int plc_cmd_compile(int argc, char **argv); /* compiler/cmd_compile.c */
 int plc_cmd_dump(int argc, char **argv);    /* compiler/cmd_dump.c    */
 int plc_cmd_diff(int argc, char **argv);    /* compiler/cmd_diff.c    */
 int plc_cmd_trace(int argc, char **argv);   /* compiler/cmd_trace.c   */
+int plc_cmd_export(int argc, char **argv);  /* compiler/cmd_export.c  */
 
 #endif

@@ -21,6 +21,7 @@ static const command commands[] = {
     {"dump",    plc_cmd_dump,    "print a plan in stable text form"},
     {"diff",    plc_cmd_diff,    "compare two plans semantically"},
     {"trace",   plc_cmd_trace,   "write a plan's predicted timeline (Chrome trace JSON)"},
+    {"export",  plc_cmd_export,  "the layout as a Megatron-LM launch script or torchtitan config"},
 };
 
 static void usage(FILE *out)

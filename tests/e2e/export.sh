@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# plc export --megatron / --torchtitan: every Megatron-LM flag written is one
+# Megatron-LM's argument parser defines (docs/engines/megatron-lm-flags.txt,
+# read from its arguments.py at the commit named there); every torchtitan
+# field set is one of its Trainer.Config (docs/engines/torchtitan-keys.txt);
+# the values are the plan's; a plan whose layout the engine cannot run is
+# refused with the reason (exit 1); a spec whose best layout the engine
+# cannot run exports the best one it can, saying so.
+set -u
+: "${PLC_BIN:?}" "${PLC_ROOT:?}"
+PLC=$PLC_BIN/plc
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+die() { echo "FAIL: $*"; exit 1; }
+ex=$PLC_ROOT/examples
+flags=$PLC_ROOT/docs/engines/megatron-lm-flags.txt
+keys=$PLC_ROOT/docs/engines/torchtitan-keys.txt
+grep -q '^# NVIDIA/Megatron-LM commit [0-9a-f]\{40\}' "$flags" || die "flag list names no commit"
+grep -q 'pytorch/torchtitan commit [0-9a-f]\{40\}' "$keys" || die "key list names no commit"
+
+megatron_ok() { # SCRIPT: bash syntax, every flag on the list
+    bash -n "$1" || die "$1: not valid bash"
+    sed -n '/^ARGS=(/,/^)/p' "$1" | grep -o -- '--[a-z0-9-]*' | sort -u >"$tmp/used"
+    [ -s "$tmp/used" ] || die "$1: no flags"
+    local bad; bad=$(grep -vxFf <(grep -v '^#' "$flags") "$tmp/used")
+    [ -z "$bad" ] || die "$1: flags Megatron-LM does not define: $bad"
+}
+arg() { sed -n '/^ARGS=(/,/^)/p' "$1" | grep -o -- "$2 [^ ]*" | head -1 | cut -d' ' -f2; }
+
+# a plan Megatron-LM can run: values are the plan's
+"$PLC" compile "$ex/llama7b-a100.plan" -D layout.tp=2 -D layout.pp=2 -D layout.schedule=interleaved -D layout.vpp=2 \
+    -D layout.recompute=full -o "$tmp/7b.bin" >/dev/null || die "compile 7b"
+"$PLC" export --megatron "$tmp/7b.bin" -o "$tmp/7b.sh" || die "export --megatron plan"
+megatron_ok "$tmp/7b.sh"
+"$PLC" dump "$tmp/7b.bin" | grep '^layout:' >"$tmp/layout"
+for pair in tp:--tensor-model-parallel-size pp:--pipeline-model-parallel-size cp:--context-parallel-size \
+            vpp:--num-virtual-stages-per-pipeline-rank micro_batch:--micro-batch-size; do
+    want=$(grep -o " ${pair%%:*}=[0-9]*" "$tmp/layout" | cut -d= -f2)
+    got=$(arg "$tmp/7b.sh" "${pair#*:}")
+    [ "$want" = "$got" ] || die "${pair#*:} is '$got', the plan's ${pair%%:*} is '$want'"
+done
+[ "$(arg "$tmp/7b.sh" --global-batch-size)" = 2048 ] || die "global batch"
+[ "$(arg "$tmp/7b.sh" --num-layers)" = 32 ] || die "layers"
+[ "$(arg "$tmp/7b.sh" --recompute-granularity)" = full ] || die "recompute"
+grep -q -- '--sequence-parallel' "$tmp/7b.sh" || die "sp"
+grep -q -- '--bf16' "$tmp/7b.sh" || die "precision"
+grep -q -- '--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather' "$tmp/7b.sh" || die "zero 1"
+
+# a plan it cannot run is refused; its spec exports the best it can run
+"$PLC" compile "$ex/llama70b-h100.plan" -o "$tmp/70b.bin" >/dev/null || die "compile 70b"
+"$PLC" dump "$tmp/70b.bin" | grep -q 'schedule=modular' || die "test premise: the 70b plan is modular"
+"$PLC" export --megatron "$tmp/70b.bin" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'schedule = modular (modular pipeline placement), which Megatron-LM has no equivalent' "$tmp/err" ||
+    die "modular plan: exit $rc, want 1 and the reason"
+grep -q 'hint: export the spec instead' "$tmp/err" || die "modular plan: no hint"
+"$PLC" export --megatron "$ex/llama70b-h100.plan" -o "$tmp/70b.sh" 2>"$tmp/err" || die "export --megatron spec"
+megatron_ok "$tmp/70b.sh"
+grep -q "^# Note: plc's best layout .*schedule=modular.*best layout Megatron-LM can run" "$tmp/70b.sh" || die "no note"
+grep -q 'note:' "$tmp/err" || die "no note on stderr"
+[ "$(arg "$tmp/70b.sh" --num-query-groups)" = 8 ] || die "GQA"
+
+# torchtitan: a module Python compiles, only known keys, the plan's values
+"$PLC" export --torchtitan "$tmp/7b.bin" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'zero = 1, which torchtitan has no equivalent' "$tmp/err" || die "zero 1 plan for torchtitan: exit $rc"
+"$PLC" compile "$ex/llama7b-a100.plan" -D layout.tp=2 -D layout.pp=2 -D layout.schedule=interleaved -D layout.vpp=2 \
+    -D layout.recompute=full -D layout.zero=0 -o "$tmp/7bz0.bin" >/dev/null || die "compile 7b zero 0"
+"$PLC" export --torchtitan "$tmp/7bz0.bin" -o "$tmp/tt.py" || die "export --torchtitan"
+"$PLC" export --torchtitan "$ex/llama70b-h100.plan" -D layout.zero=auto -o "$tmp/tt70.py" 2>/dev/null || die "export --torchtitan 70b"
+"$PLC" export --torchtitan "$ex/llama70b-h100.plan" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'no layout torchtitan can run fits' "$tmp/err" || die "zero = 1 for torchtitan: exit $rc, want 2"
+/usr/bin/python3 - "$keys" "$tmp/tt.py" "$tmp/tt70.py" <<'PY' || die "torchtitan module"
+import ast, sys
+known = {l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}
+alias = {"p": "parallelism", "tr": "training", "config.debug": "debug"}
+for path in sys.argv[2:]:
+    tree = ast.parse(open(path).read())
+    got = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Attribute):
+            t = n.targets[0]
+            owner = ast.unparse(t.value)
+            if owner == "config" and t.attr == "activation_checkpoint":
+                v = ast.unparse(n.value)
+                key = "activation_checkpoint = " + ("None" if v == "None" else v.split(".")[0])
+            else:
+                key = alias[owner] + "." + t.attr
+            assert key in known, (path, key)
+            got[key] = ast.literal_eval(n.value) if not key.startswith("activation") else n.value
+    if path.endswith("tt.py"):
+        assert got["parallelism.tensor_parallel_degree"] == 2 and got["parallelism.pipeline_parallel_degree"] == 2
+        assert got["parallelism.pipeline_parallel_schedule"] == "Interleaved1F1B"
+        assert got["parallelism.pipeline_parallel_layers_per_stage"] == 32 // (2 * 2)
+        assert got["parallelism.data_parallel_replicate_degree"] == 8, "zero 0 -> DDP over dp = 8"
+        assert ast.unparse(got["activation_checkpoint = FullAC"]) == "FullAC.Config()"
+        assert got["training.num_tokens_per_train_step"] == 2048 * 2048
+PY
+grep -q "^Note: plc's best layout" "$tmp/tt70.py" || die "torchtitan: no note"
+
+# tiny (fp32, no pipeline): both exports work
+"$PLC" export --megatron "$ex/tiny.plan" -o "$tmp/tiny.sh" || die "tiny megatron"
+megatron_ok "$tmp/tiny.sh"
+grep -q -- '--bf16' "$tmp/tiny.sh" && die "fp32 spec exported with --bf16"
+"$PLC" export "$ex/tiny.plan" >/dev/null 2>&1; [ $? -eq 1 ] || die "no engine named: want exit 1"
+"$PLC" export --megatron --torchtitan "$ex/tiny.plan" >/dev/null 2>&1; [ $? -eq 1 ] || die "two engines: want exit 1"
+echo "export: ok"
