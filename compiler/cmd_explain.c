@@ -24,6 +24,8 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  --format text|yaml  output format (default text)\n"
+            "  --svg FILE          also draw the winner's memory per stage by component\n"
+            "                      against the limit as an SVG picture\n"
             "%s"
             "  -h, --help          this text\n",
             plc_spec_options_help);
@@ -33,10 +35,15 @@ int plc_cmd_explain(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
-    const char *path = NULL;
+    const char *path = NULL, *svg = NULL;
     bool yaml = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--svg")) {
+            if (i + 1 >= argc) { fprintf(stderr, "plc explain: error: --svg needs a file name\n"); return PLC_EXIT_INPUT; }
+            svg = argv[++i];
+            continue;
+        }
         if (!strcmp(argv[i], "--format")) {
             if (plc_cmd_parse_format("explain", i + 1 < argc ? argv[++i] : NULL, &yaml)) return PLC_EXIT_INPUT;
             continue;
@@ -75,6 +82,20 @@ int plc_cmd_explain(int argc, char **argv)
         lowered.stats = st;
     } else {
         lowered.why = err;
+    }
+    if (svg) {
+        FILE *f = fopen(svg, "w");
+        if (!f) {
+            fprintf(stderr, "plc explain: error: cannot write %s\n", svg);
+            rc = PLC_EXIT_INPUT;
+            goto done;
+        }
+        plc_report_explain_svg(f, &job, w, lowered.plan);
+        if (fclose(f)) {
+            fprintf(stderr, "plc explain: error: cannot write %s\n", svg);
+            rc = PLC_EXIT_INTERNAL;
+            goto done;
+        }
     }
     if (yaml) {
         plc_yaml y;

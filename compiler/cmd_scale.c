@@ -1,6 +1,7 @@
 /* cmd_scale.c: plc scale FILE --gpus A..B: the best layout at each cluster
  * size from A to B GPUs (doubling), with throughput, MFU, per-GPU return and
  * time to train, and where returns diminish. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +30,8 @@ static void usage(FILE *out)
             "options:\n"
             "  --gpus A..B         the range of cluster sizes (GPUs)\n"
             "  --format text|yaml  output format (default text); yaml lists 'sizes'\n"
+            "  --svg FILE          also draw throughput, MFU and per-GPU return against\n"
+            "                      GPUs as an SVG picture\n"
             "%s"
             "  -h, --help          this text\n",
             plc_spec_options_help);
@@ -114,7 +117,7 @@ int plc_cmd_scale(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
-    const char *path = NULL, *range = NULL;
+    const char *path = NULL, *range = NULL, *svg = NULL;
     bool yaml = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
@@ -128,6 +131,11 @@ int plc_cmd_scale(int argc, char **argv)
             continue;
         }
         if (!strncmp(argv[i], "--gpus=", 7)) { range = argv[i] + 7; continue; }
+        if (!strcmp(argv[i], "--svg")) {
+            if (i + 1 >= argc) { fprintf(stderr, "plc scale: error: --svg needs a file name\n"); return PLC_EXIT_INPUT; }
+            svg = argv[++i];
+            continue;
+        }
         if (plc_cmd_take_input("scale", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
     if (plc_cmd_need_input("scale", "spec", path, usage)) return PLC_EXIT_INPUT;
@@ -152,6 +160,31 @@ int plc_cmd_scale(int argc, char **argv)
     scale_run(&job, lo, hi, pts, &npts, &diminishing);
     for (int i = 0; i < npts; i++)
         if (pts[i].status == POINT_OK) rc = PLC_EXIT_OK;
+    if (svg && npts > 0) {
+        FILE *f = fopen(svg, "w");
+        if (!f) {
+            fprintf(stderr, "plc scale: error: cannot write %s\n", svg);
+            rc = PLC_EXIT_INPUT;
+            goto done;
+        }
+        double g[64], t[64], m[64], r[64];
+        int n = 0;
+        for (int i = 0; i < npts; i++) {
+            if (pts[i].status == POINT_SKIPPED) continue;
+            bool ok = pts[i].status == POINT_OK;
+            g[n] = (double)pts[i].gpus;
+            t[n] = ok ? pts[i].c.tokens_per_s : NAN;
+            m[n] = ok ? pts[i].c.mfu : NAN;
+            r[n] = ok ? pts[i].per_gpu_return : NAN;
+            n++;
+        }
+        if (n > 0) plc_report_scale_svg(f, &job, n, g, t, m, r);
+        if (fclose(f)) {
+            fprintf(stderr, "plc scale: error: cannot write %s\n", svg);
+            rc = PLC_EXIT_INTERNAL;
+            goto done;
+        }
+    }
     if (yaml) {
         plc_yaml y;
         plc_yaml_begin(&y, stdout, "scale");

@@ -5,12 +5,13 @@
 #include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/plan_check.h"
+#include "compiler/plan_svg.h"
 #include "compiler/plan_trace.h"
 
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: plc trace PLAN [-o trace.json] [--ranks all|stages]\n"
+            "usage: plc trace PLAN [-o FILE] [--ranks all|stages] [--svg]\n"
             "\n"
             "Simulates one training step of every rank's program with the time\n"
             "model's costs (matmuls from FLOPs and the catalog's efficiency,\n"
@@ -22,7 +23,10 @@ static void usage(FILE *out)
             "time and each stage's compute busy fraction.\n"
             "\n"
             "options:\n"
-            "  -o FILE         output (default trace.json; '-' for stdout)\n"
+            "  -o FILE         output (default trace.json, trace.svg with --svg; '-' for stdout)\n"
+            "  --svg           draw the timeline as an SVG picture instead: one row per\n"
+            "                  rank, forward, backward, recompute, communication and\n"
+            "                  idle time (bubbles) in distinct colours\n"
             "  --ranks all     every rank (the default up to %d ranks)\n"
             "  --ranks stages  one rank per pipeline stage (the default above that;\n"
             "                  the other ranks of a stage run the same timeline)\n"
@@ -32,9 +36,11 @@ static void usage(FILE *out)
 
 int plc_cmd_trace(int argc, char **argv)
 {
-    const char *path = NULL, *outp = "trace.json", *ranks = NULL;
+    const char *path = NULL, *outp = NULL, *ranks = NULL;
+    bool svg = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--svg")) { svg = true; continue; }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--ranks")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "plc trace: error: %s needs a value\n", argv[i]);
@@ -47,6 +53,7 @@ int plc_cmd_trace(int argc, char **argv)
         if (plc_cmd_take_input("trace", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
     if (plc_cmd_need_input("trace", "plan", path, usage)) return PLC_EXIT_INPUT;
+    if (!outp) outp = svg ? "trace.svg" : "trace.json";
     if (ranks && strcmp(ranks, "all") && strcmp(ranks, "stages")) {
         fprintf(stderr, "plc trace: error: --ranks takes all or stages, not '%s'\n", ranks);
         return PLC_EXIT_INPUT;
@@ -75,6 +82,19 @@ int plc_cmd_trace(int argc, char **argv)
     plc_trace_summary sum;
     char err[512];
     int rc = PLC_EXIT_OK;
+    if (svg) {
+        if (plc_trace_svg(&p, all && p.world_size <= 512, out, err, sizeof err)) {
+            fprintf(stderr, "plc trace: error: %s\n", err);
+            rc = PLC_EXIT_INPUT;
+        }
+        if (!to_stdout && fclose(out) != 0) {
+            fprintf(stderr, "plc trace: error: cannot write %s\n", outp);
+            rc = PLC_EXIT_INTERNAL;
+        }
+        if (rc == PLC_EXIT_OK) fprintf(to_stdout ? stderr : stdout, "plc trace: %s -> %s\n", path, outp);
+        plc_arena_free(&a);
+        return rc;
+    }
     if (plc_trace_run(&p, all, NULL, NULL, out, &sum, err, sizeof err)) {
         fprintf(stderr, "plc trace: error: %s\n", err);
         rc = PLC_EXIT_INPUT;

@@ -81,6 +81,15 @@ void plc_report_yaml_layout(plc_yaml *y, const char *key, const plc_layout *l);
  * memory by stage and component; with plan, each stage's exact arena */
 void plc_report_yaml_estimate(plc_yaml *y, const char *key, const plc_estimate *e, const plc_plan *plan);
 
+/* Pictures (compiler/report_svg.c), standalone SVG: plc scale --svg draws
+ * throughput (with perfect scaling), MFU and per-GPU return against GPUs
+ * for n sizes (NAN where nothing fits); plc explain --svg the memory per
+ * rank of each pipeline stage by component against the limit, with the
+ * plan's exact arena (plan may be NULL). */
+void plc_report_scale_svg(FILE *out, const plc_job *job, int n, const double *gpus, const double *tokens_per_s,
+                          const double *mfu, const double *per_gpu_return);
+void plc_report_explain_svg(FILE *out, const plc_job *job, const plc_estimate *winner, const plc_plan *plan);
+
 /* header line describing the job */
 void plc_report_job_header(FILE *out, const plc_job *job);
 
