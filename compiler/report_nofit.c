@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "compiler/report.h"
+#include "compiler/words.h"
 
 typedef struct variant {
     const char *what;
@@ -28,8 +29,9 @@ static void try_variant(FILE *out, const variant *v, double *best_fix)
 
 void plc_report_no_fit(FILE *out, const plc_job *job, const plc_solution *s)
 {
-    fprintf(out, "no layout fits in %.1f GiB per rank (%.0f%% of %.1f GiB)\n", s->limit_bytes / PLC_GIB,
-            100.0 * job->layout.memory_limit, job->cluster.hw.mem_bytes / PLC_GIB);
+    char pc[32];
+    fprintf(out, "no layout fits in %.1f GiB per rank (%s of %.1f GiB)\n", s->limit_bytes / PLC_GIB,
+            plc_word_percent(job->layout.memory_limit, pc, sizeof pc), job->cluster.hw.mem_bytes / PLC_GIB);
     if (s->nclosest == 0) {
         fprintf(out, "no valid layout at all: the layout block's values contradict the model or cluster\n");
         return;

@@ -196,11 +196,12 @@ int main(int argc, char **argv)
     say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
         r->comm.size, r->comm.size == 1 ? "" : "s");
-    say(r, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%lld vpp=%lld micro_batch=%lld schedule=%s "
-           "recompute=%s zero=%lld; global batch %lld x %lld tokens\n",
-        (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, (long long)l->sp,
+    say(r, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s "
+           "recompute=%s zero=%lld attention=%s fused_rmsnorm=%s; global batch %lld x %lld tokens\n",
+        (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
         (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-        plc_recompute_name(l->recompute), (long long)l->zero, (long long)plan->train.global_batch,
+        plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
+        l->fused_rmsnorm ? "on" : "off", (long long)plan->train.global_batch,
         (long long)plan->model.seq_len);
     say(r, "data: %s\n", plc_data_describe(r->data));
     if (a->resume_path)
