@@ -78,6 +78,7 @@ int plc_gates_check(const char *cmd, const plc_gates *g, const plc_job *job, con
         fprintf(out, "gate memory: peak %.2f GiB per rank = %s of %.2f GiB, limit %s: %s\n", e->peak_bytes / 1073741824.0,
                 plc_word_percent(share, p1, sizeof p1), job->cluster.hw.mem_bytes / 1073741824.0,
                 plc_word_percent(g->max_memory, p2, sizeof p2), ok ? "pass" : "FAIL");
+        fflush(out);
         if (!ok)
             fprintf(stderr, "plc %s: gate failed: %s: predicted peak memory %s of the device, more than --max-memory %s\n",
                     cmd, job->path, p1, p2);
@@ -87,6 +88,7 @@ int plc_gates_check(const char *cmd, const plc_gates *g, const plc_job *job, con
         bool ok = e->mfu >= g->min_mfu;
         fprintf(out, "gate MFU: %s, minimum %s: %s\n", plc_word_percent(e->mfu, p1, sizeof p1),
                 plc_word_percent(g->min_mfu, p2, sizeof p2), ok ? "pass" : "FAIL");
+        fflush(out);
         if (!ok) fprintf(stderr, "plc %s: gate failed: %s: predicted MFU %s, below --min-mfu %s\n", cmd, job->path, p1, p2);
         failed += !ok;
     }
@@ -107,6 +109,7 @@ int plc_gates_check(const char *cmd, const plc_gates *g, const plc_job *job, con
         snprintf(d, sizeof d, "%+.2f%%", -100.0 * drop);
         fprintf(out, "gate regression: %.6g tokens/s against %.6g in %s (%s), allowed drop %s: %s\n", e->tokens_per_s,
                 old, g->baseline, d, plc_word_percent(allowed, p2, sizeof p2), ok ? "pass" : "FAIL");
+        fflush(out);
         if (!ok)
             fprintf(stderr, "plc %s: gate failed: %s: predicted throughput %.6g tokens/s is %.2f%% below the baseline's %.6g, more than --max-regression %s\n",
                     cmd, job->path, e->tokens_per_s, 100.0 * drop, old, p2);
