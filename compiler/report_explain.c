@@ -2,6 +2,7 @@
  * and component, the step-time breakdown, and for every layout dimension the
  * best candidate with another value there and why it lost. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "compiler/report.h"
@@ -89,6 +90,60 @@ static void time_table(FILE *out, const plc_estimate *e)
     }
 }
 
+/* Regions the search has no estimate for: every layout there was pruned by
+ * the memory lower bound (weights, gradients and optimizer state alone
+ * exceed the limit). For the dimensions that bound depends on (tp, pp, cp,
+ * zero), each value the layout block allows that no region holds is shown
+ * through the winner moved there (dp taking up the GPUs left), estimated in
+ * full, with the memory component that grows most. */
+typedef struct empty_region {
+    int dim;
+    int64_t value;
+    plc_estimate est;
+} empty_region;
+
+static bool has_region(const plc_solution *s, int dim, int64_t v)
+{
+    for (int i = 0; i < s->nregions; i++)
+        if (s->regions[i].dim == dim && s->regions[i].value == v) return true;
+    return false;
+}
+
+static int empty_regions(const plc_job *job, const plc_solution *s, const plc_estimate *w, empty_region *out, int max)
+{
+    static const char *const dims[] = {"tp", "pp", "cp", "zero"};
+    const plc_layout_spec *ls = &job->layout;
+    const plc_choice *choice[] = {&ls->tp, &ls->pp, &ls->cp, &ls->zero};
+    int64_t gpus = plc_cluster_gpus(&job->cluster);
+    int n = 0;
+    for (int k = 0; k < 4 && n < max; k++) {
+        int d = 0;
+        while (d < PLC_LAYOUT_NDIMS && strcmp(plc_layout_dim_names[d], dims[k])) d++;
+        if (d == PLC_LAYOUT_NDIMS) continue;
+        int64_t hi = k == 3 ? 3 : gpus;
+        for (int64_t v = k == 3 ? 0 : 1; v <= hi && n < max; v++) {
+            if ((k < 3 && gpus % v) || !plc_choice_allows(choice[k], v) || v == plc_layout_dim_value(&w->layout, d) ||
+                has_region(s, d, v))
+                continue;
+            plc_layout l = w->layout;
+            if (k == 0) l.tp = v;
+            if (k == 1) l.pp = v;
+            if (k == 2) l.cp = v;
+            if (k == 3) l.zero = v;
+            if (gpus % (l.tp * l.pp * l.cp)) continue;
+            l.dp = gpus / (l.tp * l.pp * l.cp);
+            if (l.pp == 1) { l.vpp = 1; if (l.schedule != PLC_SCHED_GPIPE) l.schedule = PLC_SCHED_1F1B; }
+            if (job->train.global_batch % l.dp || (job->train.global_batch / l.dp) % l.micro_batch) l.micro_batch = 1;
+            empty_region *e = &out[n];
+            if (plc_estimate_layout(job, &l, &e->est) || !e->est.valid || e->est.fits) continue;
+            e->dim = d;
+            e->value = v;
+            n++;
+        }
+    }
+    return n;
+}
+
 void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w,
                         const plc_explain_plan *lowered)
 {
@@ -170,6 +225,23 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
         plc_report_layout_line(out, &c->layout);
         fputc('\n', out);
     }
+    empty_region *er = malloc(16 * sizeof *er);
+    int ne = er ? empty_regions(job, s, w, er, 16) : 0;
+    for (int i = 0; i < ne; i++) {
+        const plc_estimate *e = &er[i].est;
+        int d = er[i].dim, worst = worst_component(e, w);
+        fprintf(out, "  %s = %s (winner: %s = %s)\n", plc_layout_dim_names[d], plc_layout_dim_text(d, er[i].value, a, sizeof a),
+                plc_layout_dim_names[d], plc_layout_dim_text(d, plc_layout_dim_value(&w->layout, d), b, sizeof b));
+        fprintf(out, "      nothing fits: pruned by the memory bound; the winner moved there needs %.1f GiB, %.1f GiB over "
+                     "the %.1f GiB limit; %s %.1f GiB on stage %d (winner %.1f GiB)\n",
+                e->peak_bytes / PLC_GIB, (e->peak_bytes - e->limit_bytes) / PLC_GIB, e->limit_bytes / PLC_GIB,
+                plc_mem_component_name((plc_mem_component)worst), e->stage_mem[e->peak_stage][worst] / PLC_GIB,
+                e->peak_stage, w->stage_mem[w->peak_stage][worst] / PLC_GIB);
+        fputs("      for example: ", out);
+        plc_report_layout_line(out, &e->layout);
+        fputc('\n', out);
+    }
+    free(er);
 }
 
 void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution *s, const plc_estimate *w,
@@ -216,5 +288,23 @@ void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution
         }
         plc_yaml_map_end(y);
     }
+    empty_region *er = s->pinned ? NULL : malloc(16 * sizeof *er);
+    int ne = er ? empty_regions(job, s, w, er, 16) : 0;
+    for (int i = 0; i < ne; i++) {
+        const plc_estimate *e = &er[i].est;
+        plc_yaml_map(y, NULL);
+        plc_yaml_map(y, "where");
+        plc_yaml_str(y, plc_layout_dim_names[er[i].dim], plc_layout_dim_text(er[i].dim, er[i].value, a, sizeof a));
+        plc_yaml_map_end(y);
+        plc_report_yaml_layout(y, "example", &e->layout);
+        plc_yaml_bool(y, "valid", true);
+        plc_yaml_bool(y, "fits", false);
+        plc_yaml_bool(y, "pruned", true);
+        plc_yaml_num(y, "memory_bytes", e->peak_bytes);
+        plc_yaml_str(y, "does_not_fit", plc_mem_component_name((plc_mem_component)worst_component(e, w)));
+        plc_yaml_num(y, "over_limit_bytes", e->peak_bytes - e->limit_bytes);
+        plc_yaml_map_end(y);
+    }
+    free(er);
     plc_yaml_seq_end(y);
 }

@@ -89,4 +89,8 @@ grep -q 'micro_batch = 64 (winner: micro_batch = 1)' "$tmp/explain.txt" || die "
 grep -A1 'micro_batch = 64 (winner' "$tmp/explain.txt" | grep -q 'nothing fits: .*; activations [0-9.]* GiB on stage' ||
     die "explain: the region where nothing fits does not name the component"
 grep -q 'ties: exact ties .* plainer layout' "$tmp/explain.txt" || die "explain: no tie-break rule"
+# a region the memory bound prunes whole (pp = 1 for llama-65b without ZeRO)
+"$PLC" explain "$ex/llama65b-h100.plan" -D 'layout.pp={1,16}' -D layout.zero=0 >"$tmp/pruned.txt" || die "explain 65b"
+grep -A1 '^  pp = 1 (winner: pp = 16)' "$tmp/pruned.txt" | grep -q 'nothing fits: pruned by the memory bound; .*; optimizer [0-9.]* GiB on stage 0' ||
+    { cat "$tmp/pruned.txt"; die "explain: the pruned region pp = 1 is not explained"; }
 echo "reports: ok"
