@@ -12,17 +12,25 @@ trap 'rm -rf "$tmp"' EXIT
 die() { echo "FAIL: $*"; exit 1; }
 ex=$PLC_ROOT/examples
 spec=$ex/llama7b-a100.plan
+/usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "skip: /usr/bin/python3 lacks yaml (python3-yaml)"; exit 77; }
 expect() { # RC CMD...
     local want=$1; shift
     "$@" >"$tmp/out" 2>"$tmp/err"; local rc=$?
     [ $rc -eq "$want" ] || { cat "$tmp/out" "$tmp/err"; die "$*: exit $rc, want $want"; }
 }
-# the winner predicts 62.2% MFU and 78.1% of the device's memory
-expect 0 "$PLC" check "$spec" --max-memory 80% --min-mfu 45%
+# thresholds around the winner's own prediction, read from the YAML
+read -r mfu mem <<<"$("$PLC" solve "$spec" --format yaml | /usr/bin/python3 -c '
+import sys, yaml
+d = yaml.safe_load(sys.stdin)
+w = d["winner"]
+print(100 * w["mfu"], 100 * w["memory"]["peak_bytes"] / (d["memory_limit_bytes"] / d["memory_limit"]))')"
+pct() { /usr/bin/python3 -c "import math; print(str(math.$1($2)) + '%')"; }
+expect 0 "$PLC" check "$spec" --max-memory "$(pct ceil "$mem")" --min-mfu "$(pct floor "$mfu")"
 grep -q '^gate memory: .*: pass$' "$tmp/out" && grep -q '^gate MFU: .*: pass$' "$tmp/out" || die "check: no gate lines"
-expect 4 "$PLC" check "$spec" --min-mfu 65%
-grep -q 'gate failed: .*MFU 62.24%, below --min-mfu 65%' "$tmp/err" || die "check: MFU gate message"
-expect 4 "$PLC" check "$spec" --max-memory 70%
+expect 4 "$PLC" check "$spec" --min-mfu "$(pct ceil "$mfu")"
+grep -q "gate failed: .*predicted MFU .*, below --min-mfu $(pct ceil "$mfu")" "$tmp/err" || die "check: MFU gate message"
+expect 4 "$PLC" check "$spec" --max-memory "$(pct floor "$mem")"
+grep -q 'gate failed: .*peak memory' "$tmp/err" || die "check: memory gate message"
 expect 1 "$PLC" check "$spec" --min-mfu 45
 grep -q 'takes a percentage' "$tmp/err" || die "bad percentage: no message"
 expect 1 "$PLC" check "$ex/tiny.plan" -D layout.tp=3 --min-mfu 1%
@@ -33,10 +41,18 @@ grep -q 'needs --baseline' "$tmp/err" || die "--max-regression alone: no message
 
 # baseline: the solver's best against a slower pinned layout
 expect 0 "$PLC" compile "$spec" -o "$tmp/best.bin"
-expect 4 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" --baseline "$tmp/best.bin" --max-regression 2%
-grep -q 'gate failed: .*2.63% below the baseline' "$tmp/err" || die "regression gate message"
+expect 0 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin"
+drop=$(/usr/bin/python3 - "$PLC" "$tmp/best.bin" "$tmp/tp2.bin" <<'PY'
+import re, subprocess, sys
+tps = [float(re.search(r"predicted: step \S+ s, (\S+) tokens/s", subprocess.run([sys.argv[1], "dump", f, "--no-buffers"],
+       capture_output=True, text=True).stdout).group(1)) for f in sys.argv[2:]]
+print(100 * (1 - tps[1] / tps[0]))
+PY
+)
+expect 4 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" --baseline "$tmp/best.bin" --max-regression "$(pct floor "$drop")"
+grep -q 'gate failed: .*% below the baseline' "$tmp/err" || die "regression gate message"
 [ -s "$tmp/tp2.bin" ] || die "a failed gate must still write the plan"
-expect 0 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" --baseline "$tmp/best.bin" --max-regression 3%
+expect 0 "$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" --baseline "$tmp/best.bin" --max-regression "$(pct ceil "$drop")"
 expect 1 "$PLC" compile "$spec" -o "$tmp/y.bin" --baseline "$tmp/missing.bin"
 
 # examples/ci/compile-all.sh over a repository of specs
@@ -47,7 +63,7 @@ export PLC
 expect 0 "$ex/ci/compile-all.sh" "$tmp/specs" "$tmp/base"
 sed -i 's/^  tp  *in .*/  tp = 2/' "$tmp/specs/team/llama7b.plan"
 grep -q '^  tp = 2$' "$tmp/specs/team/llama7b.plan" || die "test setup: tp not pinned"
-expect 4 "$ex/ci/compile-all.sh" "$tmp/specs" "$tmp/new" "$tmp/base"
+PLC_MAX_REGRESSION=$(pct floor "$drop") expect 4 "$ex/ci/compile-all.sh" "$tmp/specs" "$tmp/new" "$tmp/base"
 grep -q 'layout.tp  *1 -> 2' "$tmp/out" || grep -q 'FAILED: plc compile exit 4' "$tmp/out" || die "compile-all: no failure shown"
 grep -q 'gate failed' "$tmp/err" || die "compile-all: no gate message"
 echo "gates: ok"
