@@ -38,7 +38,7 @@ grep -q 'search_seconds' "$tmp/solve.1" && die "search_seconds without --timing"
 /usr/bin/python3 - "$tmp" <<'PY' || die "YAML content"
 import sys, yaml
 t = sys.argv[1]
-load = lambda n: yaml.safe_load(open(f"{t}/{n}.1"))
+load = lambda n: yaml.load(open(f"{t}/{n}.1"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 s = load("solve")
 for name in ("solve", "explain", "scale", "compile"):
     d = load(name)
