@@ -1,0 +1,93 @@
+/* test_words.c: plc's output vocabulary (compiler/words.h), the plan
+ * settings plc diff compares (compiler/plan_diff.h) and the tie rule of
+ * listings (compiler/report.h). */
+#include <CUnit/CUnit.h>
+#include <string.h>
+
+#include "compiler/plan_diff.h"
+#include "compiler/report.h"
+#include "compiler/words.h"
+
+static void test_words(void)
+{
+    char b[64];
+    CU_ASSERT_STRING_EQUAL(plc_word_percent(0.775, b, sizeof b), "77.5%");
+    CU_ASSERT_STRING_EQUAL(plc_word_percent(0.9, b, sizeof b), "90%");
+    CU_ASSERT_STRING_EQUAL(plc_word_percent(0.78125, b, sizeof b), "78.12%");
+    CU_ASSERT_STRING_EQUAL(plc_word_onoff(1), "on");
+    CU_ASSERT_STRING_EQUAL(plc_word_onoff(0), "off");
+    CU_ASSERT_STRING_EQUAL(plc_word_plural(1), "");
+    CU_ASSERT_STRING_EQUAL(plc_word_plural(2), "s");
+    CU_ASSERT_STRING_EQUAL(plc_word_plural(0), "s");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_SIZE, 80.0 * 1073741824.0, b, sizeof b), "80 GiB");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_SIZE, 512.0 * 1048576.0, b, sizeof b), "512 MiB");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_BANDWIDTH, 2.5e11, b, sizeof b), "250 GB/s");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_FLOPS, 312e12, b, sizeof b), "312 TFLOPS");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_TIME, 5e-6, b, sizeof b), "5 us");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_PERCENT, 0.85, b, sizeof b), "85%");
+    CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_COUNT, 2, b, sizeof b), "2");
+}
+
+static void test_settings(void)
+{
+    plc_plan p;
+    memset(&p, 0, sizeof p);
+    strcpy(p.model.name, "m");
+    p.model.layers = 2;
+    p.model.hidden = 64;
+    p.train.lr_peak = 3e-3;
+    p.layout = (plc_layout){.dp = 2, .tp = 1, .pp = 1, .cp = 1, .sp = 1, .vpp = 1, .micro_batch = 1};
+    plc_plan_setting a[128], b[128];
+    int n = plc_plan_settings(&p, a, 128);
+    CU_ASSERT(n > 40 && n < 128);
+    plc_plan q = p;
+    q.train.lr_peak = 1e-3;
+    q.hw.mem_bytes = 80.0 * 1073741824.0;
+    CU_ASSERT_EQUAL(plc_plan_settings(&q, b, 128), n);
+    int changed = 0;
+    for (int i = 0; i < n; i++) {
+        CU_ASSERT_STRING_EQUAL(a[i].name, b[i].name); /* the same names in the same order */
+        if (strcmp(a[i].text, b[i].text)) {
+            changed++;
+            CU_ASSERT(!strcmp(a[i].name, "train.lr.peak") || !strcmp(a[i].name, "cluster.memory"));
+        }
+        if (!strcmp(a[i].name, "layout.sp")) CU_ASSERT_STRING_EQUAL(a[i].text, "on");
+        if (!strcmp(b[i].name, "cluster.memory")) CU_ASSERT_STRING_EQUAL(b[i].text, "80 GiB");
+    }
+    CU_ASSERT_EQUAL(changed, 2);
+    /* a truncated list stops at max */
+    CU_ASSERT_EQUAL(plc_plan_settings(&p, a, 5), 5);
+}
+
+static void test_ties(void)
+{
+    plc_candidate x = {.valid = true, .fits = true, .peak_bytes = 10, .step_time_s = 2};
+    plc_candidate y = x;
+    y.layout.recompute = PLC_RECOMPUTE_SELECTIVE;
+    CU_ASSERT(plc_report_tied(&x, &y));
+    y.step_time_s = 2.0000001;
+    CU_ASSERT(!plc_report_tied(&x, &y));
+    y = x;
+    y.fits = false;
+    CU_ASSERT(!plc_report_tied(&x, &y));
+    y = x;
+    y.valid = x.valid = false;
+    CU_ASSERT(!plc_report_tied(&x, &y)); /* invalid candidates have no figures to tie on */
+    char text[128] = "";
+    FILE *f = fmemopen(text, sizeof text - 1, "w");
+    plc_layout k = {.dp = 4, .tp = 1, .pp = 1, .cp = 1, .vpp = 1, .micro_batch = 2}, t = k;
+    t.recompute = PLC_RECOMPUTE_SELECTIVE;
+    t.sp = 1;
+    plc_report_tie_text(f, &k, &t);
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(text, "sp=on recompute=selective");
+}
+
+void register_test_words(void);
+void register_test_words(void)
+{
+    CU_pSuite s = CU_add_suite("words", NULL, NULL);
+    CU_add_test(s, "percentages, switches, plurals, quantities", test_words);
+    CU_add_test(s, "plan settings compared by plc diff", test_settings);
+    CU_add_test(s, "exact ties", test_ties);
+}
