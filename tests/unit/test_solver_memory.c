@@ -1,6 +1,7 @@
 /* test_solver_memory.c: the memory model against the public estimator's
- * values (../shared/papers/README.md), Korthikanti's activation structure,
- * and the schedule's in-flight micro-batches. */
+ * values (Fujii et al. 2024, "Accelerating Large Language Model Training
+ * with 4D Parallelism and Memory Consumption Estimator"), Korthikanti's
+ * activation structure, and the schedule's in-flight micro-batches. */
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 
