@@ -86,6 +86,10 @@ CUDA_DEFS = -DPLC_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lnccl -lcudart -lstdc++
 endif
 
+# the catalog's directory as seen from the binaries' one: plc finds its
+# built-in catalog relative to itself (compiler/paths.h), never by a fixed path
+TREE_DATADIR := $(shell realpath -m --relative-to=$(BIN) examples)
+
 RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
@@ -102,7 +106,7 @@ $(BUILD)/obj/common/%.o: common/%.c
 
 $(BUILD)/obj/compiler/%.o: compiler/%.c $(GEN_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DPLC_DATADIR='"$(CURDIR)/examples"' -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DPLC_TREE_DATADIR='"$(TREE_DATADIR)"' -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/runtime/%.o: runtime/%.c
 	@mkdir -p $(dir $@)

@@ -11,6 +11,7 @@
 #include "common/plan_io.h"
 #include "compiler/lower_int.h"
 #include "compiler/memplan.h"
+#include "compiler/paths.h"
 #include "compiler/plan_check.h"
 
 static int lfail(lw_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -289,7 +290,7 @@ int plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction
 
     memset(out, 0, sizeof *out);
     out->version = PLC_PLAN_VERSION;
-    out->spec_path = job->path;
+    out->spec_path = job->path ? plc_path_base(job->path) : NULL; /* the file name: not the cwd's view of it */
     out->spec_source = job->source;
     out->spec_len = job->source ? job->source_len : 0;
     out->spec_hash = plc_fnv1a64(job->source ? job->source : "", out->spec_len);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "compiler/catalog.h"
+#include "compiler/paths.h"
 #include "compiler/spec_checks.h"
 #include "compiler/spec_keys.h"
 #include "compiler/units.h"
@@ -528,9 +529,10 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
         if (v->kind == PLC_VAL_IDENT && strcmp(v->text, "synthetic") == 0) {
             t->data_path = NULL;
         } else if (v->kind == PLC_VAL_STRING && v->text_len > 0 && !memchr(v->text, '\0', v->text_len)) {
-            /* relative paths in the file are relative to the spec; in -D, to the cwd */
-            if (v->text[0] == '/' || data->overridden || !r->o->spec_dir || !r->o->spec_dir[0]) t->data_path = v->text;
-            else t->data_path = plc_arena_printf(r->a, "%s/%s", r->o->spec_dir, v->text);
+            /* relative to the spec's directory in the file, to the cwd in -D;
+             * the plan stores the absolute, normalised path (paths.h) */
+            t->data_path = plc_path_absolute(r->a, data->overridden ? NULL : r->o->spec_dir, v->text);
+            if (!t->data_path) plc_diag_error(r->d, v->loc, "cannot make the token file's path absolute: the working directory is unreadable");
         } else {
             plc_diag_error(r->d, v->loc, "'data' expects synthetic or a token file \"path\"");
             if (v->kind == PLC_VAL_IDENT) plc_diag_hint(r->d, "quote a path: data = \"%s\"", quote(r, v->text));
@@ -602,7 +604,8 @@ static bool hw_value_ok(const plc_hw_field *f, double v)
     return v >= 0;
 }
 
-/* the catalog file: --catalog/$PLC_CATALOG, cluster.catalog, then built in */
+/* the catalog file: --catalog/$PLC_CATALOG, cluster.catalog, then the built-in
+ * one beside the program (paths.h) */
 static bool load_catalog(rctx *r, const block_slots *bs, plc_catalog *cat)
 {
     const plc_value *cv = NULL;
@@ -621,7 +624,15 @@ static bool load_catalog(rctx *r, const block_slots *bs, plc_catalog *cat)
         }
         fclose(f);
     }
-    if (!path) path = PLC_DATADIR "/catalog.yaml";
+    if (!path) {
+        const char *tried;
+        path = plc_builtin_catalog(r->a, &tried);
+        if (!path) {
+            plc_diag_error_noloc(r->d, "no hardware catalog found: looked for the built-in one at %s", tried);
+            plc_diag_hint(r->d, "name a catalog with --catalog FILE or the environment variable PLC_CATALOG");
+            return false;
+        }
+    }
     return plc_catalog_load(r->a, r->d, path, cat) == 0;
 }
 

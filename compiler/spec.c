@@ -14,7 +14,8 @@ const char plc_spec_options_help[] =
     "  -D BLOCK.KEY=VALUE  override a key of the spec, checked like the same line\n"
     "                      in the file (e.g. -D layout.tp=2 -D train.steps=50)\n"
     "  --catalog FILE      hardware catalog to use (default: $PLC_CATALOG, then\n"
-    "                      cluster.catalog, then the built-in catalog)\n";
+    "                      cluster.catalog, then the built-in catalog found from\n"
+    "                      plc's directory: ../share/plc or ../examples)\n";
 
 int plc_spec_take_options(int *argc, char **argv, plc_spec_opts *opts)
 {

@@ -2,7 +2,9 @@
  * each semantic check with its message. */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <unistd.h>
 
+#include "compiler/paths.h"
 #include "compiler/spec_checks.h"
 #include "fe_test_util.h"
 
@@ -232,22 +234,28 @@ static void test_error_cap(void)
     plc_arena_free(&a);
 }
 
-/* data paths in the file are relative to the spec's directory, in -D to the cwd */
+/* data paths in the file are relative to the spec's directory, in -D to the
+ * cwd; either way the job holds the absolute, normalised path */
 static void test_data_path(void)
 {
-    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"tok.bin\"\n}\n";
+    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"./tok.bin\"\n}\n";
     plc_arena a;
     plc_arena_init(&a);
     plc_diag d;
     plc_diag_init(&d, stderr, 100);
+    char cwd[4096];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
     plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
     int se;
     plc_ast *ast = plc_parse_source(&a, &d, src, &se);
-    plc_resolve_opts o = {NULL, "specs/llama"};
+    plc_resolve_opts o = {NULL, "specs/llama/../llama"};
     plc_job job;
     CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, "specs/llama/tok.bin");
-    const char *defs[] = {"train.data = \"/abs/x.bin\"", "train.seed = 7"};
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/specs/llama/tok.bin", cwd));
+    plc_resolve_opts abs_dir = {NULL, "/data/specs/"};
+    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &abs_dir, &job), 0);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "/data/specs/tok.bin");
+    const char *defs[] = {"train.data = \"/abs//y/../x.bin\"", "train.seed = 7"};
     CU_ASSERT_EQUAL(plc_spec_apply_defines(&a, &d, ast, defs, 2), 0);
     CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
     CU_ASSERT_STRING_EQUAL(job.train.data_path, "/abs/x.bin");
@@ -255,7 +263,23 @@ static void test_data_path(void)
     const char *rel[] = {"train.data = \"here.bin\""};
     plc_spec_apply_defines(&a, &d, ast, rel, 1);
     plc_resolve(&a, &d, ast, &o, &job);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, "here.bin");
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/here.bin", cwd));
+    plc_arena_free(&a);
+}
+
+/* lexical normalisation: what a plan stores for a file name */
+static void test_path_normalise(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/a//b/./c/../d/"), "/a/b/d");
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/../.."), "/");
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/x/.."), "/");
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/..a/.b/c.."), "/..a/.b/c..");
+    CU_ASSERT_STRING_EQUAL(plc_path_absolute(&a, "/s", "../t/x.bin"), "/t/x.bin");
+    CU_ASSERT_STRING_EQUAL(plc_path_absolute(&a, "/s", "/u/x.bin"), "/u/x.bin");
+    CU_ASSERT_STRING_EQUAL(plc_path_base("specs/x.plan"), "x.plan");
+    CU_ASSERT_STRING_EQUAL(plc_path_base("x.plan"), "x.plan");
     plc_arena_free(&a);
 }
 
@@ -316,5 +340,6 @@ void register_test_resolve(void)
     CU_add_test(s, "warnings", test_warnings);
     CU_add_test(s, "error cap", test_error_cap);
     CU_add_test(s, "data path", test_data_path);
+    CU_add_test(s, "path normalise", test_path_normalise);
     CU_add_test(s, "divisors", test_divisors);
 }
