@@ -6,6 +6,8 @@
 #   make run             the main job: train examples/tiny.plan on CPU across ranks
 #   make bench           benchmarks, printing figures
 #   make deps            install what a fresh Debian machine lacks (apt-get)
+#   make install         bin/, share/plc/catalog.yaml and man pages under
+#                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
 #
 # Sources are found by wildcard: a new .c file in a module directory is built
 # without touching this file. Unit tests are tests/unit/test_NAME.c, each
@@ -94,7 +96,7 @@ RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
 
-.PHONY: all test unit e2e run bench deps clean
+.PHONY: all test unit e2e run bench deps clean install uninstall
 .SECONDARY: $(GEN_C) $(GEN_H)
 .DEFAULT_GOAL := all
 all: $(BIN)/plc $(BIN)/plrun
@@ -205,6 +207,29 @@ bench: all $(BENCH_BINS)
 
 deps:
 	scripts/install-deps.sh
+
+# installed layout: PREFIX/bin/{plc,plrun}, PREFIX/share/plc/catalog.yaml
+# (found by plc as ../share/plc from its own directory), PREFIX/share/man.
+# Programs are installed stripped (no debug info, hence no build path);
+# INSTALL_PROGRAM='install -m 755' keeps the debug info.
+PREFIX ?= /usr/local
+INSTALL_PROGRAM ?= install -s -m 755
+MAN1 := $(wildcard man/*.1)
+MAN5 := $(wildcard man/*.5)
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/plc \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	$(INSTALL_PROGRAM) $(BIN)/plc $(BIN)/plrun $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 examples/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml
+	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/plc $(DESTDIR)$(PREFIX)/bin/plrun \
+	    $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml \
+	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MAN1)) \
+	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man5/%,$(MAN5))
+	-rmdir $(DESTDIR)$(PREFIX)/share/plc 2>/dev/null
 
 clean:
 	rm -rf build build-san bin
