@@ -120,7 +120,7 @@ typedef struct plc_train {
     double grad_clip; /* global gradient-norm clip, 0 = off */
     int64_t steps;
     uint64_t seed;
-    const char *data_path; /* token file; NULL means the synthetic source */
+    const char *data_path; /* token file, absolute and normalised; NULL: the synthetic source */
 } plc_train;
 
 /* ---- layout constraints ----------------------------------------------------

@@ -232,12 +232,12 @@ typedef struct plc_prediction {
 /* ---- the plan ------------------------------------------------------------- */
 typedef struct plc_plan {
     uint32_t version;
-    const char *spec_path;
+    const char *spec_path;  /* the spec's file name, no directory (compiler/paths.h) */
     const char *spec_source;
     uint64_t spec_len;
     uint64_t spec_hash; /* FNV-1a 64 of the source */
     plc_model model;
-    plc_train train;    /* data_path points into the plan's strings */
+    plc_train train;    /* data_path (absolute, normalised) points into the plan's strings */
     plc_hw hw;
     int64_t nodes, gpus_per_node;
     plc_layout layout;

@@ -57,6 +57,12 @@ cd "$tmp/spec"
 OMP_NUM_THREADS=1 "$moved/bin/plrun" job.bin --steps 2 --metrics m.jsonl
 EOF
 hidden=no
+# under the sanitizers LeakSanitizer reads its suppressions from the source
+# tree at start-up: give it a copy outside
+case ${LSAN_OPTIONS:-} in *suppressions=*)
+    supp=${LSAN_OPTIONS#*suppressions=}; supp=${supp%%:*}
+    cp "$supp" "$tmp/lsan.supp" && export LSAN_OPTIONS=${LSAN_OPTIONS/suppressions=$supp/suppressions=$tmp/lsan.supp} ;;
+esac
 if unshare -m true 2>/dev/null; then
     # the source tree (and the build directory in it) replaced by an empty tmpfs
     unshare -m bash -c "mount -t tmpfs none '$root' && [ ! -e '$root/examples/catalog.yaml' ] && bash '$tmp/run.sh'" \
