@@ -12,14 +12,16 @@
  * - Results are bitwise independent of the OpenMP thread count: work is only
  *   ever split over independent outputs (rows, heads, columns), never inside
  *   a reduction. Reductions use fixed blockings (kernels/common/reduce.h).
- * - Positions (RoPE, attention masks) are int32 per time step and shared by
- *   every sequence of the batch; NULL means 0, 1, ..., T-1. Context-parallel
- *   ranks pass the absolute positions of the slice they hold.
+ * - Positions (RoPE, learned position tables, attention masks) are int32
+ *   per time step and shared by every sequence of the batch; NULL means 0,
+ *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
+ *   slice they hold.
  * - Token ids and targets are int32 and must lie in [0, vocab); the kernels
  *   do not check them (the data loader does).
  * - Kernels allocate no memory that grows with the tensors except small
  *   per-call tables (RoPE: T * hd floats; attention: a few tiles per
- *   thread), so the planned arena is the working set.
+ *   thread; column sums: a double per column), so the planned arena is the
+ *   working set.
  */
 #ifndef PLC_KERNELS_H
 #define PLC_KERNELS_H

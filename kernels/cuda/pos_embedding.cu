@@ -1,8 +1,8 @@
 /* kernels/cuda/pos_embedding.cu: learned absolute position embeddings added
- * to the token embeddings. The backward gives each column one thread that
- * adds the time steps, then the sequences, in order (the CPU kernel's
- * order): no atomics, and a position listed twice is still summed by one
- * thread. */
+ * to the token embeddings. The backward gives each column one thread that,
+ * for each time step in order, sums the sequences in order in double and
+ * adds the sum to the step's row (the CPU kernel's order): no atomics, and
+ * a position listed twice is still summed by one thread. */
 #include "kernels/cuda/cuda_common.cuh"
 
 #define THREADS 256
@@ -32,8 +32,9 @@ __global__ void pos_bwd_k(float *dtable, const T *dout, const int32_t *positions
     GRID_STRIDE(c, dim)
     {
         for (int64_t t = 0; t < T_; t++) {
-            float *d = dtable + position_of(positions, t) * dim + c;
-            for (int64_t b = 0; b < B; b++) *d += plc_ld(&dout[(b * T_ + t) * dim + c]);
+            double acc = 0;
+            for (int64_t b = 0; b < B; b++) acc += (double)plc_ld(&dout[(b * T_ + t) * dim + c]);
+            dtable[position_of(positions, t) * dim + c] += (float)acc;
         }
     }
 }
