@@ -37,6 +37,14 @@ static void test_gelu_values(void)
         CU_ASSERT_DOUBLE_EQUAL(plc_gelu((float)known[i][0]), known[i][1], 1e-6);
         CU_ASSERT_DOUBLE_EQUAL(gelu_ref(known[i][0]), known[i][1], 1e-15);
     }
+    /* the negative tail keeps its relative accuracy where 1 + tanh(u)
+     * would cancel in fp32 (at x = -5 it is about 1e-7); past -5 the double
+     * reference cancels too */
+    for (double x = -3.0; x >= -5.0; x -= 1.0) {
+        double h = 1e-6, fd = (gelu_ref(x + h) - gelu_ref(x - h)) / (2 * h);
+        CU_ASSERT(fabs(plc_gelu((float)x) / gelu_ref(x) - 1.0) < 1e-5);
+        CU_ASSERT(fabs(plc_gelu_grad((float)x) / fd - 1.0) < 1e-4);
+    }
     /* far tails: identity and zero, no NaN where x^2 overflows */
     CU_ASSERT_EQUAL(plc_gelu(20.0f), 20.0f);
     CU_ASSERT_EQUAL(plc_gelu(-20.0f), -0.0f);
