@@ -81,6 +81,22 @@ static void run_rmsnorm(void *p)
     plc_k_rmsnorm_forward(r->y, r->rstd, r->x, r->w, r->rows, r->dim, 1e-5f);
     plc_k_rmsnorm_backward(r->dx, r->dw, r->dy, r->x, r->w, r->rstd, r->rows, r->dim);
 }
+typedef struct { float *x, *w, *b, *y, *mean, *rstd, *dy, *dx, *dw, *db; int64_t rows, dim; } ln_arg;
+static void run_layernorm(void *p)
+{
+    ln_arg *r = p;
+    plc_k_layernorm_forward(r->y, r->mean, r->rstd, r->x, r->w, r->b, r->rows, r->dim, 1e-5f);
+    plc_k_layernorm_backward(r->dx, r->dw, r->db, r->dy, r->x, r->w, r->mean, r->rstd, r->rows, r->dim);
+}
+/* a GPT MLP's element work: bias, GELU, their backwards */
+static void run_bias_gelu(void *p)
+{
+    ln_arg *r = p;
+    plc_k_bias_add(r->y, r->x, r->b, r->rows, r->dim);
+    plc_k_gelu_forward(r->dx, r->y, r->rows * r->dim);
+    plc_k_gelu_backward(r->dx, r->dy, r->y, r->rows * r->dim);
+    plc_k_bias_backward(r->db, r->dx, r->rows, r->dim);
+}
 static void run_xent(void *p)
 {
     row_arg *r = p;
@@ -139,6 +155,20 @@ int main(void)
     printf("rmsnorm fwd+bwd %lldx%lld: %.2f ms, %.1f GB/s\n", (long long)r.rows, (long long)r.dim, s * 1e3,
            7.0 * n * sizeof(float) / s / 1e9); /* x twice, dy twice, w, y, dx r+w */
     free(r.x), free(r.y), free(r.dy), free(r.dx), free(r.w), free(r.rstd), free(r.dw);
+
+    ln_arg l = {0};
+    l.rows = 4096, l.dim = 1024;
+    l.x = filled(n, 1), l.w = filled(l.dim, 1), l.b = filled(l.dim, 1), l.y = filled(n, 0);
+    l.mean = filled(l.rows, 0), l.rstd = filled(l.rows, 0), l.dy = filled(n, 1), l.dx = filled(n, 0);
+    l.dw = filled(l.dim, 0), l.db = filled(l.dim, 0);
+    s = time_per_call(run_layernorm, &l, 0.3);
+    printf("layernorm fwd+bwd %lldx%lld: %.2f ms, %.1f GB/s\n", (long long)l.rows, (long long)l.dim, s * 1e3,
+           8.0 * n * sizeof(float) / s / 1e9); /* x three times, dy twice, y, dx r+w */
+    s = time_per_call(run_bias_gelu, &l, 0.3);
+    printf("bias+gelu fwd+bwd %lldx%lld: %.2f ms, %.1f GB/s\n", (long long)l.rows, (long long)l.dim, s * 1e3,
+           9.0 * n * sizeof(float) / s / 1e9); /* x, y w+r+r, dx w+r+w+r, dy */
+    free(l.x), free(l.w), free(l.b), free(l.y), free(l.mean), free(l.rstd), free(l.dy), free(l.dx), free(l.dw);
+    free(l.db);
 
     r.rows = 512, r.dim = 32000;
     n = r.rows * r.dim;

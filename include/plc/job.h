@@ -98,12 +98,22 @@ static inline int64_t plc_cluster_gpus(const plc_cluster *c) { return c->nodes *
 
 /* ---- model ---------------------------------------------------------------- */
 
+/* The transformer block (docs/model.md). Llama: RMSNorm, SwiGLU MLP, no
+ * biases. GPT: LayerNorm with bias, GELU (tanh) MLP, biases on the q, k, v,
+ * output and both MLP projections. The zero values are Llama's. */
+typedef enum plc_arch { PLC_ARCH_LLAMA = 0, PLC_ARCH_GPT } plc_arch;
+/* rotary positions, or a learned table of seq_len rows added to the token
+ * embeddings */
+typedef enum plc_positions { PLC_POS_ROPE = 0, PLC_POS_LEARNED } plc_positions;
+
 typedef struct plc_model {
     char name[64];
     int64_t layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len;
     bool tie_embeddings;
-    double norm_eps;   /* RMSNorm epsilon, default 1e-5 */
+    double norm_eps;   /* RMSNorm or LayerNorm epsilon, default 1e-5 */
     double rope_theta; /* default 10000 */
+    plc_arch arch;           /* default PLC_ARCH_LLAMA */
+    plc_positions positions; /* default PLC_POS_ROPE */
 } plc_model;
 
 /* ---- training ------------------------------------------------------------- */
