@@ -1,5 +1,5 @@
-/* lower.c: the lowering driver. Checks that the layout divides the model,
- * derives the per-rank sizes, builds the communicator groups and the
+/* lower.c: the lowering driver. Checks the layout against the rulebook
+ * (common/layout_rules.h), derives the per-rank sizes, builds the communicator groups and the
  * pipeline schedule, lowers one program per pipeline stage (units in
  * schedule order, sends and receives between chunks on different ranks),
  * places every buffer (compiler/memplan.h), and validates and checks the
@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/layout_rules.h"
 #include "common/plan_io.h"
 #include "compiler/lower_int.h"
 #include "compiler/memplan.h"
@@ -23,36 +24,27 @@ static int lfail(lw_ctx *c, const char *fmt, ...)
     return -1;
 }
 
-#define DIVIDES(a, b) ((a) > 0 && (b) % (a) == 0)
-
 static int derive(lw_ctx *c)
 {
     const plc_model *m = &c->m;
     plc_layout *L = &c->L;
-    if (L->dp < 1 || L->tp < 1 || L->pp < 1 || L->cp < 1 || L->micro_batch < 1 || L->vpp < 1)
-        return lfail(c, "layout dimensions must be at least 1");
-    if (L->schedule != PLC_SCHED_INTERLEAVED) L->vpp = 1;
-    if (L->tp == 1) L->sp = 0;
-    if (!DIVIDES(m->heads, m->hidden)) return lfail(c, "heads = %lld does not divide hidden = %lld", (long long)m->heads, (long long)m->hidden);
+    /* every rule but the GPU count: a plan's world is its layout's */
+    plc_rule_input in = {.model = m, .global_batch = c->job->train.global_batch, .precision = c->job->train.precision,
+                         .precision_known = true, .layout = *L, .known = PLC_LD_ALL};
+    plc_verdict v = plc_layout_rules(&in);
+    if (v.rule != PLC_RULE_OK) {
+        char why[256];
+        return lfail(c, "%s", plc_rule_message(&in, v, why, sizeof why));
+    }
     c->hd = m->hidden / m->heads;
-    if (c->hd % 2) return lfail(c, "the head dimension %lld is odd; RoPE rotates pairs", (long long)c->hd);
-    if (!DIVIDES(m->kv_heads, m->heads)) return lfail(c, "kv_heads = %lld does not divide heads = %lld", (long long)m->kv_heads, (long long)m->heads);
-    if (!DIVIDES(L->tp, m->heads) || !DIVIDES(L->tp, m->kv_heads))
-        return lfail(c, "tp = %lld must divide heads = %lld and kv_heads = %lld", (long long)L->tp, (long long)m->heads, (long long)m->kv_heads);
-    if (!DIVIDES(L->tp, m->ffn_hidden)) return lfail(c, "tp = %lld does not divide ffn_hidden = %lld", (long long)L->tp, (long long)m->ffn_hidden);
-    if (!DIVIDES(L->tp, m->vocab)) return lfail(c, "tp = %lld does not divide vocab = %lld", (long long)L->tp, (long long)m->vocab);
-    if (L->cp > 1 && m->seq_len % (2 * L->cp))
-        return lfail(c, "cp = %lld needs seq_len = %lld to split into 2*cp equal chunks", (long long)L->cp, (long long)m->seq_len);
     int64_t per_step = L->dp * L->micro_batch;
-    if (c->job->train.global_batch % per_step)
-        return lfail(c, "global_batch = %lld is not a multiple of dp * micro_batch = %lld", (long long)c->job->train.global_batch, (long long)per_step);
     c->M = c->job->train.global_batch / per_step;
     c->mb = L->micro_batch;
     c->S = m->seq_len;
     c->Sl = m->seq_len / L->cp;
     c->R = c->mb * c->Sl;
+    if (L->tp == 1) L->sp = 0; /* nothing to split: the plan says so */
     c->sp = L->sp != 0;
-    if (c->sp && c->R % L->tp) return lfail(c, "sequence parallelism needs micro_batch * seq_len / cp = %lld rows to divide by tp = %lld", (long long)c->R, (long long)L->tp);
     c->Rs = c->sp ? c->R / L->tp : c->R;
     c->h = m->hidden;
     c->Hl = m->heads / L->tp;
@@ -61,7 +53,7 @@ static int derive(lw_ctx *c)
     c->kvd = c->KVl * c->hd;
     c->Fl = m->ffn_hidden / L->tp;
     c->V = m->vocab;
-    c->Vl = m->vocab / L->tp;
+    c->Vl = plc_vocab_local(m->vocab, L->tp); /* padded: the last shard's tail is zero rows */
     c->vocab_sharded = L->tp > 1;
     c->zero = L->dp * L->cp > 1 ? (int)L->zero : 0;
     c->nz = c->zero ? L->dp * L->cp : 1;

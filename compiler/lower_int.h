@@ -2,7 +2,7 @@
  *
  * lower.c          driver: checks, groups, one program per stage, assembly
  * lower_emit.c     program builder: buffers and instructions
- * lower_schedule.c pipeline placement and the per-stage unit order
+ * lower_schedule.c pipeline placement and the per-stage unit order (pipeline_order.h)
  * lower_layer.c    embedding, transformer layer, head: forward, backward, recompute
  * lower_comm.c     tp/sp/cp collectives, gradient sync (dp, ZeRO), send/recv
  * lower_optim.c    the step epilogue: norm, clipping, AdamW, parameter gathers
@@ -15,6 +15,7 @@
 
 #include "common/tensors.h"
 #include "compiler/lower.h"
+#include "compiler/pipeline_order.h"
 
 /* ---- program builder ------------------------------------------------------ */
 typedef struct lw_prog {
@@ -50,11 +51,7 @@ const char *lw_loc(lw_prog *P, int64_t layers);
 void lw_where(lw_prog *P, plc_phase ph, int32_t layer, int32_t micro);
 
 /* ---- pipeline schedule -------------------------------------------------------- */
-typedef struct lw_unit {
-    uint8_t bwd;   /* 0 forward, 1 backward */
-    int32_t chunk; /* global virtual chunk id */
-    int32_t micro;
-} lw_unit;
+typedef plc_pipe_unit lw_unit;
 
 typedef struct lw_sched {
     int64_t nchunks;

@@ -79,8 +79,9 @@ void lw_setup_tensors(lw_ctx *c)
             plc_tensor_get(&c->m, ids[i], &t->info);
             t->shard = c->L.tp > 1 ? tp_split(t->info.role) : PLC_SHARD_NONE;
             t->tp_sharded = t->shard != PLC_SHARD_NONE;
-            t->rows = t->info.shape[0] / (t->shard == PLC_SHARD_ROWS ? c->L.tp : 1);
-            t->cols = t->info.shape[1] / (t->shard == PLC_SHARD_COLS ? c->L.tp : 1);
+            /* blocks are padded where tp does not divide (the vocabulary) */
+            t->rows = plc_shard_block(t->info.shape[0], t->shard == PLC_SHARD_ROWS ? c->L.tp : 1);
+            t->cols = plc_shard_block(t->info.shape[1], t->shard == PLC_SHARD_COLS ? c->L.tp : 1);
             t->n = t->rows * t->cols;
             t->chunk = (t->n + c->nz - 1) / c->nz;
             t->gathered = t->full_grad = t->grad_shard = t->sync_op = -1;

@@ -128,11 +128,11 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         double *c = est->stage_mem[s];
         est->stage_params[s] = params;
         static_state(job, l, params, &c[PLC_MEM_WEIGHTS], &c[PLC_MEM_GRADS], &c[PLC_MEM_OPTIMIZER]);
-        double inflight = plc_sched_inflight(l->schedule, l->pp, l->vpp, micro, s);
+        double inflight = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, s);
         c[PLC_MEM_ACTIVATIONS] = inflight * (double)sp.layers * act_layer;
         c[PLC_MEM_LOGITS] = 0;
         if (sp.has_head) {
-            double elems = T * (double)m->vocab / (double)l->tp;
+            double elems = T * (double)plc_vocab_local(m->vocab, l->tp); /* padded vocabulary */
             /* fp32 softmax kept for the backward of every micro-batch in
              * flight, bf16 logits and the fp32 gradient of the current one,
              * final norm input and output */

@@ -1,6 +1,8 @@
 /* model_math.c: parameter counts and FLOPs; see model_math.h. */
 #include "compiler/model_math.h"
 
+#include "common/layout_rules.h"
+
 int64_t plc_params_layer_matrices(const plc_model *m)
 {
     int64_t hd = plc_head_dim(m);
@@ -28,7 +30,8 @@ void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t sta
                          plc_stage_params *out)
 {
     int64_t layers = m->layers / pp;
-    double table = (double)m->vocab * (double)m->hidden / (double)tp;
+    /* the vocabulary padded to a multiple of tp (common/layout_rules.h) */
+    double table = (double)plc_vocab_local(m->vocab, tp) * (double)m->hidden;
     out->layers = layers;
     out->layer_matrices = (double)layers * (double)plc_params_layer_matrices(m) / (double)tp;
     out->norms = (double)layers * (double)plc_params_layer_norms(m);

@@ -25,7 +25,8 @@ int64_t plc_params_total(const plc_model *m);
 /* Parameters one rank of pipeline stage `stage` holds: its layers, the
  * embedding on stage 0, final norm and head on the last stage (with tied
  * embeddings and pp > 1 the last stage holds a copy of the embedding as its
- * head). Matrices and the vocabulary are split over tp; norms are replicated.
+ * head). Matrices and the vocabulary (padded to a multiple of tp) are split
+ * over tp; norms are replicated.
  * Every stage holds layers / pp layers (contiguous, interleaved or modular). */
 typedef struct plc_stage_params {
     double layer_matrices; /* per rank, all its layers */

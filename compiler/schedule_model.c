@@ -1,136 +1,43 @@
 /* schedule_model.c: pipeline schedules as per-rank orders of work units,
  * simulated to find the bubble; in-flight micro-batches per stage.
  *
- * A work unit is (chunk, micro-batch, direction). A chunk is a contiguous
- * group of layers on one rank: the rank's whole stage (gpipe, 1f1b), one of
- * its vpp virtual stages (interleaved, chunk c on rank c mod pp), or a single
- * layer (layered: contiguous stages processed layer-major; modular: layer i on
- * rank i mod pp, layer-major). Forward of chunk c needs forward of c-1 for the
- * same micro-batch, backward of c needs backward of c+1 and forward of c. */
+ * The chunks, their owners and each rank's order of work units come from
+ * compiler/pipeline_order.h, the same generator the lowering uses. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/schedule_model.h"
 
-bool plc_sched_valid(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
-                     const char **why)
-{
-    *why = NULL;
-    if (pp < 1 || vpp < 1 || micro < 1) { *why = "pp, vpp and micro-batch count must be positive"; return false; }
-    if (s != PLC_SCHED_INTERLEAVED && vpp != 1) { *why = "vpp > 1 needs the interleaved schedule"; return false; }
-    if (layers % pp != 0) { *why = "pp must divide the number of layers"; return false; }
-    if (s == PLC_SCHED_INTERLEAVED) {
-        if (pp < 2) { *why = "the interleaved schedule needs pp >= 2"; return false; }
-        if (vpp < 2) { *why = "the interleaved schedule needs vpp >= 2"; return false; }
-        if (layers % (pp * vpp) != 0) { *why = "pp x vpp must divide the number of layers"; return false; }
-        if (micro % pp != 0) { *why = "the interleaved schedule needs a multiple of pp micro-batches"; return false; }
-    }
-    if (s == PLC_SCHED_MODULAR && pp < 2) { *why = "modular placement needs pp >= 2"; return false; }
-    return true;
-}
+#include "compiler/pipeline_order.h"
 
-double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t micro, int64_t stage)
+double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro, int64_t stage)
 {
-    switch (s) {
-    case PLC_SCHED_1F1B: {
-        int64_t n = pp - stage;
-        return (double)(n < micro ? n : micro);
-    }
-    case PLC_SCHED_INTERLEAVED: {
-        /* Megatron: warm-up of (pp - r - 1) * 2 + (vpp - 1) * pp chunks, then
-         * one more before the first backward frees one */
-        int64_t chunks = (pp - stage - 1) * 2 + (vpp - 1) * pp + 1;
-        if (chunks > micro * vpp) chunks = micro * vpp;
-        return (double)chunks / (double)vpp;
-    }
-    case PLC_SCHED_GPIPE:
-    case PLC_SCHED_LAYERED:
-    case PLC_SCHED_MODULAR:
-    default:
-        return (double)micro; /* every micro-batch's forward before any backward */
-    }
+    plc_pipe_shape sh;
+    if (plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return (double)micro;
+    return plc_pipe_inflight(&sh, micro, stage);
 }
 
 /* ---- simulation ----------------------------------------------------------- */
 
-typedef struct unit { int32_t chunk, mb; int8_t bwd; } unit;
-
 typedef struct sim {
-    int64_t pp, nchunks, micro;
+    int64_t nchunks, micro;
     int32_t *chunk_rank;
-    double *t_f, *t_b;    /* per chunk */
+    double *t_f, *t_b;       /* per chunk */
     double *done_f, *done_b; /* [chunk * micro + mb], < 0 while not done */
-    unit **order;         /* per rank */
+    plc_pipe_unit **order;   /* per rank, from plc_pipe_order */
     int64_t *count, *next;
 } sim;
-
-static void push(sim *S, int64_t r, int64_t chunk, int64_t mb, int bwd)
-{
-    S->order[r][S->count[r]++] = (unit){(int32_t)chunk, (int32_t)mb, (int8_t)bwd};
-}
-
-static void build_orders(sim *S, plc_schedule s, int64_t vpp)
-{
-    int64_t pp = S->pp, m = S->micro;
-    for (int64_t r = 0; r < pp; r++) {
-        switch (s) {
-        case PLC_SCHED_GPIPE:
-            for (int64_t i = 0; i < m; i++) push(S, r, r, i, 0);
-            for (int64_t i = 0; i < m; i++) push(S, r, r, i, 1);
-            break;
-        case PLC_SCHED_1F1B: {
-            int64_t w = pp - r - 1 < m ? pp - r - 1 : m;
-            for (int64_t i = 0; i < w; i++) push(S, r, r, i, 0);
-            for (int64_t i = 0; i < m - w; i++) { push(S, r, r, w + i, 0); push(S, r, r, i, 1); }
-            for (int64_t i = m - w; i < m; i++) push(S, r, r, i, 1);
-            break;
-        }
-        case PLC_SCHED_INTERLEAVED: {
-            int64_t total = m * vpp, group = pp * vpp;
-            int64_t w = (pp - r - 1) * 2 + (vpp - 1) * pp;
-            if (w > total) w = total;
-#define FWD_UNIT(k) push(S, r, ((k) % group) / pp * pp + r, (k) / group * pp + (k) % pp, 0)
-#define BWD_UNIT(k) push(S, r, (vpp - 1 - ((k) % group) / pp) * pp + r, (k) / group * pp + (k) % pp, 1)
-            for (int64_t k = 0; k < w; k++) FWD_UNIT(k);
-            for (int64_t i = 0; i < total - w; i++) { FWD_UNIT(w + i); BWD_UNIT(i); }
-            for (int64_t i = total - w; i < total; i++) BWD_UNIT(i);
-#undef FWD_UNIT
-#undef BWD_UNIT
-            break;
-        }
-        case PLC_SCHED_LAYERED:
-        case PLC_SCHED_MODULAR:
-        default: {
-            /* layer-major: all micro-batches through a layer, then the next */
-            for (int64_t c = 0; c < S->nchunks; c++)
-                if (S->chunk_rank[c] == r)
-                    for (int64_t i = 0; i < m; i++) push(S, r, c, i, 0);
-            for (int64_t c = S->nchunks - 1; c >= 0; c--)
-                if (S->chunk_rank[c] == r)
-                    for (int64_t i = 0; i < m; i++) push(S, r, c, i, 1);
-            break;
-        }
-        }
-    }
-}
 
 int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
                        double tf, double tb, double first_extra, double last_extra,
                        double p2p, plc_sched_sim *out)
 {
-    const char *why;
     memset(out, 0, sizeof *out);
-    if (!plc_sched_valid(s, pp, vpp, layers, micro, &why)) return -1;
-    sim S = {.pp = pp, .micro = micro};
-    int64_t per_chunk_layers;
-    switch (s) {
-    case PLC_SCHED_INTERLEAVED: S.nchunks = pp * vpp; break;
-    case PLC_SCHED_LAYERED:
-    case PLC_SCHED_MODULAR: S.nchunks = layers; break;
-    default: S.nchunks = pp; break;
-    }
-    per_chunk_layers = layers / S.nchunks;
+    plc_pipe_shape sh;
+    if (micro < 1 || plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return -1;
+    sim S = {.micro = micro, .nchunks = sh.nchunks};
+    int64_t per_chunk_layers = layers / S.nchunks;
     int64_t cells = S.nchunks * micro;
     S.chunk_rank = calloc((size_t)S.nchunks, sizeof *S.chunk_rank);
     S.t_f = calloc((size_t)S.nchunks, sizeof *S.t_f);
@@ -140,18 +47,21 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
     S.order = calloc((size_t)pp, sizeof *S.order);
     S.count = calloc((size_t)pp, sizeof *S.count);
     S.next = calloc((size_t)pp, sizeof *S.next);
-    unit *pool = malloc((size_t)cells * 2 * sizeof *pool);
+    plc_pipe_unit *pool = malloc((size_t)cells * 2 * sizeof *pool);
     double *free_at = calloc((size_t)pp, sizeof *free_at);
     double *busy = calloc((size_t)pp, sizeof *busy);
     int rc = -1;
     if (!S.chunk_rank || !S.t_f || !S.t_b || !S.done_f || !S.done_b || !S.order || !S.count ||
         !S.next || !pool || !free_at || !busy)
         goto done;
-    int64_t per_rank = cells * 2 / pp;
-    for (int64_t r = 0; r < pp; r++) S.order[r] = pool + r * per_rank;
+    int64_t per_rank = plc_pipe_units(&sh, micro);
+    for (int64_t r = 0; r < pp; r++) {
+        S.order[r] = pool + r * per_rank;
+        S.count[r] = per_rank;
+        if (plc_pipe_order(&sh, micro, r, S.order[r])) goto done;
+    }
     for (int64_t c = 0; c < S.nchunks; c++) {
-        if (s == PLC_SCHED_LAYERED) S.chunk_rank[c] = (int32_t)(c / (layers / pp));
-        else S.chunk_rank[c] = (int32_t)(c % pp);
+        S.chunk_rank[c] = (int32_t)plc_pipe_chunk_rank(&sh, c);
         S.t_f[c] = tf * (double)per_chunk_layers;
         S.t_b[c] = tb * (double)per_chunk_layers;
     }
@@ -161,15 +71,14 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
     S.t_f[S.nchunks - 1] += last_extra / 3.0;
     S.t_b[S.nchunks - 1] += last_extra * 2.0 / 3.0;
     for (int64_t i = 0; i < cells; i++) S.done_f[i] = S.done_b[i] = -1.0;
-    build_orders(&S, s, vpp);
 
     int64_t remaining = cells * 2;
     while (remaining > 0) {
         int64_t progress = 0;
         for (int64_t r = 0; r < pp; r++) {
             while (S.next[r] < S.count[r]) {
-                unit u = S.order[r][S.next[r]];
-                int64_t cell = (int64_t)u.chunk * micro + u.mb;
+                plc_pipe_unit u = S.order[r][S.next[r]];
+                int64_t cell = (int64_t)u.chunk * micro + u.micro;
                 double ready = free_at[r];
                 if (!u.bwd) {
                     if (u.chunk > 0) {

@@ -9,12 +9,8 @@
 #include "plc/job.h"
 
 /* Activations a rank of pipeline stage `stage` holds at its peak, in units of
- * "one micro-batch through all of the rank's layers". */
-double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t micro, int64_t stage);
-
-/* Is the schedule usable with these figures? On false, *why says why. */
-bool plc_sched_valid(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
-                     const char **why);
+ * "one micro-batch through all of the rank's layers" (plc_pipe_inflight). */
+double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro, int64_t stage);
 
 /* Result of simulating one step of the pipeline. */
 typedef struct plc_sched_sim {
@@ -27,8 +23,9 @@ typedef struct plc_sched_sim {
 /* Simulates the schedule with per-layer forward time tf and backward time tb
  * (uniform), extra forward/backward time on the first and last stage
  * (embedding, head and loss), and p2p latency per hop between ranks. Every
- * rank runs its units in the schedule's order, each as soon as its inputs
- * are ready. Returns 0, or -1 when the schedule is invalid for the figures.*/
+ * rank runs its units in the schedule's order (plc_pipe_order), each as soon
+ * as its inputs are ready. Returns 0, or -1 when the layers do not split into
+ * the schedule's chunks or memory runs out. */
 int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
                        double tf, double tb, double first_extra, double last_extra,
                        double p2p, plc_sched_sim *out);

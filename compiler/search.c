@@ -62,57 +62,23 @@ const char *plc_layout_dim_text(int dim, int64_t v, char *buf, size_t size)
 
 bool plc_layout_check(const plc_job *job, const plc_layout *l, char *why, size_t size)
 {
-    const plc_model *m = &job->model;
-    const char *sched_why;
-    int64_t gpus = plc_cluster_gpus(&job->cluster);
+    plc_verdict v = plc_layout_rules_job(job, l);
+    if (v.rule == PLC_RULE_OK) {
+        if (why && size) why[0] = '\0';
+        return true;
+    }
     /* why may be NULL (the search's fast path): the verdict only */
-#define BAD(...) do { if (why) snprintf(why, size, __VA_ARGS__); return false; } while (0)
-    if (l->dp < 1 || l->tp < 1 || l->pp < 1 || l->cp < 1 || l->vpp < 1 || l->micro_batch < 1)
-        BAD("every parallel degree and the micro-batch must be at least 1");
-    if (l->zero < 0 || l->zero > 3) BAD("zero = %lld: the ZeRO stage is 0 to 3", (long long)l->zero);
-    if ((unsigned)l->schedule >= PLC_SCHED_COUNT || (unsigned)l->recompute >= PLC_RECOMPUTE_COUNT ||
-        (unsigned)l->attention >= PLC_ATTN_COUNT)
-        BAD("unknown schedule, recompute or attention value");
-    if (l->dp * l->tp * l->pp * l->cp != gpus)
-        BAD("dp x tp x pp x cp = %lld, but the cluster has %lld GPUs",
-            (long long)(l->dp * l->tp * l->pp * l->cp), (long long)gpus);
-    if (m->heads % l->tp || m->kv_heads % l->tp)
-        BAD("tp = %lld does not divide heads = %lld and kv_heads = %lld", (long long)l->tp,
-            (long long)m->heads, (long long)m->kv_heads);
-    if (m->ffn_hidden % l->tp)
-        BAD("tp = %lld does not divide ffn_hidden = %lld", (long long)l->tp, (long long)m->ffn_hidden);
-    if (l->pp > PLC_MAX_STAGES) BAD("pp = %lld: at most %d pipeline stages", (long long)l->pp, PLC_MAX_STAGES);
-    if (m->seq_len % l->cp) BAD("cp = %lld does not divide seq_len = %lld", (long long)l->cp, (long long)m->seq_len);
-    if (job->train.global_batch % l->dp)
-        BAD("dp = %lld does not divide global_batch = %lld sequences", (long long)l->dp,
-            (long long)job->train.global_batch);
-    int64_t local = job->train.global_batch / l->dp;
-    if (local % l->micro_batch)
-        BAD("micro_batch = %lld does not divide the %lld sequences per data-parallel rank",
-            (long long)l->micro_batch, (long long)local);
-    if (!plc_sched_valid(l->schedule, l->pp, l->vpp, m->layers, local / l->micro_batch, &sched_why))
-        BAD("%s (schedule %s, pp = %lld, vpp = %lld, layers = %lld, %lld micro-batches)", sched_why,
-            plc_schedule_name(l->schedule), (long long)l->pp, (long long)l->vpp, (long long)m->layers,
-            (long long)(local / l->micro_batch));
-    if (job->train.precision == PLC_PREC_FP32 &&
-        (l->attention == PLC_ATTN_FLASH1 || l->attention == PLC_ATTN_FLASH2))
-        BAD("flash attention kernels need bf16; fp32 training uses naive or fused attention");
-#undef BAD
-    if (why && size) why[0] = '\0';
-    return true;
+    if (why) plc_layout_rules_job_message(job, l, v, why, size);
+    return false;
 }
 
 static int job_usable(const plc_job *job, char *why, size_t size)
 {
-    const plc_model *m = &job->model;
     if (plc_cluster_gpus(&job->cluster) < 1) { snprintf(why, size, "the cluster has no GPUs"); return -1; }
-    if (m->layers < 1 || m->hidden < 1 || m->heads < 1 || m->kv_heads < 1 || m->ffn_hidden < 1 ||
-        m->vocab < 1 || m->seq_len < 1) {
-        snprintf(why, size, "the model needs positive layers, hidden, heads, kv_heads, ffn_hidden, vocab and seq_len");
-        return -1;
-    }
-    if (m->hidden % m->heads || m->heads % m->kv_heads) {
-        snprintf(why, size, "heads must divide hidden and kv_heads must divide heads");
+    plc_verdict v = plc_model_rules(&job->model);
+    if (v.rule != PLC_RULE_OK) {
+        plc_rule_input in = {.model = &job->model};
+        plc_rule_message(&in, v, why, size);
         return -1;
     }
     if (job->train.global_batch < 1) { snprintf(why, size, "global_batch must be positive"); return -1; }
@@ -183,13 +149,40 @@ static void add_value(values *vs, const plc_choice *c, int64_t x)
     if (vs->n < MAX_VALUES && plc_choice_allows(c, x)) vs->v[vs->n++] = x;
 }
 
-/* divisors of n that the choice allows (and, for explicit values that do not
- * divide n, nothing: they are invalid for every layout) */
+/* divisors of n that the choice allows, ascending (and, for explicit values
+ * that do not divide n, nothing: they are invalid for every layout). Trial
+ * division up to sqrt(n), so a batch of 1e12 sequences costs a millisecond. */
 static void divisors(values *vs, const plc_choice *c, int64_t n)
 {
+    int64_t large[MAX_VALUES];
+    int nl = 0;
     vs->n = 0;
-    for (int64_t d = 1; d <= n && vs->n < MAX_VALUES; d++)
-        if (n % d == 0) add_value(vs, c, d);
+    if (c->kind == PLC_CHOICE_SET) { /* the values given, ascending */
+        for (int i = 0; i < c->n; i++)
+            if (c->v[i] >= 1 && n % c->v[i] == 0) add_value(vs, c, c->v[i]);
+        return;
+    }
+    if (c->kind == PLC_CHOICE_RANGE && c->hi - c->lo < MAX_VALUES) { /* a short range: its values */
+        for (int64_t d = c->lo < 1 ? 1 : c->lo; d <= c->hi && d <= n; d++)
+            if (n % d == 0) add_value(vs, c, d);
+        return;
+    }
+    for (int64_t d = 1; d <= n / d; d++) {
+        if (n % d) continue;
+        add_value(vs, c, d);
+        if (d != n / d && nl < MAX_VALUES && plc_choice_allows(c, n / d)) large[nl++] = n / d;
+    }
+    for (int i = nl - 1; i >= 0; i--)
+        if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
+}
+
+/* does the partial layout l (the dimensions in `known`) break a rule? */
+static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
+{
+    plc_rule_input in = {.model = &job->model, .gpus = plc_cluster_gpus(&job->cluster),
+                         .global_batch = job->train.global_batch, .precision = job->train.precision,
+                         .precision_known = true, .layout = *l, .known = known};
+    return plc_layout_rules(&in).rule != PLC_RULE_OK;
 }
 
 static void enum_values(values *vs, const plc_choice *c, int64_t count)
@@ -313,17 +306,19 @@ typedef struct inner_values {
     values sp, sched, mb, rc, attn, frms, vpp_all;
 } inner_values;
 
+/* the vpp values of a schedule: those the rulebook allows with pp */
+static bool vpp_fits_schedule(const plc_job *job, plc_schedule sched, int64_t vpp, int64_t pp)
+{
+    plc_layout l = {.schedule = sched, .vpp = vpp, .pp = pp};
+    return !breaks_rule(job, &l, PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) | PLC_LD_BIT(pp));
+}
+
 static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t pp, int64_t tp)
 {
     int64_t per_sched = 0;
-    for (int i = 0; i < iv->sched.n; i++) {
-        int64_t nv = 0;
-        for (int j = 0; j < iv->vpp_all.n; j++) {
-            int64_t v = iv->vpp_all.v[j];
-            if (iv->sched.v[i] == PLC_SCHED_INTERLEAVED ? (v >= 2 && job->model.layers % (pp * v) == 0) : v == 1) nv++;
-        }
-        per_sched += nv;
-    }
+    for (int i = 0; i < iv->sched.n; i++)
+        for (int j = 0; j < iv->vpp_all.n; j++)
+            if (vpp_fits_schedule(job, (plc_schedule)iv->sched.v[i], iv->vpp_all.v[j], pp)) per_sched++;
     int64_t sp_n = 0;
     for (int i = 0; i < iv->sp.n; i++) if (!(iv->sp.v[i] == 1 && tp == 1 && iv->sp.n > 1)) sp_n++;
     return sp_n * per_sched * iv->mb.n * iv->rc.n * iv->attn.n * iv->frms.n;
@@ -332,6 +327,7 @@ static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t p
 static void walk_inner(search *S, plc_layout base, const inner_values *iv)
 {
     const plc_job *job = S->job;
+    const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(zero);
     for (int a = 0; a < iv->sp.n; a++) {
         base.sp = iv->sp.v[a];
         if (base.sp == 1 && base.tp == 1 && iv->sp.n > 1) continue; /* same as sp off */
@@ -339,14 +335,12 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv)
             base.schedule = (plc_schedule)iv->sched.v[b];
             for (int c = 0; c < iv->vpp_all.n; c++) {
                 base.vpp = iv->vpp_all.v[c];
-                bool inter = base.schedule == PLC_SCHED_INTERLEAVED;
-                if (inter ? (base.vpp < 2 || job->model.layers % (base.pp * base.vpp)) : base.vpp != 1)
-                    continue; /* not a value of this schedule */
+                if (!vpp_fits_schedule(job, base.schedule, base.vpp, base.pp)) continue; /* not a value of this schedule */
                 for (int d = 0; d < iv->mb.n; d++) {
                     base.micro_batch = iv->mb.v[d];
-                    const char *why;
-                    int64_t micro = job->train.global_batch / base.dp / base.micro_batch;
-                    if (!S->opts.all && !plc_sched_valid(base.schedule, base.pp, base.vpp, job->model.layers, micro, &why)) {
+                    uint32_t known = outer | PLC_LD_BIT(sp) | PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) |
+                                     PLC_LD_BIT(micro_batch);
+                    if (!S->opts.all && breaks_rule(job, &base, known)) {
                         /* every inner combination is invalid for the same reason */
                         S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
                         continue;
@@ -435,17 +429,21 @@ int plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *o
             enum_values(&iv.attn, &ls->attention, PLC_ATTN_FLASH1); /* naive, fused */
         for (int i = 0; i < tps.n; i++) {
             int64_t tp = tps.v[i];
-            if (m->heads % tp || m->kv_heads % tp || m->ffn_hidden % tp) { out->invalid++; continue; }
+            plc_layout part = {.tp = tp};
+            if (breaks_rule(job, &part, PLC_LD_BIT(tp))) { out->invalid++; continue; }
             divisors(&pps, &ls->pp, gpus / tp);
             for (int j = 0; j < pps.n; j++) {
                 int64_t pp = pps.v[j];
-                if (m->layers % pp || pp > PLC_MAX_STAGES) { out->invalid++; continue; }
+                part.pp = pp;
+                if (breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp))) { out->invalid++; continue; }
                 divisors(&cps, &ls->cp, gpus / (tp * pp));
                 for (int k = 0; k < cps.n; k++) {
                     int64_t cp = cps.v[k];
                     int64_t dp = gpus / (tp * pp * cp);
-                    if (m->seq_len % cp || !plc_choice_allows(&ls->dp, dp) ||
-                        job->train.global_batch % dp) {
+                    part.cp = cp;
+                    part.dp = dp;
+                    if (!plc_choice_allows(&ls->dp, dp) ||
+                        breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp))) {
                         out->invalid++;
                         continue;
                     }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/layout_rules.h"
 #include "plc/arena.h"
 #include "plc/job.h"
 
@@ -35,7 +36,7 @@ typedef enum plc_mem_component {
 const char *plc_mem_component_name(plc_mem_component c);
 
 /* pipeline stages an estimate reports individually; larger pp is rejected */
-#define PLC_MAX_STAGES 128
+#define PLC_MAX_STAGES PLC_RULES_MAX_STAGES
 
 /* ---- time ------------------------------------------------------------------- */
 

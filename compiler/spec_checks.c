@@ -1,8 +1,12 @@
-/* spec_checks.c: cross-block checks of a resolved spec. Each error names the
- * numbers involved and, where one exists, lists the values that would work. */
+/* spec_checks.c: cross-block checks of a resolved spec. Legality is the
+ * rulebook's (common/layout_rules.h), checked over the dimensions the spec
+ * pins; this file adds where to point, the values that would work and a
+ * hint, and the warnings about settings that do nothing. */
 #include "compiler/spec_checks.h"
 
 #include <string.h>
+
+#include "common/layout_rules.h"
 
 static int64_t gcd64(int64_t a, int64_t b)
 {
@@ -46,25 +50,77 @@ static plc_loc at(const plc_block *b, const char *key)
 
 static bool fixed(const plc_choice *c, int64_t *v) { return plc_choice_fixed(c, v); }
 
+
+/* a broken rule, reported at its key with the hints a user needs */
+static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc_rule_input *in, plc_verdict v)
+{
+    const plc_model *m = in->model;
+    char msg[256];
+    plc_rule_message(in, v, msg, sizeof msg);
+    bool model_key = v.rule <= PLC_RULE_HEAD_DIM_ODD;
+    plc_loc loc = model_key ? at(f->model_block, v.key) : at(f->layout_block, v.key);
+    switch (v.rule) {
+    case PLC_RULE_KV_HEADS_HEADS:
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->heads));
+        plc_diag_hint(d, "grouped-query attention shares each key/value head among heads / kv_heads query heads");
+        break;
+    case PLC_RULE_HEADS_HIDDEN:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "the head dimension is hidden / heads, a whole number");
+        break;
+    case PLC_RULE_HEAD_DIM_ODD:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "RoPE rotates pairs of channels, so the head dimension must be even");
+        break;
+    case PLC_RULE_TP_HEADS:
+    case PLC_RULE_TP_KV_HEADS:
+    case PLC_RULE_TP_FFN:
+        plc_diag_error(d, loc, "%s; valid: %s", msg,
+                       plc_divisors_text(a, gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden)));
+        plc_diag_hint(d, "tensor parallelism splits heads, kv_heads and ffn_hidden evenly across tp ranks");
+        break;
+    case PLC_RULE_PP_LAYERS:
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->layers));
+        plc_diag_hint(d, "every pipeline stage holds the same number of layers");
+        break;
+    case PLC_RULE_VPP_LAYERS:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "each of the pp * vpp virtual stages holds the same number of layers");
+        break;
+    case PLC_RULE_VPP_SCHEDULE:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "virtual pipeline stages exist only in the interleaved schedule");
+        break;
+    case PLC_RULE_CP_SEQ:
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->seq_len % 2 ? 1 : m->seq_len / 2));
+        plc_diag_hint(d, "each cp rank holds two of the 2 * cp chunks, so causal work is even");
+        break;
+    case PLC_RULE_GPU_COUNT:
+        plc_diag_error(d, loc, "%s", msg);
+        if (strstr(msg, "but the cluster"))
+            plc_diag_hint(d, "leave dp = auto and plc uses dp = GPUs / (tp * pp * cp)");
+        else
+            plc_diag_hint(d, "every rank belongs to one group of each kind, so the degrees' product divides the GPU count");
+        break;
+    case PLC_RULE_DP_BATCH:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "every data-parallel rank takes the same number of sequences per step");
+        break;
+    case PLC_RULE_DP_MB_BATCH:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "each data-parallel rank runs global_batch / (dp * micro_batch) micro-batches per step");
+        break;
+    default:
+        plc_diag_error(d, loc, "%s", msg);
+        break;
+    }
+}
+
 static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
 {
-    const plc_model *m = f->model;
-    if (m->hidden % m->heads) {
-        plc_diag_error(d, at(f->model_block, "heads"), "heads = %lld does not divide hidden = %lld", (long long)m->heads,
-                       (long long)m->hidden);
-        plc_diag_hint(d, "the head dimension is hidden / heads, a whole number");
-        return;
-    }
-    if (m->heads % m->kv_heads) {
-        plc_diag_error(d, at(f->model_block, "kv_heads"), "kv_heads = %lld does not divide heads = %lld; valid: %s",
-                       (long long)m->kv_heads, (long long)m->heads, plc_divisors_text(a, m->heads));
-        plc_diag_hint(d, "grouped-query attention shares each key/value head among heads / kv_heads query heads");
-    }
-    if ((m->hidden / m->heads) % 2) {
-        plc_diag_error(d, at(f->model_block, "heads"), "head dimension hidden / heads = %lld is odd",
-                       (long long)(m->hidden / m->heads));
-        plc_diag_hint(d, "RoPE rotates pairs of channels, so the head dimension must be even");
-    }
+    plc_verdict v = plc_model_rules(f->model);
+    plc_rule_input in = {.model = f->model};
+    if (v.rule != PLC_RULE_OK && v.rule != PLC_RULE_MODEL_POSITIVE) report(d, a, f, &in, v);
 }
 
 static void check_tokens(plc_diag *d, plc_spec_facts *f)
@@ -87,128 +143,67 @@ static void check_tokens(plc_diag *d, plc_spec_facts *f)
     t->global_batch /= s;
 }
 
-/* a tensor-parallel degree must divide heads, kv_heads and ffn_hidden */
-static const char *tp_conflict(const plc_model *m, int64_t tp, int64_t *what)
+/* the layout rules over the dimensions the spec pins, every broken one
+ * reported once: after a rule breaks it is skipped and the rest checked
+ * again */
+static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
 {
-    if (m->heads % tp) { *what = m->heads; return "heads"; }
-    if (m->kv_heads % tp) { *what = m->kv_heads; return "kv_heads"; }
-    if (m->ffn_hidden % tp) { *what = m->ffn_hidden; return "ffn_hidden"; }
-    return NULL;
+    const plc_layout_spec *ls = f->layout;
+    plc_rule_input in = {.model = f->model,
+                         .gpus = f->cluster ? plc_cluster_gpus(f->cluster) : 0,
+                         .global_batch = f->train && f->train->global_batch > 0 ? f->train->global_batch : 0,
+                         .precision = f->train ? f->train->precision : PLC_PREC_BF16,
+                         .precision_known = f->train != NULL};
+    const plc_choice *dims[PLC_LD_COUNT] = {
+#define PLC_DIM_CHOICE(name) &ls->name,
+        PLC_LAYOUT_DIMS(PLC_DIM_CHOICE)
+#undef PLC_DIM_CHOICE
+    };
+    int64_t v[PLC_LD_COUNT] = {0};
+    for (int i = 0; i < PLC_LD_COUNT; i++)
+        if (fixed(dims[i], &v[i])) in.known |= 1u << i;
+    in.layout = (plc_layout){.dp = v[PLC_LD_dp], .tp = v[PLC_LD_tp], .pp = v[PLC_LD_pp], .cp = v[PLC_LD_cp],
+                             .sp = v[PLC_LD_sp], .vpp = v[PLC_LD_vpp], .micro_batch = v[PLC_LD_micro_batch],
+                             .schedule = (plc_schedule)v[PLC_LD_schedule],
+                             .recompute = (plc_recompute)v[PLC_LD_recompute], .zero = v[PLC_LD_zero],
+                             .attention = (plc_attention)v[PLC_LD_attention], .fused_rmsnorm = v[PLC_LD_fused_rmsnorm]};
+    for (int round = 0; round < PLC_RULE_COUNT; round++) {
+        plc_verdict r = plc_layout_rules(&in);
+        if (r.rule == PLC_RULE_OK) break;
+        if (r.rule <= PLC_RULE_HEAD_DIM_ODD) return; /* the model's own, reported by check_model */
+        report(d, a, f, &in, r);
+        if (in.skip >> r.rule & 1u) break; /* a rule without a skip test: reported once */
+        in.skip |= plc_rule_family_mask(r.rule);
+    }
+    /* a set of tp values none of which is legal */
+    if (ls->tp.kind == PLC_CHOICE_SET && ls->tp.n > 1) {
+        bool any = false;
+        for (int i = 0; i < ls->tp.n && !any; i++) {
+            plc_rule_input one = {.model = f->model, .layout = {.tp = ls->tp.v[i]}, .known = PLC_LD_BIT(tp)};
+            any = plc_layout_rules(&one).rule == PLC_RULE_OK;
+        }
+        const plc_model *m = f->model;
+        if (!any)
+            plc_diag_error(d, at(f->layout_block, "tp"), "no value of tp divides heads, kv_heads and ffn_hidden; valid: %s",
+                           plc_divisors_text(a, gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden)));
+    }
 }
 
-static void check_layout_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+/* settings that are legal but do nothing, or cost more than they look */
+static void check_layout_warnings(plc_diag *d, const plc_spec_facts *f)
 {
-    const plc_model *m = f->model;
     const plc_layout_spec *l = f->layout;
-    int64_t tp_ok = gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden);
-    int64_t v = 0, what = 0;
-    if (fixed(&l->tp, &v)) {
-        const char *name = tp_conflict(m, v, &what);
-        if (name) {
-            plc_diag_error(d, at(f->layout_block, "tp"), "tp = %lld does not divide %s = %lld; valid: %s", (long long)v,
-                           name, (long long)what, plc_divisors_text(a, tp_ok));
-            plc_diag_hint(d, "tensor parallelism splits heads, kv_heads and ffn_hidden evenly across tp ranks");
-        }
-    } else if (l->tp.kind == PLC_CHOICE_SET) {
-        bool any = false;
-        for (int i = 0; i < l->tp.n; i++)
-            if (!tp_conflict(m, l->tp.v[i], &what)) any = true;
-        if (!any) {
-            plc_diag_error(d, at(f->layout_block, "tp"), "no value of tp divides heads, kv_heads and ffn_hidden; valid: %s",
-                           plc_divisors_text(a, tp_ok));
-        }
-    }
-    int64_t vpp = 1, pp = 0;
-    bool vpp_fixed = fixed(&l->vpp, &vpp);
-    if (fixed(&l->pp, &pp)) {
-        if (m->layers % pp) {
-            plc_diag_error(d, at(f->layout_block, "pp"), "pp = %lld does not divide layers = %lld; valid: %s", (long long)pp,
-                           (long long)m->layers, plc_divisors_text(a, m->layers));
-            plc_diag_hint(d, "every pipeline stage holds the same number of layers");
-        } else if (vpp_fixed && m->layers % (pp * vpp)) {
-            plc_diag_error(d, at(f->layout_block, "vpp"), "pp * vpp = %lld does not divide layers = %lld",
-                           (long long)(pp * vpp), (long long)m->layers);
-            plc_diag_hint(d, "each of the pp * vpp virtual stages holds the same number of layers");
-        }
-        if (vpp_fixed && vpp > 1 && pp == 1) {
-            plc_diag_error(d, at(f->layout_block, "vpp"), "vpp = %lld needs pipeline parallelism, but pp = 1",
-                           (long long)vpp);
-        }
-    }
-    int64_t sched = 0;
-    if (vpp_fixed && vpp > 1 && fixed(&l->schedule, &sched) && sched != PLC_SCHED_INTERLEAVED) {
-        plc_diag_error(d, at(f->layout_block, "vpp"), "vpp = %lld needs schedule = interleaved, not %s", (long long)vpp,
-                       plc_schedule_name((plc_schedule)sched));
-        plc_diag_hint(d, "virtual pipeline stages exist only in the interleaved schedule");
-    }
-    int64_t cp = 0;
-    if (fixed(&l->cp, &cp) && m->seq_len % cp) {
-        plc_diag_error(d, at(f->layout_block, "cp"), "cp = %lld does not divide seq_len = %lld; valid: %s", (long long)cp,
-                       (long long)m->seq_len, plc_divisors_text(a, m->seq_len));
-    }
-    int64_t sp = 0, tp = 0;
+    int64_t sp = 0, tp = 0, zero = 0, dp = 0;
     if (fixed(&l->sp, &sp) && sp == 1 && fixed(&l->tp, &tp) && tp == 1) {
         plc_diag_warning(d, at(f->layout_block, "sp"), "sp = on has no effect with tp = 1");
         plc_diag_hint(d, "sequence parallelism splits the tensor-parallel group's activations");
     }
-}
-
-static void check_layout_cluster(plc_diag *d, const plc_spec_facts *f)
-{
-    const plc_layout_spec *l = f->layout;
-    int64_t gpus = plc_cluster_gpus(f->cluster);
-    const char *names[4] = {"dp", "tp", "pp", "cp"};
-    const plc_choice *dims[4] = {&l->dp, &l->tp, &l->pp, &l->cp};
-    int64_t product = 1;
-    int nfixed = 0;
-    char expr[64] = "";
-    const char *last = NULL;
-    for (int i = 0; i < 4; i++) {
-        int64_t v;
-        if (!fixed(dims[i], &v)) continue;
-        product *= v; /* each degree is at most 2^20: no overflow in four */
-        snprintf(expr + strlen(expr), sizeof expr - strlen(expr), "%s%s", nfixed ? " * " : "", names[i]);
-        nfixed++;
-        last = names[i];
-    }
-    if (!nfixed) return;
-    if (nfixed == 4 && product != gpus) {
-        plc_diag_error(d, at(f->layout_block, last), "%s = %lld, but the cluster has %lld GPUs (nodes * gpus_per_node)",
-                       expr, (long long)product, (long long)gpus);
-        plc_diag_hint(d, "leave dp = auto and plc uses dp = GPUs / (tp * pp * cp)");
-    } else if (gpus % product) {
-        plc_diag_error(d, at(f->layout_block, last), "%s = %lld does not divide the %lld GPUs (nodes * gpus_per_node)",
-                       expr, (long long)product, (long long)gpus);
-        plc_diag_hint(d, "every rank belongs to one group of each kind, so the degrees' product divides the GPU count");
-    }
-    int64_t tp = 0;
-    if (fixed(&l->tp, &tp) && tp > f->cluster->gpus_per_node && tp <= gpus) {
+    if (f->cluster && fixed(&l->tp, &tp) && tp > f->cluster->gpus_per_node && tp <= plc_cluster_gpus(f->cluster)) {
         plc_diag_warning(d, at(f->layout_block, "tp"), "tp = %lld spans nodes (gpus_per_node = %lld)", (long long)tp,
                          (long long)f->cluster->gpus_per_node);
         plc_diag_hint(d, "tensor parallelism communicates every layer; across the network it is slow");
     }
-}
-
-static void check_layout_train(plc_diag *d, const plc_spec_facts *f)
-{
-    const plc_layout_spec *l = f->layout;
-    int64_t gb = f->train->global_batch, dp = 0, mb = 0, zero = 0;
-    bool dp_fixed = fixed(&l->dp, &dp), mb_fixed = fixed(&l->micro_batch, &mb);
-    if (gb <= 0) return;
-    if (dp_fixed && gb % dp) {
-        plc_diag_error(d, at(f->layout_block, "dp"), "dp = %lld does not divide global_batch = %lld sequences",
-                       (long long)dp, (long long)gb);
-        plc_diag_hint(d, "every data-parallel rank takes the same number of sequences per step");
-    } else if (mb_fixed && gb % mb) {
-        plc_diag_error(d, at(f->layout_block, "micro_batch"), "micro_batch = %lld does not divide global_batch = %lld sequences",
-                       (long long)mb, (long long)gb);
-    } else if (dp_fixed && mb_fixed && gb % (dp * mb)) {
-        plc_diag_error(d, at(f->layout_block, "micro_batch"),
-                       "dp * micro_batch = %lld does not divide global_batch = %lld sequences", (long long)(dp * mb),
-                       (long long)gb);
-        plc_diag_hint(d, "each data-parallel rank runs global_batch / (dp * micro_batch) micro-batches per step");
-    }
-    if (fixed(&l->zero, &zero) && zero > 0 && dp_fixed && dp == 1) {
+    if (f->train && fixed(&l->zero, &zero) && zero > 0 && fixed(&l->dp, &dp) && dp == 1) {
         plc_diag_warning(d, at(f->layout_block, "zero"), "zero = %lld has no effect with dp = 1", (long long)zero);
         plc_diag_hint(d, "ZeRO shards optimizer state across data-parallel ranks");
     }
@@ -221,7 +216,6 @@ void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
         if (f->model) check_tokens(d, f);
         else f->train = NULL;
     }
-    if (f->layout && f->model) check_layout_model(d, a, f);
-    if (f->layout && f->cluster) check_layout_cluster(d, f);
-    if (f->layout && f->train) check_layout_train(d, f);
+    if (f->layout && f->model) check_layout_rules(d, a, f);
+    if (f->layout) check_layout_warnings(d, f);
 }

@@ -164,8 +164,9 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
     int64_t T = l->micro_batch * m->seq_len / l->cp;
     double emb_bytes = (double)T * (double)m->hidden * (a + 4.0 + a); /* gather; scatter-add of grads */
     *first = plc_cost_memory_bound(hw, emb_bytes);
-    double head = 3.0 * plc_cost_matmul(hw, job->train.precision, T, m->vocab / l->tp, m->hidden);
-    double xent = plc_cost_memory_bound(hw, (double)T * (double)(m->vocab / l->tp) * XENT_BYTES);
+    int64_t Vl = plc_vocab_local(m->vocab, l->tp); /* padded: the padding columns cost their share */
+    double head = 3.0 * plc_cost_matmul(hw, job->train.precision, T, Vl, m->hidden);
+    double xent = plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES);
     *last = head + xent;
     if (l->tp > 1) { /* vocab-parallel loss: max and sum all-reduces, tiny */
         plc_layout_groups g;

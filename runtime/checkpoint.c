@@ -97,8 +97,8 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
                 capseen *= 2;
             }
             seen[nseen++] = reg;
-            int64_t n = reg.flat ? reg.n : reg.rows * reg.cols;
-            covered += n;
+            int64_t n = reg.stored;
+            covered += reg.real;
             if (!reg.flat && reg.rows == R && reg.cols == C) whole = 1;
             if (r != comm->rank && comm->rank != 0) continue; /* neither owner nor receiver */
             float *tmp = realloc(local, (size_t)(n > 0 ? n : 1) * sizeof *tmp);

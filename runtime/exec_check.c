@@ -174,9 +174,10 @@ static int check_instr(checker *c)
     case PLC_OP_EMBED_BWD: {
         int64_t rows = a[0], h = a[1], vl = a[2];
         int64_t shards = a[3] ? c->plan->layout.tp : 1;
-        if (vl <= 0 || vl * shards != m->vocab)
-            return bad(c, "vocab_local %lld x %lld shards is not the vocabulary of %lld",
-                       (long long)vl, (long long)shards, (long long)m->vocab);
+        if (vl != plc_shard_block(m->vocab, shards))
+            return bad(c, "vocab_local %lld is not the vocabulary of %lld over %lld shards (padded: %lld)",
+                       (long long)vl, (long long)m->vocab, (long long)shards,
+                       (long long)plc_shard_block(m->vocab, shards));
         int out = in->op == PLC_OP_EMBED_FWD ? 0 : 2, w = in->op == PLC_OP_EMBED_FWD ? 2 : 0;
         return need(c, out, S, prod(2, rows, h), 0) || need(c, 1, I, rows, 0) ||
                need(c, w, in->op == PLC_OP_EMBED_FWD ? S : F, prod(2, vl, h), 0);

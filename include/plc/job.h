@@ -167,6 +167,14 @@ static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
     X(dp) X(tp) X(pp) X(cp) X(sp) X(vpp) X(micro_batch)                        \
     X(schedule) X(recompute) X(zero) X(attention) X(fused_rmsnorm)
 
+/* PLC_LD_dp, PLC_LD_tp, ...: a dimension's index in PLC_LAYOUT_DIMS order */
+typedef enum plc_layout_dim {
+#define PLC_LAYOUT_DIM_ENUM(name) PLC_LD_##name,
+    PLC_LAYOUT_DIMS(PLC_LAYOUT_DIM_ENUM)
+#undef PLC_LAYOUT_DIM_ENUM
+    PLC_LD_COUNT
+} plc_layout_dim;
+
 typedef struct plc_layout_spec {
 #define PLC_LAYOUT_CHOICE(name) plc_choice name;
     PLC_LAYOUT_DIMS(PLC_LAYOUT_CHOICE)
@@ -187,6 +195,14 @@ typedef struct plc_layout {
     plc_attention attention;
     int64_t fused_rmsnorm; /* 0/1 */
 } plc_layout;
+
+/* Rows (columns) of a block when a dimension of n splits over `shards`:
+ * ceil(n / shards). The last blocks may hold fewer real rows (the padded
+ * vocabulary, docs/model.md); the rest of their block is zero padding. */
+static inline int64_t plc_shard_block(int64_t n, int64_t shards)
+{
+    return shards > 1 ? (n + shards - 1) / shards : n;
+}
 
 /* ---- the whole job -------------------------------------------------------- */
 

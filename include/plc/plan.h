@@ -100,7 +100,7 @@ typedef enum plc_buf_kind {
  * coordinates in shard_dims (PLC_DIM_*, combined in rank order). */
 typedef enum plc_shard_kind {
     PLC_SHARD_NONE, /* the whole tensor */
-    PLC_SHARD_ROWS, /* rows [i*rows/n, (i+1)*rows/n) */
+    PLC_SHARD_ROWS, /* rows [i*b, min((i+1)*b, rows)), b = plc_shard_block(rows, n), plc/job.h */
     PLC_SHARD_COLS, /* columns likewise */
     PLC_SHARD_FLAT, /* flat elements [i*ceil(N/n), ...), zero-padded at the end */
 } plc_shard_kind;
