@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/crc32.h"
 #include "common/errmsg.h"
@@ -260,16 +261,17 @@ int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, s
     return 0;
 }
 
-int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen)
+plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen)
 {
     uint8_t *data = NULL;
     size_t len = 0;
-    if (plc_plan_encode(p, &data, &len, err, errlen)) return -1;
+    if (plc_plan_encode(p, &data, &len, err, errlen)) return PLC_E_INTERNAL;
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 5);
     if (!tmp) {
         free(data);
-        return plc_fail(err, errlen, "out of memory");
+        plc_fail(err, errlen, "out of memory");
+        return PLC_E_SYSTEM;
     }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp", 5);
@@ -279,15 +281,16 @@ int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t e
         rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
     } else {
         size_t w = fwrite(data, 1, len, f);
+        int flush_rc = fflush(f) != 0 || fsync(fileno(f)) != 0;
         int close_rc = fclose(f);
-        if (w != len || close_rc != 0) rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
+        if (w != len || flush_rc || close_rc != 0) rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
         else if (rename(tmp, path) != 0)
             rc = plc_fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
         if (rc) remove(tmp);
     }
     free(tmp);
     free(data);
-    return rc;
+    return rc ? PLC_E_SYSTEM : PLC_OK; /* the user's to fix: a missing directory, a full disk */
 }
 
 /* ======================================================================== */

@@ -11,6 +11,7 @@
 
 #include "plc/arena.h"
 #include "plc/plan.h"
+#include "plc/status.h"
 
 /* section ids, in file order */
 enum {
@@ -29,8 +30,10 @@ enum {
  * bytes depend only on the plan's content: the same plan gives the same file. */
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen);
 
-/* plc_plan_encode + an atomic write (PATH.tmp, then rename). */
-int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
+/* plc_plan_encode + an atomic write (PATH.tmp, fsync, then rename).
+ * PLC_OK; PLC_E_SYSTEM when the file cannot be written (err says why);
+ * PLC_E_INTERNAL when the plan cannot be encoded. */
+plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
 
 /* Parses and validates (plc_plan_validate) a plan from memory; everything in
  * *out is allocated in *a. */

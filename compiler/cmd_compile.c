@@ -4,9 +4,11 @@
 #include <string.h>
 
 #include "common/plan_io.h"
+#include "plc/status.h"
 #include "compiler/cmd_args.h"
 #include "compiler/commands.h"
 #include "compiler/lower.h"
+#include "compiler/memory_model.h"
 #include "compiler/report.h"
 #include "compiler/report_load.h"
 #include "compiler/report_memplan.h"
@@ -21,8 +23,12 @@ static void usage(FILE *out)
             "lowers it to one static program per pipeline stage with a static memory\n"
             "plan, checks the programs (send/recv matching, collective order, an\n"
             "all-rank simulation that must terminate) and writes the plan file.\n"
-            "Exit status: 0 written, 1 an error in the spec or options, 2 no layout\n"
-            "fits, 3 an internal error (a compiler bug caught by the checks).\n"
+            "A plan fits when every stage's exact arena plus the runtime's fixed\n"
+            "costs (communication buffers, workspace, reserve) is within the memory\n"
+            "limit; of the solver's best layouts the first whose plan fits is written.\n"
+            "Exit status: 0 written, 1 an error in the spec, options or output file,\n"
+            "2 no layout fits (the per-stage figures on stderr), 3 an internal error\n"
+            "(a compiler bug caught by the checks).\n"
             "\n"
             "options:\n"
             "  -o PLAN       output file (default job.bin)\n"
@@ -81,9 +87,16 @@ int plc_cmd_compile(int argc, char **argv)
     plc_job job;
     if (plc_report_load(&a, "compile", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution sol;
-    plc_solve_opts so = {.top = 1, .all = false};
-    if (plc_solve_opts_run(&job, &a, &so, &sol)) { rc = PLC_EXIT_INPUT; goto done; }
-    plc_layout layout;
+    /* the solver's best few: the first whose plan fits exactly is compiled */
+    plc_solve_opts so = {.top = 8, .all = false};
+    plc_status ss = plc_solve_opts_run(&job, &a, &so, &sol);
+    if (ss != PLC_OK) {
+        fprintf(stderr, "plc compile: error: %s\n", sol.error);
+        rc = plc_status_exit(ss);
+        goto done;
+    }
+    const plc_candidate *cands;
+    int ncands;
     if (sol.pinned) {
         if (!sol.single.valid) {
             fprintf(stderr, "plc compile: error: the pinned layout is invalid: %s\n", sol.single.reason);
@@ -95,7 +108,8 @@ int plc_cmd_compile(int argc, char **argv)
             rc = PLC_EXIT_NO_LAYOUT;
             goto done;
         }
-        layout = sol.single.layout;
+        cands = &sol.single;
+        ncands = 1;
     } else {
         if (sol.nranked == 0) {
             plc_report_no_fit(stderr, &job, &sol);
@@ -103,27 +117,59 @@ int plc_cmd_compile(int argc, char **argv)
             rc = PLC_EXIT_NO_LAYOUT;
             goto done;
         }
-        layout = sol.ranked[0].layout;
+        cands = sol.ranked;
+        ncands = sol.nranked;
     }
+    /* For plrun memory is exact: a plan fits when every stage's arena plus
+     * the runtime's fixed costs is within the limit. */
+    const double limit = job.layout.memory_limit * job.cluster.hw.mem_bytes;
     plc_estimate *est = PLC_NEW(&a, plc_estimate);
-    if (plc_estimate_layout(&job, &layout, est)) {
-        fprintf(stderr, "plc compile: error: %s\n", est->reason);
-        rc = PLC_EXIT_INPUT;
-        goto done;
-    }
-    plc_prediction pred = {est->step_time_s, est->tokens_per_s, est->mfu, est->peak_bytes, 0};
     plc_plan plan;
-    plc_memplan_stats *st = PLC_NEW_ARRAY(&a, plc_memplan_stats, layout.pp);
+    plc_memplan_stats *st = NULL;
+    plc_layout layout;
+    double fixed = 0;
+    int chosen = -1;
     char err[512];
-    if (plc_lower(&job, &layout, &pred, &a, &plan, st, err, sizeof err)) {
-        bool bug = strncmp(err, "internal error", 14) == 0;
-        fprintf(stderr, "plc compile: %s%s\n", bug ? "" : "error: ", err);
-        rc = bug ? PLC_EXIT_INTERNAL : PLC_EXIT_INPUT;
-        goto done;
+    for (int k = 0; k < ncands && chosen < 0; k++) {
+        layout = cands[k].layout;
+        if (plc_estimate_layout(&job, &layout, est)) {
+            fprintf(stderr, "plc compile: error: %s\n", est->reason);
+            rc = PLC_EXIT_INPUT;
+            goto done;
+        }
+        plc_prediction pred = {est->step_time_s, est->tokens_per_s, est->mfu, est->peak_bytes, 0};
+        st = PLC_NEW_ARRAY(&a, plc_memplan_stats, layout.pp);
+        plc_status ls = plc_lower(&job, &layout, &pred, &a, &plan, st, err, sizeof err);
+        if (ls != PLC_OK) {
+            bool bug = ls == PLC_E_INTERNAL || ls == PLC_E_DEADLOCK;
+            fprintf(stderr, "plc compile: %s%s\n", bug ? "internal error: " : "error: ", err);
+            rc = plc_status_exit(ls);
+            goto done;
+        }
+        fixed = plc_runtime_fixed_bytes(&job, &layout);
+        bool fits = true;
+        for (uint32_t s = 0; s < plan.nprograms; s++)
+            if ((double)plan.programs[s].arena_bytes + fixed > limit) fits = false;
+        if (fits) {
+            chosen = k;
+            break;
+        }
+        bool last = k + 1 == ncands;
+        if (sol.pinned || last) {
+            fprintf(stderr, "plc compile: error: the %s plan does not fit in memory: per rank, by stage\n",
+                    sol.pinned ? "pinned layout's" : ncands > 1 ? "best layouts'" : "best layout's");
+            plc_report_plan_fit(stderr, &plan, fixed, limit);
+            fprintf(stderr, "  (fixed = communication buffers, matmul workspace and the runtime's reserve;\n"
+                            "   the solver's estimate was %.2f GiB on its most loaded stage)\n",
+                    est->peak_bytes / 1073741824.0);
+            rc = PLC_EXIT_NO_LAYOUT;
+            goto done;
+        }
     }
-    if (plc_plan_write_file(&plan, outp, err, sizeof err)) {
-        fprintf(stderr, "plc compile: error: %s\n", err);
-        rc = PLC_EXIT_INTERNAL;
+    plc_status ws = plc_plan_write_file(&plan, outp, err, sizeof err);
+    if (ws != PLC_OK) {
+        fprintf(stderr, "plc compile: %s%s\n", plc_status_exit(ws) == 3 ? "internal error: " : "error: ", err);
+        rc = plc_status_exit(ws);
         goto done;
     }
     FILE *f = fopen(outp, "rb");
@@ -135,6 +181,9 @@ int plc_cmd_compile(int argc, char **argv)
         fclose(f);
     }
     summary(path, outp, &plan, est, st, bytes);
+    printf("fits       per rank: arena + %.2f MiB fixed (communication buffers, workspace, runtime reserve)\n"
+           "           against the %.2f MiB limit\n", mib(fixed), mib(limit));
+    plc_report_plan_fit(stdout, &plan, fixed, limit);
 done:
     plc_arena_free(&a);
     return rc;

@@ -43,7 +43,12 @@ int plc_cmd_explain(int argc, char **argv)
     plc_estimate *w = NULL;
     if (plc_report_load(&a, "explain", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
-    if (plc_solve(&job, &a, &s)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_status ss = plc_solve(&job, &a, &s);
+    if (ss != PLC_OK) {
+        fprintf(stderr, "plc explain: error: %s\n", s.error);
+        rc = plc_status_exit(ss);
+        goto done;
+    }
     const plc_candidate *best = s.pinned ? &s.single : (s.nranked ? &s.ranked[0] : NULL);
     if (!best || !best->valid) {
         plc_report_solve_text(stdout, &job, &s, 0, false);

@@ -69,7 +69,12 @@ int plc_cmd_solve(int argc, char **argv)
     if (plc_report_load(&a, "solve", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
     plc_solve_opts so = {.top = (int)top, .all = all};
-    if (plc_solve_opts_run(&job, &a, &so, &s)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_status ss = plc_solve_opts_run(&job, &a, &so, &s);
+    if (ss != PLC_OK) {
+        fprintf(stderr, "plc solve: error: %s\n", s.error);
+        rc = plc_status_exit(ss);
+        goto done;
+    }
     bool none = s.pinned ? !s.single.fits : s.nranked == 0;
     if (yaml) {
         if (plc_report_solve_yaml(stdout, &job, &s, (int)top, all)) rc = PLC_EXIT_INTERNAL;

@@ -202,7 +202,7 @@ static void run_unit(lw_ctx *c, const lw_unit *u, const lw_unit *next, bool *loa
     }
 }
 
-static int lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_stats);
+static plc_status lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_stats);
 
 static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_stats *st)
 {
@@ -265,8 +265,8 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     return rc;
 }
 
-int plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a, plc_plan *out,
-              plc_memplan_stats *stage_stats, char *err, size_t errlen)
+plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
+                     plc_plan *out, plc_memplan_stats *stage_stats, char *err, size_t errlen)
 {
     lw_ctx *c = PLC_NEW(a, lw_ctx);
     c->job = job;
@@ -275,9 +275,9 @@ int plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction
     c->a = a;
     c->err = err;
     c->errlen = errlen;
-    if (derive(c)) return -1;
+    if (derive(c)) return PLC_E_INPUT;
     c->ntensors = plc_tensor_count(&c->m);
-    if (lw_schedule_build(&c->L, c->m.layers, c->M, a, &c->sched, err, errlen)) return -1;
+    if (lw_schedule_build(&c->L, c->m.layers, c->M, a, &c->sched, err, errlen)) return PLC_E_INTERNAL;
 
     memset(out, 0, sizeof *out);
     out->version = PLC_PLAN_VERSION;
@@ -307,15 +307,15 @@ int plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction
         c->g_cp = lw_group(c, PLC_DIM_CP, 0, "cp");
         c->g_dpcp = lw_group(c, PLC_DIM_DP | PLC_DIM_CP, 0, "dp_cp");
         c->g_embed = c->m.tie_embeddings ? lw_group(c, PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed") : -1;
-        int rc = lower_all(c, out, stage_stats);
-        if (rc <= 0) return rc;
+        plc_status rc = lower_all(c, out, stage_stats);
+        if (rc != PLC_E_DEADLOCK || attempt == 1) return rc;
     }
-    return -1;
+    return PLC_E_INTERNAL;
 }
 
-/* lowers every stage into *out; 0 done, -1 error, 1 deadlock (retry with
- * sends waited for at the end of the step) */
-static int lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_stats)
+/* lowers every stage into *out; PLC_E_DEADLOCK: retry with sends waited
+ * for at the end of the step */
+static plc_status lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_stats)
 {
     plc_arena *a = c->a;
     char *err = c->err;
@@ -326,7 +326,7 @@ static int lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_stats)
     double peak = 0;
     for (int64_t s = 0; s < c->L.pp; s++) {
         plc_memplan_stats st;
-        if (lower_stage(c, s, &out->programs[s], &st)) return -1;
+        if (lower_stage(c, s, &out->programs[s], &st)) return PLC_E_INTERNAL;
         if (stage_stats) stage_stats[s] = st;
         out->stage_program[s] = (int32_t)s;
         if ((double)out->programs[s].arena_bytes > peak) peak = (double)out->programs[s].arena_bytes;
@@ -338,13 +338,10 @@ static int lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_stats)
 
     char inner[400];
     if (plc_plan_validate(out, inner, sizeof inner)) {
-        snprintf(err, errlen, "internal error: the lowered plan is invalid: %s", inner);
-        return -1;
+        snprintf(err, errlen, "the lowered plan is invalid: %s", inner);
+        return PLC_E_INTERNAL;
     }
-    if (plc_plan_check(out, inner, sizeof inner)) {
-        if (!c->sends_wait_at_end && c->L.pp > 1 && strncmp(inner, "deadlock", 8) == 0) return 1;
-        snprintf(err, errlen, "internal error: the lowered plan fails its check: %s", inner);
-        return -1;
-    }
-    return 0;
+    plc_status st = plc_plan_check(out, inner, sizeof inner);
+    if (st != PLC_OK) snprintf(err, errlen, "the lowered plan fails its check: %s", inner);
+    return st;
 }

@@ -14,12 +14,14 @@
 #include "plc/job.h"
 #include "compiler/memplan.h"
 #include "plc/plan.h"
+#include "plc/status.h"
 
 /* Lowers job + layout to *out (allocated in *a). pred may be NULL (zeros);
  * stage_stats, when not NULL, receives layout->pp memory-plan summaries.
- * Returns 0, or -1 with a message in err: the layout cannot be lowered
- * (a divisibility rule), or a compiler bug was caught by the checks. */
-int plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
+ * Returns PLC_OK, or with a message in err: PLC_E_INPUT the layout breaks
+ * a rule (common/layout_rules.h), PLC_E_INTERNAL or PLC_E_DEADLOCK a
+ * compiler bug caught by the checks, PLC_E_SYSTEM out of memory. */
+plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
               plc_plan *out, plc_memplan_stats *stage_stats, char *err, size_t errlen);
 
 #endif

@@ -11,7 +11,7 @@ int lw_schedule_build(const plc_layout *l, int64_t layers, int64_t M, plc_arena 
 {
     plc_pipe_shape sh;
     if (plc_pipe_shape_of(l->schedule, l->pp, l->vpp, layers, &sh)) {
-        snprintf(err, errlen, "internal error: %lld layers do not split into the chunks of schedule %s over pp = %lld",
+        snprintf(err, errlen, "%lld layers do not split into the chunks of schedule %s over pp = %lld",
                  (long long)layers, plc_schedule_name(l->schedule), (long long)l->pp);
         return -1;
     }
@@ -31,7 +31,7 @@ int lw_schedule_build(const plc_layout *l, int64_t layers, int64_t M, plc_arena 
         s->norder[p] = plc_pipe_units(&sh, M);
         s->order[p] = PLC_NEW_ARRAY(a, lw_unit, s->norder[p]);
         if (plc_pipe_order(&sh, M, p, s->order[p])) {
-            snprintf(err, errlen, "internal error: %lld micro-batches do not suit schedule %s over pp = %lld",
+            snprintf(err, errlen, "%lld micro-batches do not suit schedule %s over pp = %lld",
                      (long long)M, plc_schedule_name(l->schedule), (long long)pp);
             return -1;
         }

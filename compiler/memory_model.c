@@ -20,6 +20,19 @@ plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job)
     return d;
 }
 
+/* communication library buffers: one set per communicator group */
+static double comm_library_bytes(const plc_hw *hw, const plc_layout *l)
+{
+    int groups = (l->tp > 1) + (l->cp > 1) + (l->dp * l->cp > 1) + (l->pp > 1);
+    return (double)groups * hw->comm_buffer;
+}
+
+double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    return comm_library_bytes(hw, l) + PLC_MATMUL_WORKSPACE + hw->runtime_reserved;
+}
+
 static double tokens_per_micro_batch(const plc_job *job, const plc_layout *l)
 {
     return (double)l->micro_batch * (double)job->model.seq_len / (double)l->cp;
@@ -108,8 +121,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     double temps = layer_temporaries(job, l);
     double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
 
-    int groups = (l->tp > 1) + (l->cp > 1) + (l->dp * l->cp > 1) + (l->pp > 1);
-    double comm = (double)groups * hw->comm_buffer;
+    double comm = comm_library_bytes(hw, l);
     double layer_w = (double)plc_params_layer_matrices(m) / (double)l->tp;
     if (l->zero >= 3) comm += 2.0 * layer_w * d.weight; /* gathered layer + prefetch */
     if (l->zero == 2) comm += layer_w * d.grad;         /* one layer's grads before reduce-scatter */
@@ -145,7 +157,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         double frag = hw->alloc_overhead * (c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + temps);
         c[PLC_MEM_RESERVED] = hw->runtime_reserved + frag;
         c[PLC_MEM_COMM] = comm;
-        c[PLC_MEM_WORKSPACE] = PLC_MATMUL_WORKSPACE;
+        c[PLC_MEM_WORKSPACE] = PLC_MATMUL_WORKSPACE; /* with comm_library_bytes and runtime_reserved: plc_runtime_fixed_bytes */
         double total = 0;
         for (int k = 0; k < PLC_MEM_COUNT; k++) total += c[k];
         if (total > est->peak_bytes) { est->peak_bytes = total; est->peak_stage = (int)s; }

@@ -27,6 +27,13 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
  * and last stage (which bound the others) are filled in, for the search. */
 void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est);
 
+/* Bytes a rank of plrun holds outside its plan's arena: the communication
+ * library's buffers (comm_buffer per group the rank belongs to), the matmul
+ * workspace and the runtime's reserve (process baseline, CUDA context:
+ * runtime_reserved), all figures the catalog measures. A lowered plan fits
+ * when every stage's arena_bytes plus this is within the limit. */
+double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l);
+
 /* A lower bound of the peak of any layout with these tp, pp, dp, cp and zero
  * (static state of the heaviest stage and reserved memory), for pruning. */
 double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,

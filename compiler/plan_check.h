@@ -10,11 +10,14 @@
 #include <stddef.h>
 
 #include "plc/plan.h"
+#include "plc/status.h"
 
 /* worlds up to this size are simulated rank by rank; larger ones one rank
  * per stage (exact by symmetry, see plan_sim.h) */
 #define PLC_CHECK_ALL_RANKS_MAX 64
 
-int plc_plan_check(const plc_plan *p, char *err, size_t errlen);
+/* PLC_OK, or the first failure in err: PLC_E_DEADLOCK when the ranks cannot
+ * all finish, PLC_E_INTERNAL another violation, PLC_E_SYSTEM out of memory */
+plc_status plc_plan_check(const plc_plan *p, char *err, size_t errlen);
 
 #endif

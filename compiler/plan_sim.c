@@ -67,6 +67,7 @@ typedef struct sim {
     char *err;
     size_t errlen;
     int failed;
+    plc_status status; /* of the failure: internal unless set otherwise */
     int64_t executed;
 } sim;
 
@@ -366,7 +367,7 @@ static int setup_groups(sim *s)
     return 0;
 }
 
-int plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result *res, char *err, size_t errlen)
+plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result *res, char *err, size_t errlen)
 {
     sim S;
     memset(&S, 0, sizeof S);
@@ -385,6 +386,7 @@ int plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result *res, c
     int rc = 0;
     if (!s->r || !s->sendq || !s->recvq || !s->work) {
         rc = sfail(s, "simulation: out of memory");
+        s->status = PLC_E_SYSTEM;
         goto out;
     }
     for (int32_t k = 0; k < s->n; k++) {
@@ -433,6 +435,7 @@ int plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result *res, c
                 shown++;
             }
             rc = sfail(s, "deadlock: the ranks cannot all finish the step:%s", buf);
+            s->status = PLC_E_DEADLOCK;
             goto out;
         }
         for (uint32_t i = 0; i < r->prog->ninstrs; i++)
@@ -466,5 +469,6 @@ out:
     free(s->inst_of);
     free(s->seq);
     free(s->inst);
-    return rc;
+    if (rc) return s->status ? s->status : PLC_E_INTERNAL;
+    return PLC_OK;
 }

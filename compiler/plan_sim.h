@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "plc/plan.h"
+#include "plc/status.h"
 
 /* seconds an instruction takes once it can start (for a collective or a
  * message: once every party has arrived) */
@@ -51,8 +52,10 @@ typedef struct plc_sim_result {
     int64_t instructions;/* instructions executed over all simulated ranks */
 } plc_sim_result;
 
-/* Returns 0, or -1 with the first violation in err, naming the world rank,
- * the instruction index and the op (a deadlock names every blocked rank). */
-int plc_sim_run(const plc_plan *p, const plc_sim_opts *opts, plc_sim_result *res, char *err, size_t errlen);
+/* Returns PLC_OK, or with the first violation in err, naming the world
+ * rank, the instruction index and the op: PLC_E_DEADLOCK when the ranks
+ * cannot all finish (naming every blocked rank), PLC_E_SYSTEM out of
+ * memory, PLC_E_INTERNAL any other violation. */
+plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *opts, plc_sim_result *res, char *err, size_t errlen);
 
 #endif

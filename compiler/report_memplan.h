@@ -16,4 +16,9 @@
  * to temporaries) and its full estimate. st has p->layout.pp entries. */
 void plc_report_memplan(FILE *out, const plc_plan *p, const plc_estimate *est, const plc_memplan_stats *st);
 
+/* The plan's exact need per stage: arena + fixed (plc_runtime_fixed_bytes)
+ * against limit, one line per stage (all of them over the limit, else the
+ * first eight). Returns the number of stages over the limit. */
+int plc_report_plan_fit(FILE *out, const plc_plan *p, double fixed, double limit);
+
 #endif

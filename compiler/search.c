@@ -383,17 +383,16 @@ static bool all_pinned(const plc_layout_spec *ls, plc_layout *l)
     return true;
 }
 
-int plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out)
+plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out)
 {
     double t0 = now_s();
     memset(out, 0, sizeof *out);
-    char why[192];
-    if (job_usable(job, why, sizeof why)) {
-        fprintf(stderr, "plc: error: %s\n", why);
-        return -1;
-    }
+    if (job_usable(job, out->error, sizeof out->error)) return PLC_E_INPUT;
     search *S = calloc(1, sizeof *S);
-    if (!S) { fprintf(stderr, "plc: error: out of memory\n"); return -1; }
+    if (!S) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return PLC_E_SYSTEM;
+    }
     S->job = job;
     S->arena = a;
     S->out = out;
@@ -483,10 +482,10 @@ int plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *o
         for (int i = 0; i < S->regions[d].n; i++) out->regions[out->nregions++] = S->regions[d].r[i];
     free(S);
     out->seconds = now_s() - t0;
-    return 0;
+    return PLC_OK;
 }
 
-int plc_solve(const plc_job *job, plc_arena *a, plc_solution *out)
+plc_status plc_solve(const plc_job *job, plc_arena *a, plc_solution *out)
 {
     return plc_solve_opts_run(job, a, NULL, out);
 }

@@ -17,6 +17,7 @@
 #include "common/layout_rules.h"
 #include "plc/arena.h"
 #include "plc/job.h"
+#include "plc/status.h"
 
 /* ---- memory ---------------------------------------------------------------- */
 
@@ -146,14 +147,16 @@ typedef struct plc_solution {
     int64_t fitting;
     double seconds;     /* wall time of the search */
     double limit_bytes; /* memory_limit x device memory */
+    char error[192];    /* why the job is unusable, when plc_solve says so */
 } plc_solution;
 
-/* Searches the space of job->layout. Returns 0 with out filled in (nranked
- * may be 0: nothing fits; ranked[0] is the answer otherwise), or -1 when the
- * job is unusable (message on stderr). Allocates from *a. */
-int plc_solve(const plc_job *job, plc_arena *a, plc_solution *out);
+/* Searches the space of job->layout. Returns PLC_OK with out filled in
+ * (nranked may be 0: nothing fits; ranked[0] is the answer otherwise), or
+ * PLC_E_INPUT when the job is unusable, PLC_E_SYSTEM out of memory, with
+ * out->error saying why (the solver prints nothing). Allocates from *a. */
+plc_status plc_solve(const plc_job *job, plc_arena *a, plc_solution *out);
 /* the same with options (opts NULL: top 10, not all) */
-int plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts,
+plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts,
                        plc_solution *out);
 
 /* ---- cost primitives ------------------------------------------------------- */

@@ -137,13 +137,13 @@ static void test_rejects_bad_layouts(void)
     plc_plan p;
     char err[256];
     plc_layout l = tp_layout(1, 8, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1); /* tp 8 > heads 4 */
-    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == -1);
+    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == PLC_E_INPUT);
     CU_ASSERT(strstr(err, "tp = 8") != NULL);
     l = tp_layout(3, 1, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1); /* 8 % 3 */
-    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == -1);
+    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == PLC_E_INPUT);
     CU_ASSERT(strstr(err, "global_batch") != NULL);
     l = tp_layout(1, 1, 3, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1); /* 4 layers on 3 stages */
-    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == -1);
+    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == PLC_E_INPUT);
     plc_arena_free(&a);
 }
 
@@ -172,7 +172,7 @@ static void test_checker_catches(void)
     plc_instr saved = *send;
     send->op = PLC_OP_RECV;
     send->stream = PLC_STREAM_COMPUTE;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == PLC_E_DEADLOCK);
     CU_ASSERT(strstr(err, "deadlock") != NULL);
     CU_ASSERT(strstr(err, "rank 0") != NULL && strstr(err, "rank 1") != NULL);
     *send = saved;
@@ -180,21 +180,21 @@ static void test_checker_catches(void)
     /* 2. stage 1 drops a receive: a send is left without its match */
     saved = *recv;
     recv->op = PLC_OP_NOP;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) != PLC_OK);
     CU_ASSERT(strstr(err, "SEND") != NULL || strstr(err, "deadlock") != NULL);
     *recv = saved;
 
     /* 3. the stages disagree about a collective on the pipeline group */
     saved = *pp_ar;
     pp_ar->arg[0] = 2;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == PLC_E_INTERNAL);
     CU_ASSERT(strstr(err, "collective #") != NULL);
     *pp_ar = saved;
 
     /* 4. a receive of the wrong size */
     saved = *recv;
     recv->arg[0] -= 1;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == PLC_E_INTERNAL);
     CU_ASSERT(strstr(err, "elements") != NULL);
     *recv = saved;
     CU_ASSERT(plc_plan_check(&p, err, sizeof err) == 0);

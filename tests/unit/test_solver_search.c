@@ -121,7 +121,8 @@ static void test_nothing_fits(void)
     /* an unusable job is an error, not a crash */
     job.model.layers = 0;
     plc_arena_init(&a);
-    CU_ASSERT_EQUAL(plc_solve(&job, &a, &s), -1);
+    CU_ASSERT_EQUAL(plc_solve(&job, &a, &s), PLC_E_INPUT);
+    CU_ASSERT_STRING_EQUAL(s.error, "layers must be at least 1"); /* told, not printed */
     plc_arena_free(&a);
 }
 
