@@ -49,6 +49,11 @@ int plc_plan_load_file(plc_arena *a, const char *path, plc_plan *out, char *err,
  * and every operand's element count and dtype against its buffer. */
 int plc_plan_validate(const plc_plan *p, char *err, size_t errlen);
 
+/* Instruction idx of program g against the operand contract (plan.h's
+ * table, common/plan_ops.c): 0, or -1 with what is wrong in err, without a
+ * location (the caller names it). Buffers are taken as validated. */
+int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char *err, size_t errlen);
+
 /* number of ranks in one communicator of group g under layout l */
 int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g);
 

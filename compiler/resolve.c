@@ -570,19 +570,24 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
     const choice_domain degree = {PLC_KEY_CHOICE_INT, NULL, 1, 1 << 20,
                                   "degrees and micro-batch sizes are whole numbers from 1, or auto"};
     const choice_domain onoff = {PLC_KEY_CHOICE_BOOL, NULL, 0, 1, NULL};
-    get_choice(r, bs, "dp", &degree, &l->dp);
-    get_choice(r, bs, "tp", &degree, &l->tp);
-    get_choice(r, bs, "pp", &degree, &l->pp);
-    get_choice(r, bs, "cp", &degree, &l->cp);
-    get_choice(r, bs, "sp", &onoff, &l->sp);
-    get_choice(r, bs, "vpp", &degree, &l->vpp);
-    get_choice(r, bs, "micro_batch", &degree, &l->micro_batch);
-    get_choice(r, bs, "schedule", &(choice_domain){PLC_KEY_CHOICE_ENUM, plc_schedule_names, 0, 0, NULL}, &l->schedule);
-    get_choice(r, bs, "recompute", &(choice_domain){PLC_KEY_CHOICE_ENUM, plc_recompute_names, 0, 0, NULL}, &l->recompute);
-    get_choice(r, bs, "zero", &(choice_domain){PLC_KEY_CHOICE_INT, NULL, 0, 3,
-                                       "ZeRO stage 0: none, 1: optimizer state sharded, 2: and gradients, 3: and weights"}, &l->zero);
-    get_choice(r, bs, "attention", &(choice_domain){PLC_KEY_CHOICE_ENUM, plc_attention_names, 0, 0, NULL}, &l->attention);
-    get_choice(r, bs, "fused_rmsnorm", &onoff, &l->fused_rmsnorm);
+    const choice_domain zero = {PLC_KEY_CHOICE_INT, NULL, 0, 3,
+                                "ZeRO stage 0: none, 1: optimizer state sharded, 2: and gradients, 3: and weights"};
+    const choice_domain schedule = {PLC_KEY_CHOICE_ENUM, plc_schedule_names, 0, 0, NULL};
+    const choice_domain recompute = {PLC_KEY_CHOICE_ENUM, plc_recompute_names, 0, 0, NULL};
+    const choice_domain attention = {PLC_KEY_CHOICE_ENUM, plc_attention_names, 0, 0, NULL};
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        const choice_domain *dom = &degree;
+        switch (plc_layout_dim_kind((plc_layout_dim)d)) {
+        case PLC_DIMK_DEGREE: dom = &degree; break;
+        case PLC_DIMK_ONOFF: dom = &onoff; break;
+        case PLC_DIMK_ZERO: dom = &zero; break;
+        case PLC_DIMK_SCHEDULE: dom = &schedule; break;
+        case PLC_DIMK_RECOMPUTE: dom = &recompute; break;
+        case PLC_DIMK_ATTENTION: dom = &attention; break;
+        }
+        get_choice(r, bs, plc_layout_dim_key((plc_layout_dim)d), dom,
+                   plc_layout_spec_choice_mut(l, (plc_layout_dim)d));
+    }
     l->memory_limit = 1.0;
     if (get_quantity(r, bs, "memory_limit", PLC_UNIT_PERCENT, &l->memory_limit) > 0 &&
         !(l->memory_limit > 0 && l->memory_limit <= 1)) {

@@ -20,40 +20,23 @@
 #include "compiler/time_model.h"
 
 const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS] = {
-    "dp", "tp", "pp", "cp", "sp", "vpp", "micro_batch", "schedule", "recompute", "zero",
-    "attention", "fused_rmsnorm"};
+#define PLC_DIM_NAME(name, type, kind, what) #name,
+    PLC_LAYOUT_FIELDS(PLC_DIM_NAME)
+#undef PLC_DIM_NAME
+};
 
-enum { D_DP, D_TP, D_PP, D_CP, D_SP, D_VPP, D_MB, D_SCHED, D_RECOMPUTE, D_ZERO, D_ATTN, D_FRMS };
-
-int64_t plc_layout_dim_value(const plc_layout *l, int dim)
-{
-    switch (dim) {
-    case D_DP: return l->dp;
-    case D_TP: return l->tp;
-    case D_PP: return l->pp;
-    case D_CP: return l->cp;
-    case D_SP: return l->sp;
-    case D_VPP: return l->vpp;
-    case D_MB: return l->micro_batch;
-    case D_SCHED: return l->schedule;
-    case D_RECOMPUTE: return l->recompute;
-    case D_ZERO: return l->zero;
-    case D_ATTN: return l->attention;
-    case D_FRMS: return l->fused_rmsnorm;
-    default: return 0;
-    }
-}
+int64_t plc_layout_dim_value(const plc_layout *l, int dim) { return plc_layout_get(l, (plc_layout_dim)dim); }
 
 const char *plc_layout_dim_text(int dim, int64_t v, char *buf, size_t size)
 {
     const char *name = NULL;
-    switch (dim) {
-    case D_SCHED: name = plc_schedule_name((plc_schedule)v); break;
-    case D_RECOMPUTE: name = plc_recompute_name((plc_recompute)v); break;
-    case D_ATTN: name = plc_attention_name((plc_attention)v); break;
-    case D_SP:
-    case D_FRMS: name = v ? "on" : "off"; break;
-    default: break;
+    switch (plc_layout_dim_kind((plc_layout_dim)dim)) {
+    case PLC_DIMK_SCHEDULE: name = plc_schedule_name((plc_schedule)v); break;
+    case PLC_DIMK_RECOMPUTE: name = plc_recompute_name((plc_recompute)v); break;
+    case PLC_DIMK_ATTENTION: name = plc_attention_name((plc_attention)v); break;
+    case PLC_DIMK_ONOFF: name = v ? "on" : "off"; break;
+    case PLC_DIMK_DEGREE:
+    case PLC_DIMK_ZERO: break;
     }
     if (name) snprintf(buf, size, "%s", name);
     else snprintf(buf, size, "%lld", (long long)v);
@@ -370,16 +353,11 @@ static double now_s(void)
 
 static bool all_pinned(const plc_layout_spec *ls, plc_layout *l)
 {
-    int64_t v[PLC_LAYOUT_NDIMS];
-    const plc_choice *c[PLC_LAYOUT_NDIMS] = {&ls->dp, &ls->tp, &ls->pp, &ls->cp, &ls->sp, &ls->vpp,
-                                             &ls->micro_batch, &ls->schedule, &ls->recompute,
-                                             &ls->zero, &ls->attention, &ls->fused_rmsnorm};
-    for (int i = 0; i < PLC_LAYOUT_NDIMS; i++)
-        if (!plc_choice_fixed(c[i], &v[i])) return false;
-    *l = (plc_layout){.dp = v[0], .tp = v[1], .pp = v[2], .cp = v[3], .sp = v[4], .vpp = v[5],
-                      .micro_batch = v[6], .schedule = (plc_schedule)v[7],
-                      .recompute = (plc_recompute)v[8], .zero = v[9],
-                      .attention = (plc_attention)v[10], .fused_rmsnorm = v[11]};
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        int64_t v;
+        if (!plc_choice_fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) return false;
+        plc_layout_set(l, (plc_layout_dim)d, v);
+    }
     return true;
 }
 

@@ -108,8 +108,8 @@ typedef struct plc_region {
     plc_candidate best; /* fitting and best by the objective, else closest to fitting */
 } plc_region;
 
-#define PLC_LAYOUT_NDIMS 12
-/* "dp", "tp", ... in the order of PLC_LAYOUT_DIMS */
+#define PLC_LAYOUT_NDIMS PLC_LD_COUNT
+/* "dp", "tp", ... in the order of PLC_LAYOUT_FIELDS */
 extern const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS];
 int64_t plc_layout_dim_value(const plc_layout *l, int dim);
 /* the value of dimension dim as written in a .plan file ("flash2", "4", "on") */

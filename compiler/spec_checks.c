@@ -154,19 +154,12 @@ static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *
                          .global_batch = f->train && f->train->global_batch > 0 ? f->train->global_batch : 0,
                          .precision = f->train ? f->train->precision : PLC_PREC_BF16,
                          .precision_known = f->train != NULL};
-    const plc_choice *dims[PLC_LD_COUNT] = {
-#define PLC_DIM_CHOICE(name) &ls->name,
-        PLC_LAYOUT_DIMS(PLC_DIM_CHOICE)
-#undef PLC_DIM_CHOICE
-    };
-    int64_t v[PLC_LD_COUNT] = {0};
-    for (int i = 0; i < PLC_LD_COUNT; i++)
-        if (fixed(dims[i], &v[i])) in.known |= 1u << i;
-    in.layout = (plc_layout){.dp = v[PLC_LD_dp], .tp = v[PLC_LD_tp], .pp = v[PLC_LD_pp], .cp = v[PLC_LD_cp],
-                             .sp = v[PLC_LD_sp], .vpp = v[PLC_LD_vpp], .micro_batch = v[PLC_LD_micro_batch],
-                             .schedule = (plc_schedule)v[PLC_LD_schedule],
-                             .recompute = (plc_recompute)v[PLC_LD_recompute], .zero = v[PLC_LD_zero],
-                             .attention = (plc_attention)v[PLC_LD_attention], .fused_rmsnorm = v[PLC_LD_fused_rmsnorm]};
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        int64_t v;
+        if (!fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) continue;
+        plc_layout_set(&in.layout, (plc_layout_dim)d, v);
+        in.known |= 1u << d;
+    }
     for (int round = 0; round < PLC_RULE_COUNT; round++) {
         plc_verdict r = plc_layout_rules(&in);
         if (r.rule == PLC_RULE_OK) break;
