@@ -7,11 +7,11 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/memplan.h"
-#include "compiler/plan_check.h"
-#include "compiler/plan_trace.h"
-#include "compiler/search.h"
-#include "compiler/solver.h"
+#include "compiler/lower/memplan.h"
+#include "compiler/plantools/plan_check.h"
+#include "compiler/plantools/plan_trace.h"
+#include "compiler/solver/search.h"
+#include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 
 typedef struct named_layout {

@@ -3,7 +3,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/spec_checks.h"
+#include "compiler/frontend/spec_checks.h"
 #include "fe_test_util.h"
 
 #define VALID FE_MODEL FE_CLUSTER FE_TRAIN FE_LAYOUT

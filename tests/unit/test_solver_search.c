@@ -3,7 +3,7 @@
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 
-#include "compiler/search.h"
+#include "compiler/solver/search.h"
 #include "test_solver_fixtures.h"
 
 static void test_solve_ranks_fitting_layouts(void)

@@ -5,10 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "compiler/collectives.h"
-#include "compiler/pipeline_order.h"
-#include "compiler/schedule_model.h"
-#include "compiler/time_model.h"
+#include "compiler/solver/collectives.h"
+#include "compiler/solver/pipeline_order.h"
+#include "compiler/solver/schedule_model.h"
+#include "compiler/solver/time_model.h"
 #include "test_solver_fixtures.h"
 
 static plc_hw simple_hw(void)
