@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "common/atomic_file.h"
 #include "common/crc32.h"
 #include "common/errmsg.h"
 #include "plc/le.h"
@@ -279,29 +279,17 @@ plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, s
     uint8_t *data = NULL;
     size_t len = 0;
     if (plc_plan_encode(p, &data, &len, err, errlen)) return PLC_E_INTERNAL;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) {
-        free(data);
-        plc_fail(err, errlen, "out of memory");
-        return PLC_E_SYSTEM;
+    plc_atomic_file af;
+    int rc = plc_atomic_open(&af, path, err, errlen);
+    if (rc == 0) {
+        if (fwrite(data, 1, len, af.f) != len) {
+            plc_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            plc_atomic_abort(&af);
+            rc = -1;
+        } else {
+            rc = plc_atomic_commit(&af, err, errlen);
+        }
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    int rc = 0;
-    if (!f) {
-        rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    } else {
-        size_t w = fwrite(data, 1, len, f);
-        int flush_rc = fflush(f) != 0 || fsync(fileno(f)) != 0;
-        int close_rc = fclose(f);
-        if (w != len || flush_rc || close_rc != 0) rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        else if (rename(tmp, path) != 0)
-            rc = plc_fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        if (rc) remove(tmp);
-    }
-    free(tmp);
     free(data);
     return rc ? PLC_E_SYSTEM : PLC_OK; /* the user's to fix: a missing directory, a full disk */
 }

@@ -30,7 +30,7 @@ enum {
  * bytes depend only on the plan's content: the same plan gives the same file. */
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen);
 
-/* plc_plan_encode + an atomic write (PATH.tmp, fsync, then rename).
+/* plc_plan_encode + an atomic write (common/atomic_file.h).
  * PLC_OK; PLC_E_SYSTEM when the file cannot be written (err says why);
  * PLC_E_INTERNAL when the plan cannot be encoded. */
 plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);

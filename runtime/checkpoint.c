@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
+#include "common/parse_num.h"
 #include "common/tensors.h"
 #include "kernels/common/bf16.h"
 #include "runtime/data.h"
@@ -240,9 +241,8 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
         plc_st_close(&f);
         return plc_fail(err, errlen, "%s: not a plc checkpoint of version 1 (metadata format, version, step)", path);
     }
-    char *end;
-    long long s = strtoll(step, &end, 10);
-    if (*end || s < 0) {
+    int64_t s;
+    if (plc_parse_int(step, 0, INT64_MAX, &s)) {
         plc_st_close(&f);
         return plc_fail(err, errlen, "%s: bad step '%s' in the metadata", path, step);
     }

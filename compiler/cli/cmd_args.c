@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "common/parse_num.h"
 #include "common/plan_io.h"
 
 int plc_cmd_take_input(const char *cmd, const char *what, const char *arg, const char **path, plc_usage_fn *usage)
@@ -38,9 +39,8 @@ int plc_cmd_load_plan(const char *cmd, plc_arena *a, const char *path, plc_plan 
 
 int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out)
 {
-    char *end;
-    long long v = strtoll(text, &end, 10);
-    if (!*text || *end || v < 0 || v >= world) {
+    int64_t v;
+    if (plc_parse_int(text, 0, world - 1, &v)) {
         fprintf(stderr, "plc %s: error: --rank '%s' is not a rank of this plan (0..%lld)\n", cmd, text,
                 (long long)world - 1);
         return -1;

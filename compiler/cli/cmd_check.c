@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_num.h"
 #include "compiler/cli/commands.h"
 #include "compiler/frontend/spec.h"
 #include "compiler/frontend/spec_load.h"
@@ -37,9 +38,8 @@ int plc_cmd_check(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) { quiet = true; continue; }
         if (!strcmp(argv[i], "--max-errors") && i + 1 < argc) {
-            char *end;
-            long n = strtol(argv[++i], &end, 10);
-            if (*end || n < 1 || n > 100000) {
+            int64_t n;
+            if (plc_parse_int(argv[++i], 1, 100000, &n)) {
                 fprintf(stderr, "plc check: error: --max-errors takes a number from 1 to 100000\n");
                 return PLC_EXIT_INPUT;
             }

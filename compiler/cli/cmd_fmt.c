@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/atomic_file.h"
 #include "compiler/cli/commands.h"
 #include "compiler/frontend/fmt.h"
 #include "compiler/frontend/spec_parse.h"
@@ -40,26 +41,18 @@ static int first_difference(const char *a, size_t alen, const char *b, size_t bl
 
 static int write_file(const char *path, const char *text, size_t len)
 {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) return 1;
-    snprintf(tmp, plen + 16, "%s.fmt-tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
-        fprintf(stderr, "plc fmt: error: cannot write '%s': %s\n", tmp, strerror(errno));
-        free(tmp);
-        return 1;
+    char err[512];
+    plc_atomic_file af;
+    if (plc_atomic_open(&af, path, err, sizeof err) == 0) {
+        if (fwrite(text, 1, len, af.f) == len) {
+            if (plc_atomic_commit(&af, err, sizeof err) == 0) return 0;
+        } else {
+            snprintf(err, sizeof err, "cannot write '%s': %s", path, strerror(errno));
+            plc_atomic_abort(&af);
+        }
     }
-    bool ok = fwrite(text, 1, len, f) == len;
-    ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
-        fprintf(stderr, "plc fmt: error: cannot write '%s': %s\n", path, strerror(errno));
-        remove(tmp);
-        free(tmp);
-        return 1;
-    }
-    free(tmp);
-    return 0;
+    fprintf(stderr, "plc fmt: error: %s\n", err);
+    return 1;
 }
 
 int plc_cmd_fmt(int argc, char **argv)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_num.h"
 #include "compiler/cli/cmd_args.h"
 #include "compiler/cli/commands.h"
 #include "compiler/cli/report.h"
@@ -42,12 +43,11 @@ static int parse_range(const char *text, long *lo, long *hi)
     if (n == 0 || n >= sizeof left) return -1;
     memcpy(left, text, n);
     left[n] = '\0';
-    char *end;
-    *lo = strtol(left, &end, 10);
-    if (*end) return -1;
-    *hi = strtol(dots + 2, &end, 10);
-    if (!dots[2] || *end) return -1;
-    return *lo >= 1 && *hi >= *lo && *hi <= 1000000 ? 0 : -1;
+    int64_t a, b;
+    if (plc_parse_int(left, 1, 1000000, &a) || plc_parse_int(dots + 2, a, 1000000, &b)) return -1;
+    *lo = (long)a;
+    *hi = (long)b;
+    return 0;
 }
 
 int plc_cmd_scale(int argc, char **argv)

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/atomic_file.h"
 #include "compiler/cli/cmd_args.h"
 #include "compiler/cli/commands.h"
 #include "compiler/plantools/plan_check.h"
@@ -66,22 +67,23 @@ int plc_cmd_trace(int argc, char **argv)
         return PLC_EXIT_INPUT;
     }
     bool to_stdout = !strcmp(outp, "-");
-    FILE *out = to_stdout ? stdout : fopen(outp, "w");
-    if (!out) {
-        fprintf(stderr, "plc trace: error: cannot write %s\n", outp);
+    char err[512];
+    plc_atomic_file af = {0};
+    if (!to_stdout && plc_atomic_open(&af, outp, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err);
         plc_arena_free(&a);
         return PLC_EXIT_INPUT;
     }
+    FILE *out = to_stdout ? stdout : af.f;
     plc_trace_summary sum;
-    char err[512];
     int rc = PLC_EXIT_OK;
     if (plc_trace_run(&p, all, NULL, NULL, out, &sum, err, sizeof err)) {
         fprintf(stderr, "plc trace: error: %s\n", err);
         rc = PLC_EXIT_INPUT;
-    }
-    if (!to_stdout && fclose(out) != 0) {
-        fprintf(stderr, "plc trace: error: cannot write %s\n", outp);
-        rc = PLC_EXIT_INTERNAL;
+        if (!to_stdout) plc_atomic_abort(&af);
+    } else if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err); /* a full disk, a vanished directory: the user's */
+        rc = PLC_EXIT_INPUT;
     }
     if (rc == PLC_EXIT_OK) {
         FILE *info = to_stdout ? stderr : stdout;

@@ -3,6 +3,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/parse_num.h"
+
 #include "compiler/cli/report_load.h"
 
 int plc_report_load(plc_arena *a, const char *cmd, const char *path, const plc_spec_opts *opts, plc_job *job)
@@ -17,12 +19,11 @@ int plc_report_load(plc_arena *a, const char *cmd, const char *path, const plc_s
 
 int plc_report_parse_count(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out)
 {
-    char *end;
-    long v = strtol(text, &end, 10);
-    if (!text[0] || *end || v < lo || v > hi) {
+    int64_t v;
+    if (plc_parse_int(text, lo, hi, &v)) {
         fprintf(stderr, "plc %s: error: %s takes a number from %ld to %ld, not '%s'\n", cmd, opt, lo, hi, text);
         return -1;
     }
-    *out = v;
+    *out = (long)v;
     return 0;
 }

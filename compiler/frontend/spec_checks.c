@@ -97,7 +97,8 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
         break;
     case PLC_RULE_GPU_COUNT:
         plc_diag_error(d, loc, "%s", msg);
-        if (strstr(msg, "but the cluster"))
+        if ((in->known & (PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp))) ==
+            (PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp))) /* all four pinned */
             plc_diag_hint(d, "leave dp = auto and plc uses dp = GPUs / (tp * pp * cp)");
         else
             plc_diag_hint(d, "every rank belongs to one group of each kind, so the degrees' product divides the GPU count");

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/chrome_trace.h"
 #include "common/plan_io.h"
 #include "compiler/solver/solver.h"
 
@@ -113,7 +114,7 @@ typedef struct writer {
     FILE *out;
     plc_trace_summary *sum;
     int64_t *index_of_rank; /* world rank -> summary index (only for simulated ranks) */
-    int64_t first_event;
+    plc_ctrace ct;
 } writer;
 
 static bool is_comm_op(plc_op op)
@@ -131,12 +132,7 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     else if (!is_comm_op(in->op)) w->sum->busy_s[k] += end - start;
     w->sum->events++;
     if (!w->out || end <= start) return;
-    const char *name = plc_op_name(in->op);
-    fprintf(w->out, "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                    "\"args\":{\"instr\":%u,\"layer\":%d,\"micro\":%d}}",
-            w->first_event ? "" : ",", name ? name : "?", plc_phase_name(in->phase), (long long)rank, (int)in->stream,
-            start * 1e6, (end - start) * 1e6, i, in->layer, in->micro);
-    w->first_event = 0;
+    plc_ctrace_instr(&w->ct, rank, i, in, start, end, -1);
 }
 
 void plc_trace_summary_free(plc_trace_summary *s)
@@ -156,7 +152,7 @@ int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void 
     sum->busy_s = calloc((size_t)n, sizeof *sum->busy_s);
     sum->comm_s = calloc((size_t)n, sizeof *sum->comm_s);
     sum->world_rank = calloc((size_t)n, sizeof *sum->world_rank);
-    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), 1};
+    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}};
     plc_trace_cost_ctx *own = NULL;
     int rc = -1;
     if (!sum->busy_s || !sum->comm_s || !sum->world_rank || !w.index_of_rank) {
@@ -178,27 +174,14 @@ int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void 
         cost_ctx = own;
     }
     if (out) {
-        fprintf(out, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"plc trace\",\"world_size\":%lld,"
-                     "\"ranks_shown\":%lld},\n\"traceEvents\":[",
-                (long long)p->world_size, (long long)n);
-        for (int64_t k = 0; k < n; k++) {
-            plc_rank_coords c = plc_rank_to_coords(&p->layout, sum->world_rank[k]);
-            fprintf(out, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"args\":{\"name\":\"rank %lld "
-                         "(tp %lld cp %lld dp %lld pp %lld)\"}},",
-                    k ? "," : "", (long long)sum->world_rank[k], (long long)sum->world_rank[k], (long long)c.tp,
-                    (long long)c.cp, (long long)c.dp, (long long)c.pp);
-            fprintf(out, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":\"compute\"}},",
-                    (long long)sum->world_rank[k]);
-            fprintf(out, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":1,\"args\":{\"name\":\"comm\"}}",
-                    (long long)sum->world_rank[k]);
-            w.first_event = 0;
-        }
+        plc_ctrace_begin(&w.ct, out, "plc trace", p->world_size, n);
+        for (int64_t k = 0; k < n; k++) plc_ctrace_rank(&w.ct, &p->layout, sum->world_rank[k]);
     }
     plc_sim_opts o = {all_ranks, cost, cost_ctx, on_event, &w};
     plc_sim_result res;
     if (plc_sim_run(p, &o, &res, err, errlen)) goto done;
     sum->step_time_s = res.end_time;
-    if (out) fprintf(out, "\n]}\n");
+    if (out) plc_ctrace_end(&w.ct);
     rc = 0;
 done:
     plc_trace_cost_ctx_free(own);

@@ -1,5 +1,5 @@
 /* atomic_file.c: temporary file + fsync + rename (see atomic_file.h). */
-#include "runtime/atomic_file.h"
+#include "common/atomic_file.h"
 
 #include <errno.h>
 #include <fcntl.h>

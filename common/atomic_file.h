@@ -1,4 +1,6 @@
-/* atomic_file.h: replace a file atomically.
+/* atomic_file.h: replace a file atomically: the one writer of every file
+ * plc and plrun produce whole (plans, formatted specs, traces, checkpoints,
+ * token files).
  *
  * Writes go to a temporary file next to the destination; commit flushes,
  * fsyncs, renames it over the destination and fsyncs the directory. Any
