@@ -65,16 +65,20 @@ NVCC_FLAGS = -std=c++17 -O2 -g -Iinclude -I. \
 
 # ---- sources ---------------------------------------------------------------
 COMMON_SRC   := $(wildcard common/*.c)
-COMPILER_SRC := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+# compiler/ is laid out by stage: frontend/ (with grammar/), solver/,
+# lower/, plantools/, cli/ (object paths follow the source paths, so names
+# stay unique)
+COMPILER_SRC := $(filter-out compiler/cli/main.c,$(wildcard compiler/*.c compiler/*/*.c))
 RUNTIME_SRC  := $(filter-out runtime/main.c,$(wildcard runtime/*.c)) $(wildcard kernels/cpu/*.c)
 CUDA_SRC     := $(if $(filter 1,$(CUDA)),$(wildcard kernels/cuda/*.cu))
 TEST_SRC     := $(wildcard tests/unit/test_*.c)
 BENCH_SRC    := $(wildcard bench/*.c)
 
-GRAMMAR_Y := $(wildcard grammar/*.y)
-GRAMMAR_L := $(wildcard grammar/*.l)
-GEN_C := $(patsubst grammar/%.y,$(BUILD)/gen/%.tab.c,$(GRAMMAR_Y)) \
-         $(patsubst grammar/%.l,$(BUILD)/gen/%.lex.c,$(GRAMMAR_L))
+GRAMMAR := compiler/frontend/grammar
+GRAMMAR_Y := $(wildcard $(GRAMMAR)/*.y)
+GRAMMAR_L := $(wildcard $(GRAMMAR)/*.l)
+GEN_C := $(patsubst $(GRAMMAR)/%.y,$(BUILD)/gen/%.tab.c,$(GRAMMAR_Y)) \
+         $(patsubst $(GRAMMAR)/%.l,$(BUILD)/gen/%.lex.c,$(GRAMMAR_L))
 GEN_H := $(GEN_C:.c=.h)
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
@@ -131,11 +135,11 @@ $(BUILD)/obj/bench/%.o: bench/%.c $(GEN_H)
 	$(CC) $(ALL_CFLAGS) $(RUNTIME_CFLAGS) -MMD -MP -c $< -o $@
 
 # generated parser and scanner (never committed)
-$(BUILD)/gen/%.tab.c $(BUILD)/gen/%.tab.h: grammar/%.y
+$(BUILD)/gen/%.tab.c $(BUILD)/gen/%.tab.h: $(GRAMMAR)/%.y
 	@mkdir -p $(dir $@)
 	bison -Wall -Werror --defines=$(BUILD)/gen/$*.tab.h -o $(BUILD)/gen/$*.tab.c $<
 
-$(BUILD)/gen/%.lex.c $(BUILD)/gen/%.lex.h: grammar/%.l $(patsubst grammar/%.y,$(BUILD)/gen/%.tab.h,$(GRAMMAR_Y))
+$(BUILD)/gen/%.lex.c $(BUILD)/gen/%.lex.h: $(GRAMMAR)/%.l $(patsubst $(GRAMMAR)/%.y,$(BUILD)/gen/%.tab.h,$(GRAMMAR_Y))
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/$*.lex.h -o $(BUILD)/gen/$*.lex.c $<
 
@@ -167,7 +171,7 @@ LIBS_COMPILER = $(BUILD)/libplc_compiler.a $(BUILD)/libplc_common.a
 LIBS_RUNTIME  = $(BUILD)/libplc_runtime.a $(BUILD)/libplc_common.a
 LIBS_ALL      = $(BUILD)/libplc_compiler.a $(BUILD)/libplc_runtime.a $(BUILD)/libplc_common.a
 
-$(BIN)/plc: $(BUILD)/obj/compiler/main.o $(LIBS_COMPILER)
+$(BIN)/plc: $(BUILD)/obj/compiler/cli/main.o $(LIBS_COMPILER)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPILER_LIBS)
 

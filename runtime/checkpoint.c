@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/errmsg.h"
+#include "common/parse_num.h"
 #include "common/tensors.h"
 #include "kernels/common/bf16.h"
 #include "runtime/data.h"
@@ -97,8 +98,8 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
                 capseen *= 2;
             }
             seen[nseen++] = reg;
-            int64_t n = reg.flat ? reg.n : reg.rows * reg.cols;
-            covered += n;
+            int64_t n = reg.stored;
+            covered += reg.real;
             if (!reg.flat && reg.rows == R && reg.cols == C) whole = 1;
             if (r != comm->rank && comm->rank != 0) continue; /* neither owner nor receiver */
             float *tmp = realloc(local, (size_t)(n > 0 ? n : 1) * sizeof *tmp);
@@ -240,9 +241,8 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
         plc_st_close(&f);
         return plc_fail(err, errlen, "%s: not a plc checkpoint of version 1 (metadata format, version, step)", path);
     }
-    char *end;
-    long long s = strtoll(step, &end, 10);
-    if (*end || s < 0) {
+    int64_t s;
+    if (plc_parse_int(step, 0, INT64_MAX, &s)) {
         plc_st_close(&f);
         return plc_fail(err, errlen, "%s: bad step '%s' in the metadata", path, step);
     }

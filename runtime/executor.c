@@ -339,6 +339,41 @@ static int start_comm(plc_executor *x, uint32_t i, const plc_instr *in)
  * checked that the operands stored "as dt" in backend.h agree) */
 #define DT(k) (x->prog->buffers[in->buf[k]].dtype)
 
+/* Cross-entropy over a shard of the padded vocabulary (docs/model.md): the
+ * shard's columns at ids >= vocab are padding. Each row runs on its real
+ * columns only, so padding takes no part in the max or the softmax sum, and
+ * the padding columns of the logits' gradient are zeroed. Only the last
+ * shards of a vocabulary tp does not divide get here. */
+static int xent_padded(plc_executor *x, const plc_instr *in, int64_t vocab_start, int64_t real)
+{
+    plc_backend *be = x->be;
+    const plc_backend_ops *o = be->ops;
+    const int64_t rows = in->arg[0], vl = in->arg[1];
+    const int il = in->op == PLC_OP_XENT_MAX ? 1 : 2;
+    const size_t es = plc_dtype_size(DT(il));
+#define ROW(k, r) ((char *)PTR(k) + (size_t)((r) * vl) * es)
+    for (int64_t r = 0; r < rows; r++) {
+        int rc = 0;
+        switch (in->op) {
+        case PLC_OP_XENT_MAX:
+            rc = o->xent_max(be, FP(0) + r, ROW(1, r), DT(1), 1, real);
+            break;
+        case PLC_OP_XENT_SUMEXP:
+            rc = o->xent_sumexp(be, FP(0) + r, FP(1) + r, ROW(2, r), DT(2), IP(3) + r, FP(4) + r, 1, real,
+                                vocab_start);
+            break;
+        default: /* XENT_LOSS */
+            rc = o->xent_loss(be, ROW(0, r), DP(1), ROW(2, r), DT(2), IP(3) + r, FP(4) + r, FP(5) + r, FP(6) + r,
+                              1, real, vocab_start, (float)in->farg[0]) ||
+                 o->zero(be, ROW(0, r) + (size_t)real * es, (size_t)(vl - real) * es);
+            break;
+        }
+        if (rc) return -1;
+    }
+#undef ROW
+    return 0;
+}
+
 /* Context-parallel attention over B > 1 sequences: the all-gathered K/V
  * (and dK/dV) are laid out [cp][B][T/cp][KV][hd], the kernels want one
  * sequence's keys contiguous. Each sequence's keys are gathered into
@@ -403,6 +438,13 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
     const plc_plan *plan = x->plan;
     const int64_t tp_rank = x->co.tp;
     const int cp = plan->layout.cp > 1;
+    if (in->op == PLC_OP_XENT_MAX || in->op == PLC_OP_XENT_SUMEXP || in->op == PLC_OP_XENT_LOSS) {
+        /* the real columns of this shard of the padded vocabulary (XENT_MAX
+         * has no sharded flag: its shard is the same as the other two's) */
+        int sharded = in->op == PLC_OP_XENT_MAX ? plan->layout.tp > 1 : a[2] != 0;
+        int64_t vs = sharded ? tp_rank * a[1] : 0, real = plan->model.vocab - vs;
+        if (real < a[1]) return xent_padded(x, in, vs, real < 0 ? 0 : real);
+    }
     switch (in->op) {
     case PLC_OP_NOP:
     case PLC_OP_WAIT:

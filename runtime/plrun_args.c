@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_num.h"
+
 void plrun_usage(FILE *out)
 {
     fprintf(out,
@@ -28,15 +30,7 @@ void plrun_usage(FILE *out)
             "  --help, --version\n");
 }
 
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
-    *out = v;
-    return 0;
-}
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) { return plc_parse_int(s, lo, hi, out); }
 
 int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t errlen)
 {

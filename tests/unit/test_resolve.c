@@ -4,8 +4,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "compiler/paths.h"
-#include "compiler/spec_checks.h"
+#include "compiler/frontend/paths.h"
+#include "compiler/frontend/spec_checks.h"
 #include "fe_test_util.h"
 
 #define VALID FE_MODEL FE_CLUSTER FE_TRAIN FE_LAYOUT
@@ -139,7 +139,10 @@ static void test_kv_heads(void) { expect_error("model.kv_heads = 3", "kv_heads =
 static void test_tp_heads(void) { expect_error("layout.tp = 16", "tp = 16 does not divide heads = 8; valid: 1, 2, 4"); }
 /* 3 does not divide the 16 GPUs either: two errors */
 static void test_pp_layers(void) { expect_errors("layout.pp = 3", NULL, 2, "pp = 3 does not divide layers = 4; valid: 1, 2, 4"); }
-static void test_cp_seq(void) { expect_errors("layout.cp = 3", NULL, 2, "cp = 3 does not divide seq_len = 128; valid: 1, 2, 4, 8, 16, 32, 64, 128"); }
+static void test_cp_seq(void)
+{
+    expect_errors("layout.cp = 3", NULL, 2, "cp = 3 needs seq_len = 128 to split into 2 * cp = 6 equal chunks; valid: 1, 2, 4, 8, 16, 32, 64");
+}
 static void test_gpu_product(void) { expect_error("layout.cp = 32", "cp = 32 does not divide the 16 GPUs (nodes * gpus_per_node)"); }
 static void test_dp_batch(void) { expect_errors("layout.dp = 16", "train.global_batch = 24", 1, "dp = 16 does not divide global_batch = 24 sequences"); }
 static void test_mb_batch(void) { expect_error("layout.micro_batch = 3", "micro_batch = 3 does not divide global_batch = 64 sequences"); }
@@ -319,7 +322,7 @@ void register_test_resolve(void)
     CU_add_test(s, "kv_heads divides heads", test_kv_heads);
     CU_add_test(s, "tp divides heads", test_tp_heads);
     CU_add_test(s, "pp divides layers", test_pp_layers);
-    CU_add_test(s, "cp divides seq_len", test_cp_seq);
+    CU_add_test(s, "2 cp divides seq_len", test_cp_seq);
     CU_add_test(s, "degrees divide GPUs", test_gpu_product);
     CU_add_test(s, "all degrees fixed", test_all_fixed_must_match);
     CU_add_test(s, "dp divides batch", test_dp_batch);

@@ -1,0 +1,98 @@
+/* atomic_file.c: temporary file + fsync + rename (see atomic_file.h). */
+#include "common/atomic_file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void release(plc_atomic_file *af)
+{
+    free(af->path);
+    free(af->tmp_path);
+    af->path = af->tmp_path = NULL;
+    af->f = NULL;
+}
+
+int plc_atomic_open(plc_atomic_file *af, const char *path, char *err, size_t errlen)
+{
+    memset(af, 0, sizeof *af);
+    size_t n = strlen(path);
+    af->path = malloc(n + 1);
+    af->tmp_path = malloc(n + 16);
+    if (!af->path || !af->tmp_path) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        release(af);
+        return -1;
+    }
+    memcpy(af->path, path, n + 1);
+    snprintf(af->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(af->tmp_path);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create a temporary file: %s", path, strerror(errno));
+        release(af);
+        return -1;
+    }
+    /* mkstemp makes the file 0600; give it the mode a plain create would */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask); /* failure is harmless: the file stays 0600 */
+    af->f = fdopen(fd, "wb");
+    if (!af->f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        unlink(af->tmp_path);
+        release(af);
+        return -1;
+    }
+    return 0;
+}
+
+void plc_atomic_abort(plc_atomic_file *af)
+{
+    if (af->f) fclose(af->f);
+    if (af->tmp_path) unlink(af->tmp_path);
+    release(af);
+}
+
+static void sync_directory(const char *path)
+{
+    /* the rename is durable once the directory entry is on disk */
+    const char *slash = strrchr(path, '/');
+    char *dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+    if (!dir) return;
+    int fd = open(dir, O_RDONLY);
+    if (fd >= 0) {
+        fsync(fd); /* best effort: some file systems refuse fsync on directories */
+        close(fd);
+    }
+    free(dir);
+}
+
+int plc_atomic_commit(plc_atomic_file *af, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (fflush(af->f) != 0 || ferror(af->f)) {
+        snprintf(err, errlen, "%s: write failed: %s", af->path, strerror(errno));
+        rc = -1;
+    } else if (fsync(fileno(af->f)) != 0) {
+        snprintf(err, errlen, "%s: fsync failed: %s", af->path, strerror(errno));
+        rc = -1;
+    }
+    if (fclose(af->f) != 0 && rc == 0) {
+        snprintf(err, errlen, "%s: close failed: %s", af->path, strerror(errno));
+        rc = -1;
+    }
+    af->f = NULL;
+    if (rc == 0 && rename(af->tmp_path, af->path) != 0) {
+        snprintf(err, errlen, "%s: cannot rename the temporary file into place: %s", af->path,
+                 strerror(errno));
+        rc = -1;
+    }
+    if (rc != 0) unlink(af->tmp_path);
+    else sync_directory(af->path);
+    release(af);
+    return rc;
+}

@@ -1,0 +1,84 @@
+/* cmd_explain.c: plc explain FILE: why the best layout won. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cli/cmd_args.h"
+#include "compiler/cli/commands.h"
+#include "compiler/lower/lower.h"
+#include "compiler/cli/report.h"
+#include "compiler/cli/report_load.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: plc explain [OPTIONS] FILE\n"
+            "\n"
+            "Solves the spec and explains the winner: memory per rank by pipeline stage\n"
+            "and component, the step-time breakdown (compute, memory-bound work,\n"
+            "exposed communication by kind, bubble), and for every layout dimension the\n"
+            "best layout with another value there and why it lost.\n"
+            "Exit status: 0, 1 an error in the spec or options, 2 no layout fits.\n"
+            "\n"
+            "options:\n"
+            "%s"
+            "  -h, --help          this text\n",
+            plc_spec_options_help);
+}
+
+int plc_cmd_explain(int argc, char **argv)
+{
+    plc_spec_opts opts;
+    if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (plc_cmd_take_input("explain", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
+    }
+    if (plc_cmd_need_input("explain", "spec", path, usage)) return PLC_EXIT_INPUT;
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_job job;
+    int rc = PLC_EXIT_OK;
+    plc_estimate *w = NULL;
+    if (plc_report_load(&a, "explain", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_solution s;
+    plc_status ss = plc_solve(&job, &a, &s);
+    if (ss != PLC_OK) {
+        fprintf(stderr, "plc explain: error: %s\n", s.error);
+        rc = plc_status_exit(ss);
+        goto done;
+    }
+    const plc_candidate *best = s.pinned ? &s.single : (s.nranked ? &s.ranked[0] : NULL);
+    if (!best || !best->valid) {
+        plc_report_solve_text(stdout, &job, &s, 0, false);
+        if (s.pinned) printf("\nthe pinned layout is invalid: %s\n", s.single.reason);
+        else plc_report_no_fit(stdout, &job, &s);
+        rc = PLC_EXIT_NO_LAYOUT;
+        goto done;
+    }
+    w = malloc(sizeof *w);
+    if (!w || plc_estimate_layout(&job, &best->layout, w)) { rc = PLC_EXIT_INTERNAL; goto done; }
+    /* the winner lowered: its static memory plan is the exact peak the
+     * solver's estimate is compared with */
+    plc_explain_plan lowered = {0};
+    plc_plan *plan = PLC_NEW(&a, plc_plan);
+    plc_memplan_stats *st = PLC_NEW_ARRAY(&a, plc_memplan_stats, w->layout.pp);
+    plc_prediction pred = {w->step_time_s, w->tokens_per_s, w->mfu, w->peak_bytes, 0};
+    char err[512];
+    if (plc_lower(&job, &w->layout, &pred, &a, plan, st, err, sizeof err) == 0) {
+        lowered.plan = plan;
+        lowered.stats = st;
+    } else {
+        lowered.why = err;
+    }
+    plc_report_explain(stdout, &job, &s, w, &lowered);
+    if (!w->fits) {
+        printf("\nthe pinned layout does not fit: %s\n", w->reason);
+        rc = PLC_EXIT_NO_LAYOUT;
+    }
+done:
+    free(w);
+    plc_arena_free(&a);
+    return rc;
+}
