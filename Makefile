@@ -1,7 +1,8 @@
 # plc: the parallel-layout compiler (bin/plc) and its runtime (bin/plrun).
 #
 #   make                 build bin/plc and bin/plrun (CUDA backend too when nvcc is found)
-#   make test            unit tests (CUnit) and end-to-end tests, no GPU needed
+#   make test            unit tests (CUnit), the determinism checks under each
+#                        OpenBLAS core type the CPU runs, end-to-end tests; no GPU
 #   make test SANITIZE=1 the same under ASan + UBSan (objects in build-san/)
 #   make run             the main job: train examples/tiny.plan on CPU across ranks
 #   make bench           benchmarks, printing figures
@@ -100,7 +101,7 @@ RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
 
-.PHONY: all test unit e2e run bench deps clean install uninstall
+.PHONY: all test unit e2e test-determinism run bench deps clean install uninstall
 .SECONDARY: $(GEN_C) $(GEN_H)
 .DEFAULT_GOAL := all
 all: $(BIN)/plc $(BIN)/plrun
@@ -194,8 +195,13 @@ unit: $(BIN)/unit_tests all
 e2e: all
 	PLC_BIN=$(CURDIR)/$(BIN) tests/run_e2e.sh
 
+# the determinism checks again under each OpenBLAS core type the CPU can run
+test-determinism: all $(BIN)/unit_tests
+	PLC_BIN=$(CURDIR)/$(BIN) tests/run_determinism.sh
+
 test: all $(BIN)/unit_tests
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory test-determinism
 	$(MAKE) --no-print-directory e2e
 
 RUN_RANKS ?= 4

@@ -9,13 +9,15 @@
  *   convention); the caller zeroes a gradient buffer when it must start at 0.
  *   A gradient output never aliases an input of the same call unless a
  *   kernel says so.
- * - Results are bitwise independent of the OpenMP thread count: work is only
- *   ever split over independent outputs (rows, heads, columns), never inside
- *   a reduction. Reductions use fixed blockings (kernels/common/reduce.h).
- * - Positions (RoPE, learned position tables, attention masks) are int32
- *   per time step and shared by every sequence of the batch; NULL means 0,
- *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
- *   slice they hold.
+ * - Results are bitwise independent of the thread count (docs/runtime.md,
+ *   Determinism): work is split into items fixed by the shapes alone (rows,
+ *   heads, tiles, chunks of columns, GEMM panels), never by the thread count,
+ *   and never inside a reduction. Reductions use fixed blockings
+ *   (kernels/common/reduce.h). OpenBLAS runs single-threaded, one call per
+ *   GEMM panel (kernels/cpu/matmul.c).
+ * - Positions (RoPE, learned position tables, attention masks) are int32 per time step and shared by
+ *   every sequence of the batch; NULL means 0, 1, ..., T-1. Context-parallel
+ *   ranks pass the absolute positions of the slice they hold.
  * - Token ids and targets are int32 and must lie in [0, vocab); the kernels
  *   do not check them (the data loader does).
  * - Kernels allocate no memory that grows with the tensors except small
@@ -72,7 +74,9 @@ void plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const fl
                               int64_t rows, int64_t dim);
 
 /* ---- matmul through cblas_sgemm (OpenBLAS) --------------------------------
- * C[M, N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T.
+ * C[M, N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T. OpenMP
+ * threads take panels of C; each is one cblas_sgemm with OpenBLAS set to a
+ * single thread (the call sets it), so call it from one thread at a time.
  * op(A) is [M, K]: A is stored [M, K], or [K, M] when trans_a.
  * op(B) is [K, N]: B is stored [K, N], or [N, K] when trans_b.
  * beta = 0 overwrites C (C may hold garbage), beta = 1 accumulates: the
