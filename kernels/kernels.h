@@ -15,9 +15,10 @@
  *   and never inside a reduction. Reductions use fixed blockings
  *   (kernels/common/reduce.h). OpenBLAS runs single-threaded, one call per
  *   GEMM panel (kernels/cpu/matmul.c).
- * - Positions (RoPE, learned position tables, attention masks) are int32 per time step and shared by
- *   every sequence of the batch; NULL means 0, 1, ..., T-1. Context-parallel
- *   ranks pass the absolute positions of the slice they hold.
+ * - Positions (RoPE, learned position tables, attention masks) are int32
+ *   per time step and shared by every sequence of the batch; NULL means 0,
+ *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
+ *   slice they hold.
  * - Token ids and targets are int32 and must lie in [0, vocab); the kernels
  *   do not check them (the data loader does).
  * - Kernels allocate no memory that grows with the tensors except small
