@@ -22,4 +22,13 @@ int plc_atomic_commit(plc_atomic_file *af, char *err, size_t errlen);
 /* gives up: closes and removes the temporary */
 void plc_atomic_abort(plc_atomic_file *af);
 
+/* Checks, before any work, that `path` can later be replaced by
+ * plc_atomic_open/commit: it is not a directory and its directory takes a
+ * new file (a temporary is created and removed). `what` names the option in
+ * the message ("--trace"). 0, or -1 with err. */
+int plc_check_output_file(const char *what, const char *path, char *err, size_t errlen);
+/* The same for a directory of outputs: created when missing (its parent
+ * must exist), and it must take a new file. 0, or -1 with err. */
+int plc_prepare_output_dir(const char *what, const char *dir, char *err, size_t errlen);
+
 #endif
