@@ -6,6 +6,7 @@
 #   make run             the main job: train examples/tiny.plan on CPU across ranks
 #   make bench           benchmarks, printing figures
 #   make deps            install what a fresh Debian machine lacks (apt-get)
+#   make fuzz            libFuzzer harnesses, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #
 # Sources are found by wildcard: a new .c file in a module directory is built
 # without touching this file. Unit tests are tests/unit/test_NAME.c, each
@@ -202,7 +203,9 @@ bench: all $(BENCH_BINS)
 deps:
 	scripts/install-deps.sh
 
+include fuzz/fuzz.mk
+
 clean:
-	rm -rf build build-san bin
+	rm -rf build build-san build-fuzz bin
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

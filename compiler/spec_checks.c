@@ -214,6 +214,19 @@ static void check_layout_train(plc_diag *d, const plc_spec_facts *f)
     }
 }
 
+/* a sane limit on the tokens of one step, so that activation sizes stay
+ * far inside 64 bits */
+#define PLC_MAX_STEP_TOKENS (INT64_C(1) << 40)
+static void check_step_tokens(plc_diag *d, plc_spec_facts *f)
+{
+    const plc_train *t = f->train;
+    if (t->global_batch <= PLC_MAX_STEP_TOKENS / f->model->seq_len) return;
+    plc_diag_error(d, at(f->train_block, "global_batch"),
+                   "global_batch = %lld sequences of seq_len = %lld is more than %lld tokens per step",
+                   (long long)t->global_batch, (long long)f->model->seq_len, (long long)PLC_MAX_STEP_TOKENS);
+    f->train = NULL;
+}
+
 void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
 {
     if (f->model) check_model(d, a, f);
@@ -221,6 +234,7 @@ void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
         if (f->model) check_tokens(d, f);
         else f->train = NULL;
     }
+    if (f->train && f->model && f->train->global_batch > 0) check_step_tokens(d, f);
     if (f->layout && f->model) check_layout_model(d, a, f);
     if (f->layout && f->cluster) check_layout_cluster(d, f);
     if (f->layout && f->train) check_layout_train(d, f);

@@ -13,12 +13,10 @@
 #ifndef PLC_RUNTIME_CHECKPOINT_H
 #define PLC_RUNTIME_CHECKPOINT_H
 
-#define PLC_CKPT_VERSION "2"    /* metadata "version" written and read */
-#define PLC_CKPT_VALUE_MAX 4096 /* longest setting value (a data path) */
-
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/ckpt_meta.h"
 #include "runtime/comm.h"
 #include "runtime/executor.h"
 
@@ -38,7 +36,7 @@ int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
 /* Every rank loads its shards of PARAM, ADAM_M and ADAM_V buffers and the
  * step from a checkpoint of the same model (a step-0 checkpoint may lack the
  * optimizer's moments: they start at zero). Before anything is used: the
- * metadata's checksum, then every setting (plc_ckpt_setting_known) against
+ * metadata's checksum, then every setting (ckpt_meta.h) against
  * the plan's, except those named in allow[0..nallow); each tensor's
  * checksum before it is read. 0, or -1 with a message that names what
  * differs or which tensor is corrupt. The result may differ between ranks
@@ -46,10 +44,6 @@ int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
 int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path,
                   const char *const *allow, int nallow, char *err, size_t errlen);
 
-/* the settings a resume compares ("train.lr.peak", ...): 1 if name is one;
- * the list, comma-separated, for messages */
-int plc_ckpt_setting_known(const char *name);
-void plc_ckpt_settings_list(char *out, size_t n);
 
 /* Collective: a checkpoint into directory dir as step-NNNNNNNN.safetensors
  * (the next step to run), then the completion marker dir/latest naming it
