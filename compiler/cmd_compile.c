@@ -123,7 +123,7 @@ int plc_cmd_compile(int argc, char **argv)
     }
     if (plc_plan_write_file(&plan, outp, err, sizeof err)) {
         fprintf(stderr, "plc compile: error: %s\n", err);
-        rc = PLC_EXIT_INTERNAL;
+        rc = PLC_EXIT_INPUT; /* the output path or the disk, not a bug */
         goto done;
     }
     FILE *f = fopen(outp, "rb");
