@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/crc32.h"
 #include "common/errmsg.h"
@@ -264,6 +265,10 @@ int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t e
 {
     uint8_t *data = NULL;
     size_t len = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* the rename would replace /dev/null or a directory */
+        return plc_fail(err, errlen, "%s: %s", path,
+                        S_ISDIR(st.st_mode) ? "is a directory; give a file name" : "not a regular file; refusing to replace it");
     if (plc_plan_encode(p, &data, &len, err, errlen)) return -1;
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 5);

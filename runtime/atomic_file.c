@@ -19,6 +19,13 @@ static void release(plc_atomic_file *af)
 int plc_atomic_open(plc_atomic_file *af, const char *path, char *err, size_t errlen)
 {
     memset(af, 0, sizeof *af);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* the rename would replace a directory entry such as /dev/null */
+        snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+        errno = EEXIST;
+        return -1;
+    }
     size_t n = strlen(path);
     af->path = malloc(n + 1);
     af->tmp_path = malloc(n + 16);
@@ -108,6 +115,10 @@ int plc_check_output_file(const char *what, const char *path, char *err, size_t 
     }
     if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "%s %s: is a directory; give a file name", what, path);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s %s: not a regular file; give a file name to create or replace", what, path);
         return -1;
     }
     plc_atomic_file af;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Exit codes as documented (0 ok, 1 input, usage or environment, 2 no layout,
 # 3 internal error only): errors a user causes never exit 3. plc compile to
-# a missing directory or onto a directory, and out of memory while
+# a missing directory, onto a directory or a device (never replaced), and out of memory while
 # compiling (under a small address-space limit), exit 1 with a message.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
@@ -20,7 +20,9 @@ expect() {
 }
 tiny=$PLC_ROOT/examples/tiny.plan
 expect "compile into a missing directory" 1 "error" "$PLC" compile "$tiny" -o /nonexistent/x.bin
-expect "compile onto a directory" 1 "error" "$PLC" compile "$tiny" -o "$tmp"
+expect "compile onto a directory" 1 "is a directory" "$PLC" compile "$tiny" -o "$tmp"
+expect "compile onto /dev/null" 1 "not a regular file" "$PLC" compile "$tiny" -o /dev/null
+[ -c /dev/null ] || die "/dev/null was replaced"
 expect "compile, no layout fits" 2 "no layout fits\|does not fit" "$PLC" compile "$tiny" -D cluster.memory="1 MiB"
 case "$PLC_BIN" in
 *san*) echo "skip out of memory: the sanitizers reserve more address space than the limit" ;;

@@ -30,12 +30,13 @@ compile_tiny "$tmp/one.bin" 1
     die "plc compile failed"
 
 # outputs are checked before the first step: no "step" line may appear
-for args in "--checkpoint /nonexistent/dir/ck.st" "--trace /nonexistent/dir/t.json" "--trace /tmp" \
+for args in "--checkpoint /nonexistent/dir/ck.st" "--trace /nonexistent/dir/t.json" "--trace /tmp" "--trace /dev/null" \
     "--metrics /tmp" "--metrics /nonexistent/m.jsonl" "--checkpoint-dir /nonexistent/a/b"; do
     # shellcheck disable=SC2086
     expect "output ${args%% *} ${args#* }" "${args#* }" "$PLRUN" "$tmp/one.bin" --steps 300 $args
     if grep -q '^step' "$tmp/out"; then echo "FAIL: $args: a step ran before the path was refused"; fails=$((fails + 1)); fi
 done
+[ -c /dev/null ] || die "/dev/null was replaced"
 if [ -w /dev/full ]; then
     expect "metrics on a full disk" "--metrics /dev/full: write failed" "$PLRUN" "$tmp/one.bin" --steps 3 --metrics /dev/full
 fi
