@@ -7,7 +7,8 @@
 # checks), plan (the plan loader), ckpt (the checkpoint loader). They are
 # built with clang's -fsanitize=fuzzer plus ASan and UBSan (Debian: clang and
 # libfuzzer-14-dev). Seed corpora: the example and error specs, plans
-# compiled from examples/tiny.plan, a checkpoint of fuzz/seed.plan. A crash
+# compiled from examples/tiny.plan, a checkpoint of fuzz/seed.plan; fuzz_spec
+# also gets the language's tokens (fuzz/spec.dict). A crash
 # leaves build-fuzz/crash-* and fails the target; each one fixed becomes a
 # file in tests/fuzz_regress/NAME/, replayed by tests/e2e/fuzz_regress.sh.
 
@@ -55,7 +56,8 @@ fuzz: fuzz-build
 	@for n in $(FUZZ_NAMES); do \
 	    mkdir -p $(FUZZ_BUILD)/corpus/$$n; \
 	    echo "fuzz_$$n: $(FUZZ_SECONDS) s"; \
-	    $(FUZZ_BUILD)/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
+	    dict=; [ -f fuzz/$$n.dict ] && dict=-dict=fuzz/$$n.dict; \
+	    $(FUZZ_BUILD)/fuzz_$$n $$dict -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -print_final_stats=1 \
 	        -artifact_prefix=$(FUZZ_BUILD)/crash-$$n- $(FUZZ_BUILD)/corpus/$$n $(FUZZ_BUILD)/seeds/$$n \
 	        2>$(FUZZ_BUILD)/fuzz_$$n.log || { tail -n 60 $(FUZZ_BUILD)/fuzz_$$n.log; exit 1; }; \
 	    grep -h 'stat::number_of_executed_units' $(FUZZ_BUILD)/fuzz_$$n.log; \
