@@ -100,9 +100,11 @@ static int fail_all(plrun *r, int code)
 
 /* An error of this rank alone: say it and take the job down, so that no
  * other rank waits for it forever. */
+static void note_kept_checkpoint(plrun *r);
 static int fail_rank(plrun *r, int code)
 {
     fprintf(stderr, "plrun: error: %s\n", r->err);
+    note_kept_checkpoint(r);
     fflush(stderr);
     if (r->comm.use_mpi && r->comm.size > 1) plc_comm_abort(&r->comm, code);
     cleanup(r);
@@ -178,13 +180,7 @@ static int run_steps(plrun *r, int64_t total)
         if (plc_exec_step(r->x, &st, r->err, sizeof r->err)) {
             /* a watchdog timeout or a failed transfer: this rank's message, and
              * the job ends here (the peers may be waiting for it) */
-            fprintf(stderr, "plrun: error: %s\n", r->err);
-            note_kept_checkpoint(r);
-            fflush(stderr);
-            int code = r->comm.timed_out ? EXIT_INPUT : EXIT_INTERNAL;
-            if (r->comm.use_mpi && r->comm.size > 1) plc_comm_abort(&r->comm, code);
-            cleanup(r);
-            return code;
+            return fail_rank(r, r->comm.timed_out ? EXIT_INPUT : EXIT_INTERNAL);
         }
         if (st.nonfinite_rank >= 0 || !isfinite(st.loss) || (r->plan.train.grad_clip > 0 && !isfinite(st.grad_norm))) {
             /* the state is poisoned: no checkpoint from it */
@@ -213,15 +209,16 @@ static int run_steps(plrun *r, int64_t total)
             plc_step_metrics m = {st.step, st.loss, st.lr, st.grad_norm,
                                   tokens / st.step_time_s, flops_tok * tokens / st.step_time_s,
                                   st.step_time_s};
-            if (plc_metrics_step(&r->log, &m, r->err, sizeof r->err)) {
-                note_kept_checkpoint(r);
-                return fail_rank(r, EXIT_INPUT);
-            }
+            if (plc_metrics_step(&r->log, &m, r->err, sizeof r->err)) return fail_rank(r, EXIT_INPUT);
         }
         /* a signal on any rank stops every rank after the same step */
         double stop = stop_signal;
-        if (plc_comm_max_f64(&r->comm, &stop, 1)) {
-            snprintf(r->err, sizeof r->err, "rank %d: %s", r->comm.rank, r->comm.error);
+        r->comm.watch_instr = -2; /* under the watchdog, as the step's own reductions */
+        int src = plc_comm_max_f64(&r->comm, &stop, 1);
+        r->comm.watch_instr = -1;
+        if (src) {
+            snprintf(r->err, sizeof r->err, "rank %d: after step %lld: %s", r->comm.rank, (long long)s,
+                     r->comm.error);
             return fail_rank(r, EXIT_INPUT);
         }
         if (stop != 0) {
