@@ -9,6 +9,7 @@
 #   make deps            install what a fresh Debian machine lacks (apt-get)
 #   make install         bin/, share/plc/catalog.yaml and man pages under
 #                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
+#   make fuzz            libFuzzer harnesses, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #
 # Sources are found by wildcard: a new .c file in a module directory is built
 # without touching this file. Unit tests are tests/unit/test_NAME.c, each
@@ -240,8 +241,9 @@ uninstall:
 	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MAN1)) \
 	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man5/%,$(MAN5))
 	-rmdir $(DESTDIR)$(PREFIX)/share/plc 2>/dev/null
+include fuzz/fuzz.mk
 
 clean:
-	rm -rf build build-san bin
+	rm -rf build build-san build-fuzz bin
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

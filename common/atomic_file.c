@@ -19,6 +19,13 @@ static void release(plc_atomic_file *af)
 int plc_atomic_open(plc_atomic_file *af, const char *path, char *err, size_t errlen)
 {
     memset(af, 0, sizeof *af);
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* the rename would replace a directory entry such as /dev/null */
+        snprintf(err, errlen, "%s: not a regular file; refusing to replace it", path);
+        errno = EEXIST;
+        return -1;
+    }
     size_t n = strlen(path);
     af->path = malloc(n + 1);
     af->tmp_path = malloc(n + 16);
@@ -31,8 +38,10 @@ int plc_atomic_open(plc_atomic_file *af, const char *path, char *err, size_t err
     snprintf(af->tmp_path, n + 16, "%s.tmp.XXXXXX", path);
     int fd = mkstemp(af->tmp_path);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create a temporary file: %s", path, strerror(errno));
+        int e = errno;
+        snprintf(err, errlen, "%s: cannot create a temporary file: %s", path, strerror(e));
         release(af);
+        errno = e; /* for callers that phrase their own message */
         return -1;
     }
     /* mkstemp makes the file 0600; give it the mode a plain create would */
@@ -94,5 +103,66 @@ int plc_atomic_commit(plc_atomic_file *af, char *err, size_t errlen)
     if (rc != 0) unlink(af->tmp_path);
     else sync_directory(af->path);
     release(af);
+    return rc;
+}
+
+int plc_check_output_file(const char *what, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!*path) {
+        snprintf(err, errlen, "%s: the file name is empty", what);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s %s: is a directory; give a file name", what, path);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s %s: not a regular file; give a file name to create or replace", what, path);
+        return -1;
+    }
+    plc_atomic_file af;
+    char msg[512];
+    if (plc_atomic_open(&af, path, msg, sizeof msg)) {
+        snprintf(err, errlen, "%s %s: cannot create a file there: %s", what, path, strerror(errno));
+        return -1;
+    }
+    plc_atomic_abort(&af);
+    return 0;
+}
+
+int plc_prepare_output_dir(const char *what, const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (!*dir) {
+        snprintf(err, errlen, "%s: the directory name is empty", what);
+        return -1;
+    }
+    if (stat(dir, &st) != 0) {
+        if (errno != ENOENT || mkdir(dir, 0777) != 0) {
+            snprintf(err, errlen, "%s %s: cannot create the directory: %s", what, dir, strerror(errno));
+            return -1;
+        }
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s %s: exists and is not a directory", what, dir);
+        return -1;
+    }
+    size_t n = strlen(dir) + 16;
+    char *probe = malloc(n);
+    if (!probe) {
+        snprintf(err, errlen, "%s %s: out of memory", what, dir);
+        return -1;
+    }
+    snprintf(probe, n, "%s/.probe", dir);
+    plc_atomic_file af;
+    char msg[512];
+    int rc = 0;
+    if (plc_atomic_open(&af, probe, msg, sizeof msg)) {
+        snprintf(err, errlen, "%s %s: cannot write in the directory: %s", what, dir, strerror(errno));
+        rc = -1;
+    } else {
+        plc_atomic_abort(&af);
+    }
+    free(probe);
     return rc;
 }

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/atomic_file.h"
 #include "common/crc32.h"
@@ -278,6 +279,12 @@ plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, s
 {
     uint8_t *data = NULL;
     size_t len = 0;
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* the rename would replace /dev/null or a directory */
+        plc_fail(err, errlen, "%s: %s", path,
+                 S_ISDIR(st.st_mode) ? "is a directory; give a file name" : "not a regular file; refusing to replace it");
+        return PLC_E_INPUT;
+    }
     if (plc_plan_encode(p, &data, &len, err, errlen)) return PLC_E_INTERNAL;
     plc_atomic_file af;
     int rc = plc_atomic_open(&af, path, err, errlen);

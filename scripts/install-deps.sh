@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what plc needs on Debian (12 or later): the build tools, the
-# libraries, Open MPI, OpenBLAS, and Debian's PyTorch for the oracle test.
+# libraries, Open MPI, OpenBLAS, Debian's PyTorch for the oracle test, and
+# clang with libFuzzer and valgrind for the robustness tests.
 # Run as root, or through sudo; prints the command to run otherwise.
 set -euo pipefail
 packages=(
@@ -9,6 +10,7 @@ packages=(
     libopenmpi-dev openmpi-bin
     libopenblas-dev
     python3 python3-numpy python3-yaml python3-torch
+    clang libfuzzer-14-dev valgrind
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -38,7 +38,9 @@ static void usage(FILE *out)
     fprintf(out,
             "\n"
             "Every command that reads a spec takes -D block.key=value overrides.\n"
-            "Run 'plc COMMAND --help' for a command's options.\n");
+            "Run 'plc COMMAND --help' for a command's options.\n"
+            "Exit status: 0 ok; 1 an error of the input or the usage (spec, options,\n"
+            "files, out of memory); 2 no layout fits; 3 an internal error only.\n");
 }
 
 int main(int argc, char **argv)

@@ -2,6 +2,7 @@
 #include "compiler/frontend/diag.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,44 @@ void plc_diag_init(plc_diag *d, FILE *out, int max_errors)
     d->max_errors = max_errors > 0 ? max_errors : PLC_DIAG_DEFAULT_MAX_ERRORS;
 }
 
-static char printable(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f ? '?' : (char)c; }
+/* Bytes of a source line as shown: printable ASCII, tabs and valid UTF-8
+ * as they are; every other byte (controls, junk) escaped as \xNN, so that
+ * nothing raw reaches the terminal. shown_width says how many columns a
+ * byte takes there, for the caret line. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+    size_t len = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : 0;
+    if (s[0] >= 0xf5 || len == 0 || len > n) return 0;
+    for (size_t i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80) return 0;
+    return len;
+}
+static bool escaped(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }
+
+/* writes bytes [b, e) of text; returns the columns each took into cols (or NULL) */
+static void show_bytes(FILE *out, const char *text, size_t b, size_t e, unsigned char *cols)
+{
+    for (size_t i = b; i < e;) {
+        unsigned char c = (unsigned char)text[i];
+        size_t u = c >= 0x80 ? utf8_seq((const unsigned char *)text + i, e - i) : 0;
+        if (u) {
+            if (out) fwrite(text + i, 1, u, out);
+            if (cols) {
+                cols[i - b] = 1;
+                for (size_t k = 1; k < u; k++) cols[i - b + k] = 0;
+            }
+            i += u;
+        } else if (c >= 0x80 || escaped(c)) {
+            if (out) fprintf(out, "\\x%02x", c);
+            if (cols) cols[i - b] = 4;
+            i++;
+        } else {
+            if (out) fputc((char)c, out);
+            if (cols) cols[i - b] = 1;
+            i++;
+        }
+    }
+}
 
 /* the source line holding loc.begin, with a caret line under loc */
 static void print_excerpt(FILE *out, plc_loc loc)
@@ -36,10 +74,16 @@ static void print_excerpt(FILE *out, plc_loc loc)
         if (caret_end > we) caret_end = we;
     }
     fprintf(out, "%5d | %s", loc.first_line, cut_left ? "..." : "");
-    for (size_t i = ws; i < we; i++) fputc(printable((unsigned char)src->text[i]), out);
+    unsigned char cols[LINE_WINDOW + 8];
+    unsigned char *widths = we - ws <= LINE_WINDOW ? cols : malloc(we - ws + 1);
+    show_bytes(out, src->text, ws, we, widths);
     fprintf(out, "%s\n      | %s", cut_right ? "..." : "", cut_left ? "   " : "");
     size_t b = loc.begin < we ? loc.begin : we;
-    for (size_t i = ws; i < b; i++) fputc(src->text[i] == '\t' ? '\t' : ' ', out);
+    for (size_t i = ws; i < b; i++) {
+        if (src->text[i] == '\t') fputc('\t', out);
+        else for (int k = 0; widths && k < widths[i - ws]; k++) fputc(' ', out);
+    }
+    if (widths != cols) free(widths);
     fputc('^', out);
     for (size_t i = b + 1; i < caret_end; i++) fputc('~', out);
     fputc('\n', out);
@@ -237,9 +281,21 @@ const char *plc_diag_quote(plc_arena *a, const char *s, size_t len)
 {
     enum { MAX_QUOTE = 40 };
     size_t n = len > MAX_QUOTE ? MAX_QUOTE : len;
-    char *q = plc_arena_alloc(a, n + 4);
-    for (size_t i = 0; i < n; i++) q[i] = printable((unsigned char)s[i]);
-    if (len > MAX_QUOTE) memcpy(q + n, "...", 4);
+    char *q = plc_arena_alloc(a, 4 * n + 4), *o = q;
+    for (size_t i = 0; i < n;) {
+        unsigned char c = (unsigned char)s[i];
+        size_t u = c >= 0x80 ? utf8_seq((const unsigned char *)s + i, n - i) : 0;
+        if (u) {
+            memcpy(o, s + i, u);
+            o += u;
+            i += u;
+        } else {
+            if (c >= 0x80 || escaped(c) || c == '\t') o += sprintf(o, "\\x%02x", c);
+            else *o++ = (char)c;
+            i++;
+        }
+    }
+    memcpy(o, len > MAX_QUOTE ? "..." : "", len > MAX_QUOTE ? 4 : 1);
     return q;
 }
 

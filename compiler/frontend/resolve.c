@@ -150,7 +150,10 @@ static bool eval_number(rctx *r, const plc_value *v, plc_quantity *q)
     case PLC_QTY_OK: return true;
     case PLC_QTY_OVERFLOW:
         plc_diag_error(r->d, v->loc, "number too large");
-        plc_diag_hint(r->d, "whole numbers go up to 9223372036854775807");
+        if (strpbrk(v->text, ".eE"))
+            plc_diag_hint(r->d, "'%s' is beyond the range of a real number (about 1.8e308)", v->text);
+        else
+            plc_diag_hint(r->d, "whole numbers go up to 9223372036854775807");
         return false;
     case PLC_QTY_UNKNOWN_UNIT: {
         const char *w = v->words[bad - 1];
@@ -469,26 +472,27 @@ static int get_choice(rctx *r, const block_slots *bs, const char *key, const cho
 static bool resolve_model(rctx *r, const block_slots *bs, plc_model *m)
 {
     int before = r->d->errors;
-    const int64_t big = INT64_C(1) << 40; /* keeps products of shapes in range */
     snprintf(m->name, sizeof m->name, "%s", "model");
     if (bs->block && bs->block->name) {
         if (strlen(bs->block->name) >= sizeof m->name || strlen(bs->block->name) == 0)
             plc_diag_error(r->d, bs->block->name_loc, "model name must be 1 to %zu characters", sizeof m->name - 1);
         else snprintf(m->name, sizeof m->name, "%s", bs->block->name);
     }
-    get_int(r, bs, "layers", 1, 1 << 20, &m->layers);
-    get_int(r, bs, "hidden", 1, big, &m->hidden);
-    get_int(r, bs, "ffn_hidden", 1, big, &m->ffn_hidden);
-    get_int(r, bs, "heads", 1, 1 << 20, &m->heads);
-    if (get_int(r, bs, "kv_heads", 1, 1 << 20, &m->kv_heads) == 0) m->kv_heads = m->heads;
-    get_int(r, bs, "vocab", 1, big, &m->vocab);
-    get_int(r, bs, "seq_len", 1, big, &m->seq_len);
+    /* sane limits, far beyond any real model, so that every product of
+     * shapes (parameters, activations) stays well inside 64 bits */
+    get_int(r, bs, "layers", 1, 1 << 14, &m->layers);
+    get_int(r, bs, "hidden", 1, 1 << 20, &m->hidden);
+    get_int(r, bs, "ffn_hidden", 1, 1 << 22, &m->ffn_hidden);
+    get_int(r, bs, "heads", 1, 1 << 16, &m->heads);
+    if (get_int(r, bs, "kv_heads", 1, 1 << 16, &m->kv_heads) == 0) m->kv_heads = m->heads;
+    get_int(r, bs, "vocab", 1, 1 << 24, &m->vocab);
+    get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len);
     m->tie_embeddings = false;
     get_bool(r, bs, "tie_embeddings", &m->tie_embeddings);
     m->norm_eps = 1e-5;
     get_real(r, bs, "norm_eps", 0, true, 1, false, &m->norm_eps);
     m->rope_theta = 10000;
-    get_real(r, bs, "rope_theta", 0, true, INFINITY, false, &m->rope_theta);
+    get_real(r, bs, "rope_theta", 0, true, 1e12, false, &m->rope_theta);
     return r->d->errors == before;
 }
 
@@ -506,15 +510,15 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
                 plc_diag_error(r->d, v->word_locs[v->nwords - 1], "'global_batch' expects sequences or tokens, not %s ('%s')",
                                plc_unit_kind_name(q.kind), q.unit->name);
                 plc_diag_hint(r->d, "write sequences (global_batch = 1024) or tokens (global_batch = 4M tokens)");
-            } else if (!q.is_int || q.ivalue < 1 || q.ivalue > big * 1024) {
-                plc_diag_error(r->d, v->loc, "'global_batch' must be a whole number between 1 and %lld", (long long)(big * 1024));
+            } else if (!q.is_int || q.ivalue < 1 || q.ivalue > big) {
+                plc_diag_error(r->d, v->loc, "'global_batch' must be a whole number between 1 and %lld", (long long)big);
             } else {
                 t->global_batch = q.ivalue;
                 *batch_in_tokens = q.kind == PLC_UNIT_TOKENS;
             }
         }
     }
-    get_int(r, bs, "steps", 1, big, &t->steps);
+    get_int(r, bs, "steps", 1, 1 << 30, &t->steps);
     int prec = PLC_PREC_BF16, opt = 0;
     get_enum(r, bs, "precision", plc_precision_names, &prec);
     t->precision = (plc_precision)prec;
@@ -545,18 +549,18 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
     get_real(r, bs, "adamw.beta1", 0, false, 1, true, &t->beta1);
     get_real(r, bs, "adamw.beta2", 0, false, 1, true, &t->beta2);
     get_real(r, bs, "adamw.eps", 0, true, 1, false, &t->eps);
-    get_real(r, bs, "adamw.weight_decay", 0, false, INFINITY, false, &t->weight_decay);
+    get_real(r, bs, "adamw.weight_decay", 0, false, 10, false, &t->weight_decay);
     t->lr_peak = 3e-4;
-    get_real(r, bs, "lr.peak", 0, true, INFINITY, false, &t->lr_peak);
+    get_real(r, bs, "lr.peak", 0, true, 100, false, &t->lr_peak);
     t->lr_floor = t->lr_peak / 10;
     if (get_real(r, bs, "lr.floor", 0, false, INFINITY, false, &t->lr_floor) > 0 && t->lr_floor > t->lr_peak) {
         plc_diag_error(r->d, slot(bs, "lr.floor")->value->loc, "'lr.floor' is above 'lr.peak' (%g)", t->lr_peak);
         plc_diag_hint(r->d, "the learning rate decays from lr.peak down to lr.floor");
     }
     t->warmup_steps = 0;
-    get_int(r, bs, "lr.warmup", 0, big, &t->warmup_steps);
+    get_int(r, bs, "lr.warmup", 0, 1 << 30, &t->warmup_steps);
     t->decay_steps = t->steps;
-    int has_decay = get_int(r, bs, "lr.decay_steps", 1, big, &t->decay_steps);
+    int has_decay = get_int(r, bs, "lr.decay_steps", 1, 1 << 30, &t->decay_steps);
     if (t->decay_steps > 0 && t->warmup_steps > t->decay_steps) {
         const plc_pair *w = slot(bs, "lr.warmup");
         plc_diag_error(r->d, w->value->loc, "'lr.warmup' = %lld is longer than the decay (%s = %lld)",
@@ -564,7 +568,7 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
         plc_diag_hint(r->d, "warmup ends before cosine decay does: lr.warmup <= lr.decay_steps");
     }
     t->grad_clip = 1.0;
-    get_real(r, bs, "grad_clip", 0, false, INFINITY, false, &t->grad_clip);
+    get_real(r, bs, "grad_clip", 0, false, 1e6, false, &t->grad_clip);
 }
 
 static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
@@ -606,7 +610,7 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
 static bool hw_value_ok(const plc_hw_field *f, double v)
 {
     if (f->unit == PLC_UNIT_PERCENT) return v > 0 && v <= 1;
-    return v >= 0;
+    return v >= 0 && v <= 1e30; /* 1e30 bytes, FLOPS, seconds: beyond any machine */
 }
 
 /* the catalog file: --catalog/$PLC_CATALOG, cluster.catalog, then the built-in
@@ -656,7 +660,8 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
         if (get_quantity(r, bs, f->key, f->unit, &over[i]) <= 0) continue;
         if (!hw_value_ok(f, over[i])) {
             plc_diag_error(r->d, slot(bs, f->key)->value->loc, "'%s' is out of range", f->key);
-            plc_diag_hint(r->d, f->unit == PLC_UNIT_PERCENT ? "a share is above 0 and at most 100%%" : "figures are not negative");
+            plc_diag_hint(r->d, f->unit == PLC_UNIT_PERCENT ? "a share is above 0 and at most 100%%"
+                                                            : "figures are not negative and at most 1e30");
             continue;
         }
         has[i] = true;

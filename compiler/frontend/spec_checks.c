@@ -203,6 +203,20 @@ static void check_layout_warnings(plc_diag *d, const plc_spec_facts *f)
     }
 }
 
+/* a sane limit on the tokens of one step: token counts stay exact in a
+ * double (the solver's arithmetic), which still admits 1e12 sequences of
+ * 2048 tokens */
+#define PLC_MAX_STEP_TOKENS (INT64_C(1) << 53)
+static void check_step_tokens(plc_diag *d, plc_spec_facts *f)
+{
+    const plc_train *t = f->train;
+    if (t->global_batch <= PLC_MAX_STEP_TOKENS / f->model->seq_len) return;
+    plc_diag_error(d, at(f->train_block, "global_batch"),
+                   "global_batch = %lld sequences of seq_len = %lld is more than %lld tokens per step",
+                   (long long)t->global_batch, (long long)f->model->seq_len, (long long)PLC_MAX_STEP_TOKENS);
+    f->train = NULL;
+}
+
 void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
 {
     if (f->model) check_model(d, a, f);
@@ -210,6 +224,7 @@ void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
         if (f->model) check_tokens(d, f);
         else f->train = NULL;
     }
+    if (f->train && f->model && f->train->global_batch > 0) check_step_tokens(d, f);
     if (f->layout && f->model) check_layout_rules(d, a, f);
     if (f->layout) check_layout_warnings(d, f);
 }

@@ -44,18 +44,22 @@ plc_source *plc_source_read(plc_arena *a, plc_diag *diag, const char *path)
             buf = grown;
             cap *= 2;
         }
+        errno = 0;
         size_t got = fread(buf + len, 1, cap - len, f);
         len += got;
         if (got == 0) break;
     }
+    int read_errno = errno;
     bool failed = ferror(f);
     fclose(f);
     if (failed) {
         free(buf);
-        plc_diag_error_noloc(diag, "cannot read '%s'", path);
+        plc_diag_error_noloc(diag, "cannot read '%s': %s", path, read_errno ? strerror(read_errno) : "read error");
         return NULL;
     }
-    plc_source *s = plc_source_from_text(a, path, buf, len);
+    /* a UTF-8 byte-order mark, as some editors write, is not part of the spec */
+    size_t skip = len >= 3 && memcmp(buf, "\xef\xbb\xbf", 3) == 0 ? 3 : 0;
+    plc_source *s = plc_source_from_text(a, path, buf + skip, len - skip);
     free(buf);
     return s;
 }
