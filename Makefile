@@ -1,11 +1,15 @@
 # plc: the parallel-layout compiler (bin/plc) and its runtime (bin/plrun).
 #
 #   make                 build bin/plc and bin/plrun (CUDA backend too when nvcc is found)
-#   make test            unit tests (CUnit) and end-to-end tests, no GPU needed
+#   make test            unit tests (CUnit), the determinism checks under each
+#                        OpenBLAS core type the CPU runs, end-to-end tests; no GPU
 #   make test SANITIZE=1 the same under ASan + UBSan (objects in build-san/)
 #   make run             the main job: train examples/tiny.plan on CPU across ranks
 #   make bench           benchmarks, printing figures
 #   make deps            install what a fresh Debian machine lacks (apt-get)
+#   make install         bin/, share/plc/catalog.yaml and man pages under
+#                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
+#   make fuzz            libFuzzer harnesses, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #
 # Sources are found by wildcard: a new .c file in a module directory is built
 # without touching this file. Unit tests are tests/unit/test_NAME.c, each
@@ -63,16 +67,20 @@ NVCC_FLAGS = -std=c++17 -O2 -g -Iinclude -I. \
 
 # ---- sources ---------------------------------------------------------------
 COMMON_SRC   := $(wildcard common/*.c)
-COMPILER_SRC := $(filter-out compiler/main.c,$(wildcard compiler/*.c))
+# compiler/ is laid out by stage: frontend/ (with grammar/), solver/,
+# lower/, plantools/, cli/ (object paths follow the source paths, so names
+# stay unique)
+COMPILER_SRC := $(filter-out compiler/cli/main.c,$(wildcard compiler/*.c compiler/*/*.c))
 RUNTIME_SRC  := $(filter-out runtime/main.c,$(wildcard runtime/*.c)) $(wildcard kernels/cpu/*.c)
 CUDA_SRC     := $(if $(filter 1,$(CUDA)),$(wildcard kernels/cuda/*.cu))
 TEST_SRC     := $(wildcard tests/unit/test_*.c)
 BENCH_SRC    := $(wildcard bench/*.c)
 
-GRAMMAR_Y := $(wildcard grammar/*.y)
-GRAMMAR_L := $(wildcard grammar/*.l)
-GEN_C := $(patsubst grammar/%.y,$(BUILD)/gen/%.tab.c,$(GRAMMAR_Y)) \
-         $(patsubst grammar/%.l,$(BUILD)/gen/%.lex.c,$(GRAMMAR_L))
+GRAMMAR := compiler/frontend/grammar
+GRAMMAR_Y := $(wildcard $(GRAMMAR)/*.y)
+GRAMMAR_L := $(wildcard $(GRAMMAR)/*.l)
+GEN_C := $(patsubst $(GRAMMAR)/%.y,$(BUILD)/gen/%.tab.c,$(GRAMMAR_Y)) \
+         $(patsubst $(GRAMMAR)/%.l,$(BUILD)/gen/%.lex.c,$(GRAMMAR_L))
 GEN_H := $(GEN_C:.c=.h)
 
 obj = $(patsubst %,$(BUILD)/obj/%.o,$(basename $(1)))
@@ -86,11 +94,15 @@ CUDA_DEFS = -DPLC_HAVE_CUDA=1 -I$(CUDA_HOME)/include
 CUDA_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lnccl -lcudart -lstdc++
 endif
 
+# the catalog's directory as seen from the binaries' one: plc finds its
+# built-in catalog relative to itself (compiler/paths.h), never by a fixed path
+TREE_DATADIR := $(shell realpath -m --relative-to=$(BIN) examples)
+
 RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
 
-.PHONY: all test unit e2e run bench deps clean
+.PHONY: all test unit e2e test-determinism run bench deps clean install uninstall
 .SECONDARY: $(GEN_C) $(GEN_H)
 .DEFAULT_GOAL := all
 all: $(BIN)/plc $(BIN)/plrun
@@ -102,7 +114,7 @@ $(BUILD)/obj/common/%.o: common/%.c
 
 $(BUILD)/obj/compiler/%.o: compiler/%.c $(GEN_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DPLC_DATADIR='"$(CURDIR)/examples"' -MMD -MP -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -DPLC_TREE_DATADIR='"$(TREE_DATADIR)"' -MMD -MP -c $< -o $@
 
 $(BUILD)/obj/runtime/%.o: runtime/%.c
 	@mkdir -p $(dir $@)
@@ -125,11 +137,11 @@ $(BUILD)/obj/bench/%.o: bench/%.c $(GEN_H)
 	$(CC) $(ALL_CFLAGS) $(RUNTIME_CFLAGS) -MMD -MP -c $< -o $@
 
 # generated parser and scanner (never committed)
-$(BUILD)/gen/%.tab.c $(BUILD)/gen/%.tab.h: grammar/%.y
+$(BUILD)/gen/%.tab.c $(BUILD)/gen/%.tab.h: $(GRAMMAR)/%.y
 	@mkdir -p $(dir $@)
 	bison -Wall -Werror --defines=$(BUILD)/gen/$*.tab.h -o $(BUILD)/gen/$*.tab.c $<
 
-$(BUILD)/gen/%.lex.c $(BUILD)/gen/%.lex.h: grammar/%.l $(patsubst grammar/%.y,$(BUILD)/gen/%.tab.h,$(GRAMMAR_Y))
+$(BUILD)/gen/%.lex.c $(BUILD)/gen/%.lex.h: $(GRAMMAR)/%.l $(patsubst $(GRAMMAR)/%.y,$(BUILD)/gen/%.tab.h,$(GRAMMAR_Y))
 	@mkdir -p $(dir $@)
 	flex --header-file=$(BUILD)/gen/$*.lex.h -o $(BUILD)/gen/$*.lex.c $<
 
@@ -161,7 +173,7 @@ LIBS_COMPILER = $(BUILD)/libplc_compiler.a $(BUILD)/libplc_common.a
 LIBS_RUNTIME  = $(BUILD)/libplc_runtime.a $(BUILD)/libplc_common.a
 LIBS_ALL      = $(BUILD)/libplc_compiler.a $(BUILD)/libplc_runtime.a $(BUILD)/libplc_common.a
 
-$(BIN)/plc: $(BUILD)/obj/compiler/main.o $(LIBS_COMPILER)
+$(BIN)/plc: $(BUILD)/obj/compiler/cli/main.o $(LIBS_COMPILER)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(COMPILER_LIBS)
 
@@ -184,8 +196,13 @@ unit: $(BIN)/unit_tests all
 e2e: all
 	PLC_BIN=$(CURDIR)/$(BIN) tests/run_e2e.sh
 
+# the determinism checks again under each OpenBLAS core type the CPU can run
+test-determinism: all $(BIN)/unit_tests
+	PLC_BIN=$(CURDIR)/$(BIN) tests/run_determinism.sh
+
 test: all $(BIN)/unit_tests
 	$(MAKE) --no-print-directory unit
+	$(MAKE) --no-print-directory test-determinism
 	$(MAKE) --no-print-directory e2e
 
 RUN_RANKS ?= 4
@@ -202,7 +219,31 @@ bench: all $(BENCH_BINS)
 deps:
 	scripts/install-deps.sh
 
+# installed layout: PREFIX/bin/{plc,plrun}, PREFIX/share/plc/catalog.yaml
+# (found by plc as ../share/plc from its own directory), PREFIX/share/man.
+# Programs are installed stripped (no debug info, hence no build path);
+# INSTALL_PROGRAM='install -m 755' keeps the debug info.
+PREFIX ?= /usr/local
+INSTALL_PROGRAM ?= install -s -m 755
+MAN1 := $(wildcard man/*.1)
+MAN5 := $(wildcard man/*.5)
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/plc \
+	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
+	$(INSTALL_PROGRAM) $(BIN)/plc $(BIN)/plrun $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 examples/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml
+	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/plc $(DESTDIR)$(PREFIX)/bin/plrun \
+	    $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml \
+	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MAN1)) \
+	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man5/%,$(MAN5))
+	-rmdir $(DESTDIR)$(PREFIX)/share/plc 2>/dev/null
+include fuzz/fuzz.mk
+
 clean:
-	rm -rf build build-san bin
+	rm -rf build build-san build-fuzz bin
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -12,7 +12,7 @@
 #include <time.h>
 
 #include "common/plan_io.h"
-#include "compiler/lower.h"
+#include "compiler/lower/lower.h"
 
 static double now(void)
 {

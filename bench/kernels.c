@@ -3,6 +3,7 @@
  * Usage: bench_kernels   (threads: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS) */
 #include "kernels/kernels.h"
 
+#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -49,8 +50,17 @@ static double time_per_call(bench_fn fn, void *arg, double min_s)
     return t / calls;
 }
 
-/* ---- sgemm ---------------------------------------------------------------------- */
+/* ---- sgemm ----------------------------------------------------------------------
+ * The peak is OpenBLAS's own threaded sgemm on as many threads as OpenMP
+ * has; plc_k_matmul (single-threaded OpenBLAS calls on fixed panels, for
+ * determinism) is measured beside it. */
 typedef struct { float *A, *B, *C; int64_t n; } gemm_arg;
+static void run_blas(void *p)
+{
+    gemm_arg *g = p;
+    int n = (int)g->n;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, g->A, n, g->B, n, 0.0f, g->C, n);
+}
 static void run_gemm(void *p)
 {
     gemm_arg *g = p;
@@ -81,6 +91,22 @@ static void run_rmsnorm(void *p)
     plc_k_rmsnorm_forward(r->y, r->rstd, r->x, r->w, r->rows, r->dim, 1e-5f);
     plc_k_rmsnorm_backward(r->dx, r->dw, r->dy, r->x, r->w, r->rstd, r->rows, r->dim);
 }
+typedef struct { float *x, *w, *b, *y, *mean, *rstd, *dy, *dx, *dw, *db; int64_t rows, dim; } ln_arg;
+static void run_layernorm(void *p)
+{
+    ln_arg *r = p;
+    plc_k_layernorm_forward(r->y, r->mean, r->rstd, r->x, r->w, r->b, r->rows, r->dim, 1e-5f);
+    plc_k_layernorm_backward(r->dx, r->dw, r->db, r->dy, r->x, r->w, r->mean, r->rstd, r->rows, r->dim);
+}
+/* a GPT MLP's element work: bias, GELU, their backwards */
+static void run_bias_gelu(void *p)
+{
+    ln_arg *r = p;
+    plc_k_bias_add(r->y, r->x, r->b, r->rows, r->dim);
+    plc_k_gelu_forward(r->dx, r->y, r->rows * r->dim);
+    plc_k_gelu_backward(r->dx, r->dy, r->y, r->rows * r->dim);
+    plc_k_bias_backward(r->db, r->dx, r->rows, r->dim);
+}
 static void run_xent(void *p)
 {
     row_arg *r = p;
@@ -102,10 +128,12 @@ int main(void)
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int64_t n = sizes[i];
         gemm_arg g = {filled(n * n, 1), filled(n * n, 1), filled(n * n, 1), n};
-        double s = time_per_call(run_gemm, &g, 0.5);
-        double gf = 2.0 * n * n * n / s / 1e9;
+        openblas_set_num_threads(omp_get_max_threads());
+        double gf = 2.0 * n * n * n / time_per_call(run_blas, &g, 0.5) / 1e9;
+        double gp = 2.0 * n * n * n / time_per_call(run_gemm, &g, 0.5) / 1e9;
         if (gf > peak) peak = gf;
-        printf("sgemm %4lld^3: %8.1f GFLOP/s\n", (long long)n, gf);
+        printf("sgemm %4lld^3: %8.1f GFLOP/s (OpenBLAS threaded), plc_k_matmul %8.1f GFLOP/s\n",
+               (long long)n, gf, gp);
         free(g.A), free(g.B), free(g.C);
     }
     printf("sgemm peak: %.1f GFLOP/s\n", peak);
@@ -139,6 +167,20 @@ int main(void)
     printf("rmsnorm fwd+bwd %lldx%lld: %.2f ms, %.1f GB/s\n", (long long)r.rows, (long long)r.dim, s * 1e3,
            7.0 * n * sizeof(float) / s / 1e9); /* x twice, dy twice, w, y, dx r+w */
     free(r.x), free(r.y), free(r.dy), free(r.dx), free(r.w), free(r.rstd), free(r.dw);
+
+    ln_arg l = {0};
+    l.rows = 4096, l.dim = 1024;
+    l.x = filled(n, 1), l.w = filled(l.dim, 1), l.b = filled(l.dim, 1), l.y = filled(n, 0);
+    l.mean = filled(l.rows, 0), l.rstd = filled(l.rows, 0), l.dy = filled(n, 1), l.dx = filled(n, 0);
+    l.dw = filled(l.dim, 0), l.db = filled(l.dim, 0);
+    s = time_per_call(run_layernorm, &l, 0.3);
+    printf("layernorm fwd+bwd %lldx%lld: %.2f ms, %.1f GB/s\n", (long long)l.rows, (long long)l.dim, s * 1e3,
+           8.0 * n * sizeof(float) / s / 1e9); /* x three times, dy twice, y, dx r+w */
+    s = time_per_call(run_bias_gelu, &l, 0.3);
+    printf("bias+gelu fwd+bwd %lldx%lld: %.2f ms, %.1f GB/s\n", (long long)l.rows, (long long)l.dim, s * 1e3,
+           9.0 * n * sizeof(float) / s / 1e9); /* x, y w+r+r, dx w+r+w+r, dy */
+    free(l.x), free(l.w), free(l.b), free(l.y), free(l.mean), free(l.rstd), free(l.dy), free(l.dx), free(l.dw);
+    free(l.db);
 
     r.rows = 512, r.dim = 32000;
     n = r.rows * r.dim;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "compiler/solver.h"
+#include "compiler/solver/solver.h"
 
 static void llama70b_h100(plc_job *job)
 {

@@ -38,7 +38,10 @@ void *plc_arena_alloc(plc_arena *a, size_t size)
         size_t cap = need > ARENA_MIN_BLOCK ? need : ARENA_MIN_BLOCK;
         if (b && b->cap * 2 > cap && b->cap < (SIZE_MAX / 4)) cap = b->cap * 2;
         b = malloc(sizeof(*b) + cap);
-        if (!b) { fprintf(stderr, "plc: out of memory (%zu bytes)\n", cap); exit(3); }
+        if (!b) { /* not a bug: the input asks for more than the machine has (exit 1) */
+            fprintf(stderr, "plc: error: out of memory (allocating %zu bytes)\n", cap);
+            exit(1);
+        }
         b->next = a->head;
         b->used = 0;
         b->cap = cap;

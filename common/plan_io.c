@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "common/atomic_file.h"
 #include "common/crc32.h"
 #include "common/errmsg.h"
 #include "plc/le.h"
@@ -37,6 +39,18 @@ uint64_t plc_fnv1a64(const void *data, size_t len)
         h *= 0x100000001b3ull;
     }
     return h;
+}
+
+/* values of an enumerated layout dimension (stored as u32), 0 for a number
+ * (stored as i64) */
+static uint32_t layout_enum_count(plc_layout_dim d)
+{
+    switch (plc_layout_dim_kind(d)) {
+    case PLC_DIMK_SCHEDULE: return PLC_SCHED_COUNT;
+    case PLC_DIMK_RECOMPUTE: return PLC_RECOMPUTE_COUNT;
+    case PLC_DIMK_ATTENTION: return PLC_ATTN_COUNT;
+    default: return 0;
+    }
 }
 
 /* ======================================================================== */
@@ -140,13 +154,14 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
 #undef PLC_HW_WRITE
     wb_i64(b, p->nodes); wb_i64(b, p->gpus_per_node);
     /* layout */
+    /* every field of PLC_LAYOUT_FIELDS in order: enumerations as u32,
+     * numbers as i64 */
     const plc_layout *l = &p->layout;
-    wb_i64(b, l->dp); wb_i64(b, l->tp); wb_i64(b, l->pp); wb_i64(b, l->cp);
-    wb_i64(b, l->sp); wb_i64(b, l->vpp); wb_i64(b, l->micro_batch);
-    wb_u32(b, (uint32_t)l->schedule); wb_u32(b, (uint32_t)l->recompute);
-    wb_i64(b, l->zero);
-    wb_u32(b, (uint32_t)l->attention);
-    wb_i64(b, l->fused_rmsnorm);
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        int64_t v = plc_layout_get(l, (plc_layout_dim)d);
+        if (layout_enum_count((plc_layout_dim)d)) wb_u32(b, (uint32_t)v);
+        else wb_i64(b, v);
+    }
     /* predictions */
     wb_f64(b, p->pred.step_time_s); wb_f64(b, p->pred.tokens_per_s); wb_f64(b, p->pred.mfu);
     wb_f64(b, p->pred.peak_bytes_estimate); wb_f64(b, p->pred.peak_bytes_plan);
@@ -260,34 +275,30 @@ int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, s
     return 0;
 }
 
-int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen)
+plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen)
 {
     uint8_t *data = NULL;
     size_t len = 0;
-    if (plc_plan_encode(p, &data, &len, err, errlen)) return -1;
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 5);
-    if (!tmp) {
-        free(data);
-        return plc_fail(err, errlen, "out of memory");
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) { /* the rename would replace /dev/null or a directory */
+        plc_fail(err, errlen, "%s: %s", path,
+                 S_ISDIR(st.st_mode) ? "is a directory; give a file name" : "not a regular file; refusing to replace it");
+        return PLC_E_INPUT;
     }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp", 5);
-    FILE *f = fopen(tmp, "wb");
-    int rc = 0;
-    if (!f) {
-        rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-    } else {
-        size_t w = fwrite(data, 1, len, f);
-        int close_rc = fclose(f);
-        if (w != len || close_rc != 0) rc = plc_fail(err, errlen, "cannot write %s: %s", tmp, strerror(errno));
-        else if (rename(tmp, path) != 0)
-            rc = plc_fail(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-        if (rc) remove(tmp);
+    if (plc_plan_encode(p, &data, &len, err, errlen)) return PLC_E_INTERNAL;
+    plc_atomic_file af;
+    int rc = plc_atomic_open(&af, path, err, errlen);
+    if (rc == 0) {
+        if (fwrite(data, 1, len, af.f) != len) {
+            plc_fail(err, errlen, "cannot write %s: %s", path, strerror(errno));
+            plc_atomic_abort(&af);
+            rc = -1;
+        } else {
+            rc = plc_atomic_commit(&af, err, errlen);
+        }
     }
-    free(tmp);
     free(data);
-    return rc;
+    return rc ? PLC_E_SYSTEM : PLC_OK; /* the user's to fix: a missing directory, a full disk */
 }
 
 /* ======================================================================== */
@@ -434,18 +445,18 @@ static void read_meta(rcur *c, plc_plan *p)
 #undef PLC_HW_READ
     p->nodes = rc_i64(c); p->gpus_per_node = rc_i64(c);
     plc_layout *l = &p->layout;
-    l->dp = rc_i64(c); l->tp = rc_i64(c); l->pp = rc_i64(c); l->cp = rc_i64(c);
-    l->sp = rc_i64(c); l->vpp = rc_i64(c); l->micro_batch = rc_i64(c);
-    uint32_t sched = rc_u32(c), rec = rc_u32(c);
-    l->zero = rc_i64(c);
-    uint32_t attn = rc_u32(c);
-    l->fused_rmsnorm = rc_i64(c);
-    if (sched >= PLC_SCHED_COUNT) rc_fail(c, "schedule %u out of range", sched);
-    if (rec >= PLC_RECOMPUTE_COUNT) rc_fail(c, "recompute policy %u out of range", rec);
-    if (attn >= PLC_ATTN_COUNT) rc_fail(c, "attention kind %u out of range", attn);
-    l->schedule = (plc_schedule)sched;
-    l->recompute = (plc_recompute)rec;
-    l->attention = (plc_attention)attn;
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        uint32_t count = layout_enum_count((plc_layout_dim)d);
+        int64_t v = 0;
+        if (count) {
+            uint32_t e = rc_u32(c);
+            if (e >= count) rc_fail(c, "%s %u out of range", plc_layout_dim_key((plc_layout_dim)d), e);
+            else v = e;
+        } else {
+            v = rc_i64(c);
+        }
+        plc_layout_set(l, (plc_layout_dim)d, v);
+    }
     p->pred.step_time_s = rc_f64(c); p->pred.tokens_per_s = rc_f64(c); p->pred.mfu = rc_f64(c);
     p->pred.peak_bytes_estimate = rc_f64(c); p->pred.peak_bytes_plan = rc_f64(c);
     p->world_size = rc_i64(c);

@@ -11,6 +11,7 @@
 
 #include "plc/arena.h"
 #include "plc/plan.h"
+#include "plc/status.h"
 
 /* section ids, in file order */
 enum {
@@ -29,8 +30,10 @@ enum {
  * bytes depend only on the plan's content: the same plan gives the same file. */
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen);
 
-/* plc_plan_encode + an atomic write (PATH.tmp, then rename). */
-int plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
+/* plc_plan_encode + an atomic write (common/atomic_file.h).
+ * PLC_OK; PLC_E_SYSTEM when the file cannot be written (err says why);
+ * PLC_E_INTERNAL when the plan cannot be encoded. */
+plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
 
 /* Parses and validates (plc_plan_validate) a plan from memory; everything in
  * *out is allocated in *a. */
@@ -45,6 +48,11 @@ int plc_plan_load_file(plc_arena *a, const char *path, plc_plan *out, char *err,
  * every instruction's op, stream, phase, buffer ids, wait, group and peer,
  * and every operand's element count and dtype against its buffer. */
 int plc_plan_validate(const plc_plan *p, char *err, size_t errlen);
+
+/* Instruction idx of program g against the operand contract (plan.h's
+ * table, common/plan_ops.c): 0, or -1 with what is wrong in err, without a
+ * location (the caller names it). Buffers are taken as validated. */
+int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char *err, size_t errlen);
 
 /* number of ranks in one communicator of group g under layout l */
 int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g);

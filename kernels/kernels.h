@@ -9,17 +9,22 @@
  *   convention); the caller zeroes a gradient buffer when it must start at 0.
  *   A gradient output never aliases an input of the same call unless a
  *   kernel says so.
- * - Results are bitwise independent of the OpenMP thread count: work is only
- *   ever split over independent outputs (rows, heads, columns), never inside
- *   a reduction. Reductions use fixed blockings (kernels/common/reduce.h).
- * - Positions (RoPE, attention masks) are int32 per time step and shared by
- *   every sequence of the batch; NULL means 0, 1, ..., T-1. Context-parallel
- *   ranks pass the absolute positions of the slice they hold.
+ * - Results are bitwise independent of the thread count (docs/runtime.md,
+ *   Determinism): work is split into items fixed by the shapes alone (rows,
+ *   heads, tiles, chunks of columns, GEMM panels), never by the thread count,
+ *   and never inside a reduction. Reductions use fixed blockings
+ *   (kernels/common/reduce.h). OpenBLAS runs single-threaded, one call per
+ *   GEMM panel (kernels/cpu/matmul.c).
+ * - Positions (RoPE, learned position tables, attention masks) are int32
+ *   per time step and shared by every sequence of the batch; NULL means 0,
+ *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
+ *   slice they hold.
  * - Token ids and targets are int32 and must lie in [0, vocab); the kernels
  *   do not check them (the data loader does).
  * - Kernels allocate no memory that grows with the tensors except small
  *   per-call tables (RoPE: T * hd floats; attention: a few tiles per
- *   thread), so the planned arena is the working set.
+ *   thread; column sums: a double per column), so the planned arena is the
+ *   working set.
  */
 #ifndef PLC_KERNELS_H
 #define PLC_KERNELS_H
@@ -54,8 +59,25 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
                             const float *in, const float *weight, const float *rstd,
                             int64_t rows, int64_t dim);
 
+/* ---- LayerNorm: out = (in - mean) * rstd * weight + bias, per row ----------
+ * torch.nn.LayerNorm's math (kernels/common/layernorm.h): biased variance,
+ * rstd = 1 / sqrt(var + eps). mean and rstd [rows] receive the row
+ * statistics the backward needs (fp32, two per row). out may alias in. */
+void plc_k_layernorm_forward(float *out, float *mean, float *rstd, const float *in,
+                             const float *weight, const float *bias,
+                             int64_t rows, int64_t dim, float eps);
+/* din += d out / d in; dweight += sum over rows of dout * xhat; dbias += sum
+ * over rows of dout. mean and rstd are the forward's. din, dweight or dbias
+ * may be NULL (not wanted). */
+void plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const float *dout,
+                              const float *in, const float *weight,
+                              const float *mean, const float *rstd,
+                              int64_t rows, int64_t dim);
+
 /* ---- matmul through cblas_sgemm (OpenBLAS) --------------------------------
- * C[M, N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T.
+ * C[M, N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T. OpenMP
+ * threads take panels of C; each is one cblas_sgemm with OpenBLAS set to a
+ * single thread (the call sets it), so call it from one thread at a time.
  * op(A) is [M, K]: A is stored [M, K], or [K, M] when trans_a.
  * op(B) is [K, N]: B is stored [K, N], or [N, K] when trans_b.
  * beta = 0 overwrites C (C may hold garbage), beta = 1 accumulates: the
@@ -121,6 +143,29 @@ void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_
 /* dgate += dout * up * silu'(gate), dup += dout * silu(gate). */
 void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
                            const float *gate, const float *up, int64_t n);
+
+/* ---- GELU, tanh approximation (kernels/common/activations.h), n elements ----
+ * out = gelu(in), out may alias in; din += dout * gelu'(in). */
+void plc_k_gelu_forward(float *out, const float *in, int64_t n);
+void plc_k_gelu_backward(float *din, const float *dout, const float *in, int64_t n);
+
+/* ---- bias of a linear layer: x [rows, cols], bias [cols] -------------------
+ * out[r, c] = in[r, c] + bias[c] (out may alias in); the backward is
+ * dbias[c] += sum over rows of dout[r, c] (the input's gradient is dout). */
+void plc_k_bias_add(float *out, const float *in, const float *bias, int64_t rows, int64_t cols);
+void plc_k_bias_backward(float *dbias, const float *dout, int64_t rows, int64_t cols);
+
+/* ---- learned absolute positions: x [B, T, dim], table [positions, dim] -----
+ * out[b, t, :] = in[b, t, :] + table[p_t, :] with p_t = positions[t] (the
+ * absolute positions convention above: NULL = 0..T-1, a context-parallel
+ * rank passes those of the chunks it holds); out may alias in. The caller
+ * keeps positions inside the table. The backward is
+ * dtable[p_t, :] += sum over b of dout[b, t, :] (the input's gradient is
+ * dout); a position listed twice adds both time steps. */
+void plc_k_pos_embedding_forward(float *out, const float *in, const float *table,
+                                 const int32_t *positions, int64_t B, int64_t T, int64_t dim);
+void plc_k_pos_embedding_backward(float *dtable, const float *dout, const int32_t *positions,
+                                  int64_t B, int64_t T, int64_t dim);
 
 /* ---- element-wise ---------------------------------------------------------- */
 void plc_k_add(float *out, const float *a, const float *b, int64_t n); /* out = a + b (may alias) */

@@ -366,9 +366,10 @@ plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, const plc_plan 
     be->comm = comm;
     be->threads = threads;
     be->impl = s;
-    if (threads > 0) { /* both OpenMP (our kernels) and OpenBLAS's own pool */
-        omp_set_num_threads(threads);
-        openblas_set_num_threads(threads);
-    }
+    /* The kernels' OpenMP threads do all the parallel work; OpenBLAS runs
+     * single-threaded inside GEMM panels of a fixed grid, so no result
+     * depends on the thread count (kernels/cpu/matmul.c). */
+    if (threads > 0) omp_set_num_threads(threads);
+    openblas_set_num_threads(1);
     return be;
 }

@@ -1,14 +1,22 @@
 /* checkpoint.c: gathering shards into global tensors, and back. See checkpoint.h. */
 #include "runtime/checkpoint.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "common/crc32.h"
 #include "common/errmsg.h"
+#include "common/parse_num.h"
 #include "common/tensors.h"
 #include "kernels/common/bf16.h"
+#include "common/atomic_file.h"
+#include "runtime/ckpt_meta.h"
 #include "runtime/data.h"
 #include "runtime/safetensors.h"
 #include "runtime/shard.h"
@@ -97,8 +105,8 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
                 capseen *= 2;
             }
             seen[nseen++] = reg;
-            int64_t n = reg.flat ? reg.n : reg.rows * reg.cols;
-            covered += n;
+            int64_t n = reg.stored;
+            covered += reg.real;
             if (!reg.flat && reg.rows == R && reg.cols == C) whole = 1;
             if (r != comm->rank && comm->rank != 0) continue; /* neither owner nor receiver */
             float *tmp = realloc(local, (size_t)(n > 0 ? n : 1) * sizeof *tmp);
@@ -129,11 +137,48 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
     return rc;
 }
 
+
+/* metadata of a checkpoint under construction (rank 0): copies */
+typedef struct meta_list {
+    const char **kv; /* key, value, key, value, ... */
+    size_t n, cap;
+    int oom;
+} meta_list;
+static void meta_add(meta_list *l, const char *k, const char *v)
+{
+    if (l->oom) return;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 64;
+        const char **kv = realloc(l->kv, 2 * cap * sizeof *kv);
+        if (!kv) { l->oom = 1; return; }
+        l->kv = kv;
+        l->cap = cap;
+    }
+    char *kc = strdup(k), *vc = strdup(v);
+    if (!kc || !vc) { free(kc); free(vc); l->oom = 1; return; }
+    l->kv[2 * l->n] = kc;
+    l->kv[2 * l->n + 1] = vc;
+    l->n++;
+}
+static void meta_free(meta_list *l)
+{
+    for (size_t i = 0; i < 2 * l->n; i++) free((void *)l->kv[i]);
+    free(l->kv);
+    memset(l, 0, sizeof *l);
+}
+static void tensor_crc_meta(meta_list *l, const char *name, const float *data, int64_t numel)
+{
+    char key[PLC_TENSOR_NAME_MAX + 32], val[16];
+    snprintf(key, sizeof key, "crc32.%s", name);
+    snprintf(val, sizeof val, "%08" PRIx32, plc_crc32(0, data, (size_t)numel * sizeof(float)));
+    meta_add(l, key, val);
+}
+
 /* Adds tensors of `kind` (all of them) to the writer on rank 0, under
  * prefix + NAME. The data stays alive in *bufs until the writer saves. */
 static int add_kind(plc_executor *x, plc_comm *comm, const plc_plan *plan, plc_buf_kind kind,
-                    const char *prefix, plc_st_writer *w, float **bufs, int required, char *err,
-                    size_t errlen)
+                    const char *prefix, plc_st_writer *w, meta_list *crcs, float **bufs, int required,
+                    char *err, size_t errlen)
 {
     int64_t nt = plc_tensor_count(&plan->model);
     for (int64_t t = 0; t < nt; t++) {
@@ -157,6 +202,7 @@ static int add_kind(plc_executor *x, plc_comm *comm, const plc_plan *plan, plc_b
             snprintf(name, sizeof name, "%s%s", prefix, ti.name);
             int64_t shape[2] = {ti.shape[0], ti.shape[1]};
             if (plc_st_writer_add(w, name, PLC_ST_F32, ti.ndim, shape, g, err, errlen)) return -1;
+            if (crcs) tensor_crc_meta(crcs, name, g, ti.numel);
         }
     }
     return 0;
@@ -188,24 +234,35 @@ int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
     plc_st_writer_init(&w);
     /* bf16 plans: the fp32 master weights are the parameters' exact values */
     plc_buf_kind weights = plan->train.precision == PLC_PREC_BF16 ? PLC_BUF_MASTER : PLC_BUF_PARAM;
-    int rc = add_kind(x, comm, plan, weights, "", &w, bufs, 1, err, errlen);
+    meta_list meta = {0};
+    int rc = add_kind(x, comm, plan, weights, "", &w, &meta, bufs, 1, err, errlen);
     if (!rc && with_optimizer)
-        rc = add_kind(x, comm, plan, PLC_BUF_ADAM_M, "optimizer.m.", &w, bufs + nt, 1, err, errlen);
+        rc = add_kind(x, comm, plan, PLC_BUF_ADAM_M, "optimizer.m.", &w, &meta, bufs + nt, 1, err, errlen);
     if (!rc && with_optimizer)
-        rc = add_kind(x, comm, plan, PLC_BUF_ADAM_V, "optimizer.v.", &w, bufs + 2 * nt, 1, err, errlen);
+        rc = add_kind(x, comm, plan, PLC_BUF_ADAM_V, "optimizer.v.", &w, &meta, bufs + 2 * nt, 1, err, errlen);
     char *config = NULL;
     if (!rc && comm->rank == 0) {
-        char step[32], seed[32];
+        char step[32], seed[32], key[64], val[PLC_CKPT_VALUE_MAX];
         snprintf(step, sizeof step, "%" PRId64, plc_exec_next_step(x));
         snprintf(seed, sizeof seed, "%" PRIu64, plan->train.seed);
         config = plc_oracle_config_json(&plan->model, &plan->train, plan->train.steps);
-        plc_st_writer_meta(&w, "format", "plc-checkpoint");
-        plc_st_writer_meta(&w, "version", "1");
-        plc_st_writer_meta(&w, "step", step);
-        plc_st_writer_meta(&w, "seed", seed);
-        if (config) plc_st_writer_meta(&w, "config", config);
-        rc = plc_st_writer_save(&w, path, err, errlen);
+        meta_add(&meta, "format", "plc-checkpoint");
+        meta_add(&meta, "version", PLC_CKPT_VERSION);
+        meta_add(&meta, "step", step);
+        meta_add(&meta, "seed", seed);
+        if (config) meta_add(&meta, "config", config);
+        for (int i = 0; i < plc_ckpt_nsettings(); i++) {
+            snprintf(key, sizeof key, "setting.%s", plc_ckpt_setting_value(plan, i, val, sizeof val));
+            meta_add(&meta, key, val);
+        }
+        char crc[16];
+        snprintf(crc, sizeof crc, "%08" PRIx32, plc_ckpt_meta_crc(meta.kv, meta.n));
+        meta_add(&meta, PLC_CKPT_META_CRC_KEY, crc);
+        if (meta.oom || !config) rc = plc_fail(err, errlen, "%s: out of memory for the metadata", path);
+        for (size_t i = 0; !rc && i < meta.n; i++) plc_st_writer_meta(&w, meta.kv[2 * i], meta.kv[2 * i + 1]);
+        if (!rc) rc = plc_st_writer_save(&w, path, err, errlen);
     }
+    meta_free(&meta);
     free(config);
     plc_st_writer_free(&w);
     free_bufs(bufs, 3 * nt);
@@ -220,31 +277,24 @@ int plc_ckpt_write_kind(plc_executor *x, plc_comm *comm, const plc_plan *plan, p
     if (!bufs) return plc_fail(err, errlen, "out of memory");
     plc_st_writer w;
     plc_st_writer_init(&w);
-    int rc = add_kind(x, comm, plan, kind, "", &w, bufs, 1, err, errlen);
+    int rc = add_kind(x, comm, plan, kind, "", &w, NULL, bufs, 1, err, errlen);
     if (!rc && comm->rank == 0) rc = plc_st_writer_save(&w, path, err, errlen);
     plc_st_writer_free(&w);
     free_bufs(bufs, nt);
     return agree(comm, rc, err, errlen);
 }
 
-int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path, char *err,
-                  size_t errlen)
+int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path,
+                  const char *const *allow, int nallow, char *err, size_t errlen)
 {
     plc_st_file f;
     char msg[400];
     if (plc_st_open(&f, path, msg, sizeof msg)) return plc_fail(err, errlen, "%s", msg);
     int rc = 0;
-    const char *fmt = plc_st_meta_get(&f, "format"), *ver = plc_st_meta_get(&f, "version");
-    const char *step = plc_st_meta_get(&f, "step");
-    if (!fmt || strcmp(fmt, "plc-checkpoint") || !ver || strcmp(ver, "1") || !step) {
+    int64_t s = 0;
+    if (plc_ckpt_check_file(&f, plan, path, allow, nallow, &s, err, errlen)) {
         plc_st_close(&f);
-        return plc_fail(err, errlen, "%s: not a plc checkpoint of version 1 (metadata format, version, step)", path);
-    }
-    char *end;
-    long long s = strtoll(step, &end, 10);
-    if (*end || s < 0) {
-        plc_st_close(&f);
-        return plc_fail(err, errlen, "%s: bad step '%s' in the metadata", path, step);
+        return -1;
     }
     const plc_program *prog = plc_exec_program(x);
     plc_rank_coords co = plc_rank_to_coords(&plan->layout, comm->rank);
@@ -272,6 +322,7 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
         local = calloc((size_t)(reg.capacity > 0 ? reg.capacity : 1), sizeof *local);
         if (!global || !local) { rc = plc_fail(err, errlen, "out of memory"); break; }
         int64_t shape[2] = {ti.shape[0], ti.shape[1]};
+        if (plc_ckpt_check_tensor(&f, name, path, err, errlen)) { rc = -1; break; }
         if (plc_st_read(&f, name, PLC_ST_F32, ti.ndim, shape, global, msg, sizeof msg)) {
             rc = plc_fail(err, errlen, "%s: %s (is it a checkpoint of this model?)", path, msg);
             break;
@@ -285,4 +336,99 @@ int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
     plc_st_close(&f);
     if (!rc) plc_exec_set_next_step(x, s);
     return rc;
+}
+
+/* ---- checkpoint directories ------------------------------------------------ */
+
+#define LATEST "latest"
+
+static int is_step_file(const char *name)
+{
+    size_t n = strlen(name);
+    const char *suffix = ".safetensors";
+    size_t k = strlen(suffix);
+    if (strncmp(name, "step-", 5) || n <= 5 + k || strcmp(name + n - k, suffix)) return 0;
+    for (size_t i = 5; i < n - k; i++)
+        if (name[i] < '0' || name[i] > '9') return 0;
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* removes the step files of dir older than the newest `keep` (rank 0) */
+static int prune(const char *dir, int64_t keep, char *err, size_t errlen)
+{
+    DIR *d = opendir(dir);
+    if (!d) return plc_fail(err, errlen, "%s: cannot list the directory: %s", dir, strerror(errno));
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    int rc = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!is_step_file(e->d_name)) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) { rc = plc_fail(err, errlen, "out of memory"); break; }
+            names = nn;
+        }
+        if (!(names[n] = strdup(e->d_name))) { rc = plc_fail(err, errlen, "out of memory"); break; }
+        n++;
+    }
+    closedir(d);
+    if (!rc) qsort(names, n, sizeof *names, cmp_str); /* fixed-width step numbers sort as numbers */
+    for (size_t i = 0; !rc && (int64_t)i + keep < (int64_t)n; i++) {
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, names[i]);
+        if (unlink(p) != 0 && errno != ENOENT)
+            rc = plc_fail(err, errlen, "%s: cannot remove an old checkpoint: %s", p, strerror(errno));
+    }
+    for (size_t i = 0; i < n; i++) free(names[i]);
+    free(names);
+    return rc;
+}
+
+int plc_ckpt_save_dir(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *dir, int64_t keep,
+                      char *path, size_t pathlen, char *err, size_t errlen)
+{
+    char name[64];
+    snprintf(name, sizeof name, "step-%08lld.safetensors", (long long)plc_exec_next_step(x));
+    snprintf(path, pathlen, "%s/%s", dir, name);
+    if (plc_ckpt_save(x, comm, plan, path, 1, err, errlen)) return -1;
+    int rc = 0;
+    if (comm->rank == 0) {
+        /* the completion marker, written last: a checkpoint is complete once named here */
+        char latest[4096];
+        snprintf(latest, sizeof latest, "%s/%s", dir, LATEST);
+        plc_atomic_file af;
+        rc = plc_atomic_open(&af, latest, err, errlen);
+        if (!rc) {
+            fprintf(af.f, "%s\n", name);
+            rc = plc_atomic_commit(&af, err, errlen);
+        }
+        if (!rc) rc = prune(dir, keep, err, errlen);
+    }
+    return agree(comm, rc, err, errlen);
+}
+
+int plc_ckpt_resolve(const char *path, char *out, size_t outlen, char *err, size_t errlen)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) return plc_fail(err, errlen, "--resume %s: %s", path, strerror(errno));
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(out, outlen, "%s", path);
+        return 0;
+    }
+    char latest[4096], name[256];
+    snprintf(latest, sizeof latest, "%s/%s", path, LATEST);
+    FILE *f = fopen(latest, "r");
+    if (!f)
+        return plc_fail(err, errlen, "--resume %s: a directory without a completed checkpoint (%s: %s)", path,
+                        latest, strerror(errno));
+    int ok = fgets(name, sizeof name, f) != NULL;
+    fclose(f);
+    if (ok) name[strcspn(name, "\n")] = '\0';
+    if (!ok || !is_step_file(name))
+        return plc_fail(err, errlen, "%s: damaged: expected the name of a step-NNNNNNNN.safetensors file", latest);
+    snprintf(out, outlen, "%s/%s", path, name);
+    return 0;
 }

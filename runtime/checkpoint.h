@@ -3,8 +3,10 @@
  * A checkpoint (docs/checkpoint.md) is a safetensors file of global tensors
  * (docs/model.md names and shapes, F32): the parameters under their names,
  * AdamW's moments as optimizer.m.NAME and optimizer.v.NAME, and metadata
- * format = "plc-checkpoint", version = "1", step (the next step to run),
- * seed and config (the model and train settings as JSON). Every
+ * format = "plc-checkpoint", version = "2", step (the next step to run),
+ * seed, config (the model and train settings as JSON), setting.NAME for
+ * every setting a resume compares, crc32.TENSOR for every tensor and
+ * crc32.__metadata__ over all the other metadata. Every
  * rank's shards are gathered on rank 0, which writes the file atomically, so
  * a run can resume under any other layout of the same model: each rank then
  * cuts its own shards out of the global tensors. */
@@ -14,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "runtime/ckpt_meta.h"
 #include "runtime/comm.h"
 #include "runtime/executor.h"
 
@@ -32,9 +35,26 @@ int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const c
 
 /* Every rank loads its shards of PARAM, ADAM_M and ADAM_V buffers and the
  * step from a checkpoint of the same model (a step-0 checkpoint may lack the
- * optimizer's moments: they start at zero). 0, or -1 with a message. */
-int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path, char *err,
-                  size_t errlen);
+ * optimizer's moments: they start at zero). Before anything is used: the
+ * metadata's checksum, then every setting (ckpt_meta.h) against
+ * the plan's, except those named in allow[0..nallow); each tensor's
+ * checksum before it is read. 0, or -1 with a message that names what
+ * differs or which tensor is corrupt. The result may differ between ranks
+ * (each checks the tensors it reads): callers agree on it. */
+int plc_ckpt_load(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path,
+                  const char *const *allow, int nallow, char *err, size_t errlen);
+
+
+/* Collective: a checkpoint into directory dir as step-NNNNNNNN.safetensors
+ * (the next step to run), then the completion marker dir/latest naming it
+ * (both atomic), then removes all but the newest `keep` step files. The
+ * file written is returned in path. 0, or -1 with a message on every rank. */
+int plc_ckpt_save_dir(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *dir, int64_t keep,
+                      char *path, size_t pathlen, char *err, size_t errlen);
+
+/* --resume PATH: a file as it is, or a directory's latest completed
+ * checkpoint. 0, or -1 with a message. */
+int plc_ckpt_resolve(const char *path, char *out, size_t outlen, char *err, size_t errlen);
 
 /* Collective: gathers every global tensor of `kind` and adds it to a
  * safetensors file at path under its name (rank 0 writes). */

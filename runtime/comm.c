@@ -4,6 +4,7 @@
 
 #include <limits.h>
 #include <stdio.h>
+#include <time.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,8 @@ int plc_comm_world_init(plc_comm *c, int argc_unused, char **argv_unused, char *
     c->rank = 0;
     c->size = 1;
     c->bf16_sum = c->bf16_max = MPI_OP_NULL;
+    c->watch = MPI_COMM_NULL;
+    c->watch_instr = -1;
     if (!started_by_launcher() && !getenv("PLC_FORCE_MPI")) return 0;
     int provided = 0;
     if (MPI_Init_thread(NULL, NULL, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
@@ -86,7 +89,10 @@ int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen)
                         (long long)plan->layout.cp, c->size, c->size == 1 ? "rank was" : "ranks were",
                         (long long)plan->world_size, (long long)plan->world_size);
     c->layout = plan->layout;
+    c->plan = plan;
     c->coords = plc_rank_to_coords(&plan->layout, c->rank);
+    if (c->use_mpi && MPI_Comm_dup(MPI_COMM_WORLD, &c->watch) != MPI_SUCCESS)
+        return plc_fail(err, errlen, "MPI_Comm_dup failed (the watchdog's communicator)");
     c->ngroups = plan->ngroups;
     c->groups = calloc(plan->ngroups ? plan->ngroups : 1, sizeof *c->groups);
     if (!c->groups) return plc_fail(err, errlen, "out of memory");
@@ -121,10 +127,14 @@ void plc_comm_finalize(plc_comm *c)
     if (c->groups && c->use_mpi)
         for (uint32_t i = 0; i < c->ngroups; i++)
             if (c->groups[i].mpi != MPI_COMM_NULL) MPI_Comm_free(&c->groups[i].mpi);
+    if (c->use_mpi && c->watch != MPI_COMM_NULL) MPI_Comm_free(&c->watch);
     free(c->groups);
     free(c->slots);
+    free(c->slot_peer);
+    free(c->slot_group);
     c->groups = NULL;
     c->slots = NULL;
+    c->slot_peer = c->slot_group = NULL;
     if (c->use_mpi) {
         plc_bf16_mpi_ops_free(&c->bf16_sum, &c->bf16_max);
         MPI_Finalize();
@@ -176,8 +186,18 @@ static int ensure_slot(plc_comm *c, int slot)
     while (n <= slot) n *= 2;
     MPI_Request *s = realloc(c->slots, (size_t)n * sizeof *s);
     if (!s) return -1;
-    for (int i = c->nslots; i < n; i++) s[i] = MPI_REQUEST_NULL;
     c->slots = s;
+    int *p = realloc(c->slot_peer, (size_t)n * sizeof *p);
+    if (!p) return -1;
+    c->slot_peer = p;
+    int *g = realloc(c->slot_group, (size_t)n * sizeof *g);
+    if (!g) return -1;
+    c->slot_group = g;
+    for (int i = c->nslots; i < n; i++) {
+        s[i] = MPI_REQUEST_NULL;
+        p[i] = -1;
+        g[i] = -1;
+    }
     c->nslots = n;
     return 0;
 }
@@ -202,6 +222,8 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
     MPI_Datatype type = mpi_type(call->dtype);
     if (type == MPI_DATATYPE_NULL) return plc_fail(err, errlen, "no MPI type for this dtype");
     MPI_Request *req = &c->slots[slot];
+    c->slot_peer[slot] = call->op == PLC_OP_SEND || call->op == PLC_OP_RECV ? call->peer : -1;
+    c->slot_group[slot] = call->group;
 
     if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
         if (!c->use_mpi || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
@@ -248,24 +270,215 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
     return rc == MPI_SUCCESS ? 0 : plc_fail(err, errlen, "MPI %s failed", plc_op_name(call->op));
 }
 
+
+/* ---- the watchdog (comm.h) ------------------------------------------------- */
+
+enum { WATCH_PING = 1, WATCH_PONG = 2 };
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void nap(long ns)
+{
+    struct timespec ts = {0, ns};
+    nanosleep(&ts, NULL);
+}
+
+/* answers every pending question of a peer with (step, instruction) */
+static void answer_questions(plc_comm *c)
+{
+    if (c->watch == MPI_COMM_NULL) return;
+    for (;;) {
+        int flag = 0;
+        MPI_Status st;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, WATCH_PING, c->watch, &flag, &st) != MPI_SUCCESS || !flag) return;
+        int64_t q, a[2] = {c->watch_step, c->watch_instr};
+        MPI_Recv(&q, 1, MPI_INT64_T, st.MPI_SOURCE, WATCH_PING, c->watch, MPI_STATUS_IGNORE);
+        MPI_Send(a, 2, MPI_INT64_T, st.MPI_SOURCE, WATCH_PONG, c->watch); /* small: sent eagerly */
+    }
+}
+
+/* the world ranks of this rank's communicator of plan group g, but itself */
+static int group_peers(const plc_comm *c, int g, int *out)
+{
+    int n = 0, member, mine, colour, idx, size;
+    if (!c->plan || g < 0 || (uint32_t)g >= c->plan->ngroups) return 0;
+    plc_comm_group_place(&c->layout, &c->plan->groups[g], c->coords, &member, &mine, &idx, &size);
+    for (int r = 0; r < c->size; r++) {
+        plc_rank_coords co = plc_rank_to_coords(&c->layout, r);
+        plc_comm_group_place(&c->layout, &c->plan->groups[g], co, &member, &colour, &idx, &size);
+        if (member && colour == mine && r != c->rank) out[n++] = r;
+    }
+    return n;
+}
+
+static size_t list_ranks(char *out, size_t n, const int *r, int count)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int i = 0; i < count && used < n; i++) {
+        if (i == 8 && count > 9) {
+            used += (size_t)snprintf(out + used, n - used, " and %d more", count - 8);
+            break;
+        }
+        used += (size_t)snprintf(out + used, n - used, "%s%d", i ? ", " : "", r[i]);
+    }
+    return used;
+}
+
+/* the deadline passed: asks the peers, then describes who does not answer */
+static int diagnose(plc_comm *c, const int *peers, int n, const char *what, double waited, char *err,
+                    size_t errlen)
+{
+    static const int64_t question = 0; /* outlives the sends */
+    int *answered = calloc((size_t)(n > 0 ? n : 1), sizeof *answered);
+    int *silent = calloc((size_t)(n > 0 ? n : 1), sizeof *silent);
+    int64_t (*where)[2] = calloc((size_t)(n > 0 ? n : 1), sizeof *where);
+    c->timed_out = 1;
+    if (!answered || !silent || !where) {
+        free(answered);
+        free(silent);
+        free(where);
+        return plc_fail(err, errlen, "no progress for %.1f s (the --timeout deadline) waiting for %s", waited,
+                        what);
+    }
+    for (int i = 0; i < n; i++) {
+        MPI_Request rq;
+        if (MPI_Isend(&question, 1, MPI_INT64_T, peers[i], WATCH_PING, c->watch, &rq) == MPI_SUCCESS)
+            MPI_Request_free(&rq);
+    }
+    int nans = 0;
+    for (double t0 = now_s(); nans < n && now_s() - t0 < PLC_WATCH_GRACE_S;) {
+        answer_questions(c);
+        int flag = 0;
+        MPI_Status st;
+        if (MPI_Iprobe(MPI_ANY_SOURCE, WATCH_PONG, c->watch, &flag, &st) == MPI_SUCCESS && flag) {
+            int64_t a[2];
+            MPI_Recv(a, 2, MPI_INT64_T, st.MPI_SOURCE, WATCH_PONG, c->watch, MPI_STATUS_IGNORE);
+            for (int i = 0; i < n; i++)
+                if (peers[i] == st.MPI_SOURCE && !answered[i]) {
+                    answered[i] = 1;
+                    where[i][0] = a[0];
+                    where[i][1] = a[1];
+                    nans++;
+                }
+            continue;
+        }
+        nap(1000000);
+    }
+    int nsilent = 0;
+    for (int i = 0; i < n; i++)
+        if (!answered[i]) silent[nsilent++] = peers[i];
+    char list[160];
+    if (nsilent > 0) {
+        list_ranks(list, sizeof list, silent, nsilent);
+        plc_fail(err, errlen,
+                 "no progress for %.1f s (the --timeout deadline) waiting for %s; rank%s %s did not answer "
+                 "within %.0f s (stopped, hung or dead)",
+                 waited, what, nsilent > 1 ? "s" : "", list, PLC_WATCH_GRACE_S);
+    } else {
+        char at[64] = "";
+        if (n > 0) {
+            if (where[0][1] >= 0)
+                snprintf(at, sizeof at, " (rank %d waits at step %lld, instruction %lld)", peers[0],
+                         (long long)where[0][0], (long long)where[0][1]);
+            else
+                snprintf(at, sizeof at, " (rank %d is %s)", peers[0],
+                         where[0][1] == -2 ? "in the step's reductions" : "outside a step");
+        }
+        plc_fail(err, errlen,
+                 "no progress for %.1f s (the --timeout deadline) waiting for %s, although every peer answers%s: "
+                 "the ranks wait for each other",
+                 waited, what, at);
+    }
+    free(answered);
+    free(silent);
+    free(where);
+    return -1;
+}
+
+/* completes req within the deadline; peers[0..n) are the ranks it needs */
+static int timed_wait(plc_comm *c, MPI_Request *req, const int *peers, int n, const char *what, char *err,
+                      size_t errlen)
+{
+    if (c->deadline_s <= 0 || c->watch == MPI_COMM_NULL)
+        return MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : plc_fail(err, errlen, "MPI_Wait failed");
+    const double t0 = now_s();
+    for (long spins = 0;; spins++) {
+        int done = 0;
+        if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return plc_fail(err, errlen, "MPI_Test failed");
+        if (done) return 0;
+        if (spins % 64 == 63) answer_questions(c);
+        if (spins < 2000) continue; /* a short wait stays a spin */
+        double waited = now_s() - t0;
+        if (waited > c->deadline_s) return diagnose(c, peers, n, what, waited, err, errlen);
+        nap(50000);
+    }
+}
+
+static int wait_slot(plc_comm *c, int slot, char *err, size_t errlen)
+{
+    char what[160];
+    int *peers = calloc((size_t)c->size, sizeof *peers);
+    if (!peers) return plc_fail(err, errlen, "out of memory");
+    int n = 0;
+    if (c->slot_peer[slot] >= 0) {
+        peers[n++] = c->slot_peer[slot];
+        snprintf(what, sizeof what, "pipeline peer rank %d", c->slot_peer[slot]);
+    } else {
+        int g = c->slot_group[slot];
+        n = group_peers(c, g, peers);
+        char list[120];
+        list_ranks(list, sizeof list, peers, n);
+        snprintf(what, sizeof what, "group %s (with rank%s %s)",
+                 c->plan && g >= 0 && c->plan->groups[g].name ? c->plan->groups[g].name : "?", n > 1 ? "s" : "",
+                 list);
+    }
+    int rc = timed_wait(c, &c->slots[slot], peers, n, what, err, errlen);
+    free(peers);
+    return rc;
+}
+
+/* a world reduction, under the watchdog during a step */
+static int world_allreduce(plc_comm *c, double *vals, int n, MPI_Op op)
+{
+    if (c->deadline_s <= 0 || c->watch_instr == -1) {
+        if (MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, op, MPI_COMM_WORLD) == MPI_SUCCESS) return 0;
+        return plc_fail(c->error, sizeof c->error, "MPI_Allreduce failed");
+    }
+    MPI_Request req;
+    if (MPI_Iallreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, op, MPI_COMM_WORLD, &req) != MPI_SUCCESS)
+        return plc_fail(c->error, sizeof c->error, "MPI_Iallreduce failed");
+    int *peers = calloc((size_t)c->size, sizeof *peers);
+    if (!peers) return plc_fail(c->error, sizeof c->error, "out of memory");
+    int np = 0;
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank) peers[np++] = r;
+    int rc = timed_wait(c, &req, peers, np, "every rank (the step's loss reduction)", c->error, sizeof c->error);
+    free(peers);
+    return rc;
+}
+
 int plc_comm_wait(plc_comm *c, int slot, char *err, size_t errlen)
 {
     if (slot < 0 || slot >= c->nslots || c->slots[slot] == MPI_REQUEST_NULL) return 0;
-    if (MPI_Wait(&c->slots[slot], MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        return plc_fail(err, errlen, "MPI_Wait failed for request %d", slot);
-    return 0;
+    return wait_slot(c, slot, err, errlen);
 }
 
 int plc_comm_sum_f64(plc_comm *c, double *vals, int n)
 {
     if (!c->use_mpi || c->size == 1) return 0;
-    return MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    return world_allreduce(c, vals, n, MPI_SUM);
 }
 
 int plc_comm_max_f64(plc_comm *c, double *vals, int n)
 {
     if (!c->use_mpi || c->size == 1) return 0;
-    return MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
+    return world_allreduce(c, vals, n, MPI_MAX);
 }
 
 int plc_comm_barrier(plc_comm *c)

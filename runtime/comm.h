@@ -38,6 +38,16 @@ typedef struct plc_comm {
     int nslots;           /* pending requests, one per instruction index */
     MPI_Request *slots;
     MPI_Op bf16_sum, bf16_max; /* bf16 reductions (comm_bf16.h); MPI_OP_NULL without MPI */
+    /* the watchdog (below) */
+    double deadline_s;    /* longest wait of a step's transfer; 0 = no watchdog */
+    int64_t watch_step;   /* what this rank is at, for its answers to a peer's question: */
+    int64_t watch_instr;  /* instruction index, -2 the step's reductions, -1 outside a step */
+    MPI_Comm watch;       /* a duplicate of the world for the watchdog's questions */
+    int *slot_peer;       /* per slot: world rank of a SEND/RECV peer, -1 a collective */
+    int *slot_group;      /* per slot: plan group of a collective */
+    const plc_plan *plan; /* set by plc_comm_setup: group names and members, for messages */
+    int timed_out;        /* set when a deadline passed (the message is in error) */
+    char error[512];      /* the last failure of the blocking helpers */
 } plc_comm;
 
 /* One collective or point-to-point transfer, resolved to host pointers. */
@@ -76,6 +86,15 @@ int plc_comm_local_size(const plc_comm *c);
 
 /* size of a group, 1 for a group this rank is not in */
 int plc_comm_group_size(const plc_comm *c, int group);
+
+/* The watchdog. With deadline_s > 0, a wait of a step's transfer (below)
+ * and the step's reductions (sum/max_f64 while watch_instr != -1) poll
+ * instead of blocking. Past the deadline the rank asks every peer it waits
+ * for whether it is alive (on the `watch` communicator; every polling rank
+ * answers with its step and instruction) and fails with a message naming
+ * the peers that did not answer within a grace period, so the caller can
+ * end the job. Ranks busy computing answer once they next wait. */
+#define PLC_WATCH_GRACE_S 3.0
 
 /* Host-memory transfers for the CPU backend. start() begins the call as the
  * request `slot`; wait() completes it (nothing for a free slot). */

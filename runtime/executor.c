@@ -39,6 +39,9 @@ struct plc_executor {
     size_t cp_scratch_bytes;
     int fault_op;            /* PLC_FAULT_SKIP: op to skip (-1 none) ... */
     const char *fault_group; /* ... on the group of this name */
+    int watch_scalars;       /* check XENT_LOSS / SUMSQ sums after each (host memory) */
+    int64_t bad_instr;       /* the first instruction of this step whose sum is not finite, -1 */
+    char nonfinite[320];     /* this rank's description of a non-finite step, "" when none */
     int loss_owner;          /* this rank's loss sum counts for the job */
     int gnorm_owner;         /* this rank reports the gradient norm */
 };
@@ -137,6 +140,7 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
         return plc_fail(err, errlen, "pipeline stage %lld has no program", stage);
     }
     x->prog = &plan->programs[x->prog_id];
+    x->watch_scalars = strcmp(be->ops->name, "cpu") == 0; /* its buffers are host memory */
     *out = x;
     if (parse_fault(x, err, errlen)) return -1;
 
@@ -183,6 +187,7 @@ void plc_exec_destroy(plc_executor *x)
 }
 
 int64_t plc_exec_next_step(const plc_executor *x) { return x->step; }
+const char *plc_exec_nonfinite(const plc_executor *x) { return x->nonfinite; }
 void plc_exec_set_next_step(plc_executor *x, int64_t step) { x->step = step; }
 const plc_program *plc_exec_program(const plc_executor *x) { return x->prog; }
 int plc_exec_program_id(const plc_executor *x) { return x->prog_id; }
@@ -339,6 +344,41 @@ static int start_comm(plc_executor *x, uint32_t i, const plc_instr *in)
  * checked that the operands stored "as dt" in backend.h agree) */
 #define DT(k) (x->prog->buffers[in->buf[k]].dtype)
 
+/* Cross-entropy over a shard of the padded vocabulary (docs/model.md): the
+ * shard's columns at ids >= vocab are padding. Each row runs on its real
+ * columns only, so padding takes no part in the max or the softmax sum, and
+ * the padding columns of the logits' gradient are zeroed. Only the last
+ * shards of a vocabulary tp does not divide get here. */
+static int xent_padded(plc_executor *x, const plc_instr *in, int64_t vocab_start, int64_t real)
+{
+    plc_backend *be = x->be;
+    const plc_backend_ops *o = be->ops;
+    const int64_t rows = in->arg[0], vl = in->arg[1];
+    const int il = in->op == PLC_OP_XENT_MAX ? 1 : 2;
+    const size_t es = plc_dtype_size(DT(il));
+#define ROW(k, r) ((char *)PTR(k) + (size_t)((r) * vl) * es)
+    for (int64_t r = 0; r < rows; r++) {
+        int rc = 0;
+        switch (in->op) {
+        case PLC_OP_XENT_MAX:
+            rc = o->xent_max(be, FP(0) + r, ROW(1, r), DT(1), 1, real);
+            break;
+        case PLC_OP_XENT_SUMEXP:
+            rc = o->xent_sumexp(be, FP(0) + r, FP(1) + r, ROW(2, r), DT(2), IP(3) + r, FP(4) + r, 1, real,
+                                vocab_start);
+            break;
+        default: /* XENT_LOSS */
+            rc = o->xent_loss(be, ROW(0, r), DP(1), ROW(2, r), DT(2), IP(3) + r, FP(4) + r, FP(5) + r, FP(6) + r,
+                              1, real, vocab_start, (float)in->farg[0]) ||
+                 o->zero(be, ROW(0, r) + (size_t)real * es, (size_t)(vl - real) * es);
+            break;
+        }
+        if (rc) return -1;
+    }
+#undef ROW
+    return 0;
+}
+
 /* Context-parallel attention over B > 1 sequences: the all-gathered K/V
  * (and dK/dV) are laid out [cp][B][T/cp][KV][hd], the kernels want one
  * sequence's keys contiguous. Each sequence's keys are gathered into
@@ -403,6 +443,13 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
     const plc_plan *plan = x->plan;
     const int64_t tp_rank = x->co.tp;
     const int cp = plan->layout.cp > 1;
+    if (in->op == PLC_OP_XENT_MAX || in->op == PLC_OP_XENT_SUMEXP || in->op == PLC_OP_XENT_LOSS) {
+        /* the real columns of this shard of the padded vocabulary (XENT_MAX
+         * has no sharded flag: its shard is the same as the other two's) */
+        int sharded = in->op == PLC_OP_XENT_MAX ? plan->layout.tp > 1 : a[2] != 0;
+        int64_t vs = sharded ? tp_rank * a[1] : 0, real = plan->model.vocab - vs;
+        if (real < a[1]) return xent_padded(x, in, vs, real < 0 ? 0 : real);
+    }
     switch (in->op) {
     case PLC_OP_NOP:
     case PLC_OP_WAIT:
@@ -497,9 +544,13 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     const plc_program *p = x->prog;
     plc_backend *be = x->be;
     double t_start = plc_trace_now();
+    x->bad_instr = -1;
+    x->nonfinite[0] = '\0';
+    x->comm->watch_step = x->step;
     for (uint32_t i = 0; i < p->ninstrs; i++) {
+        x->comm->watch_instr = (int64_t)i;
         const plc_instr *in = &p->instrs[i];
-        if (in->wait >= 0 && wait_for(x, in->wait)) return instr_error(x, i, be->error, err, errlen);
+        if (in->wait >= 0 && wait_for(x, in->wait)) return instr_error(x, (uint32_t)in->wait, be->error, err, errlen);
         if (faulted(x, in)) continue;
         if (is_comm_op(in->op)) {
             if (start_comm(x, i, in)) return instr_error(x, i, be->error, err, errlen);
@@ -509,11 +560,16 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
         char derr[400] = "";
         int rc = run_compute(x, in, derr, sizeof derr);
         if (rc) return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
+        if (x->watch_scalars && x->bad_instr < 0 && (in->op == PLC_OP_XENT_LOSS || in->op == PLC_OP_SUMSQ)) {
+            const double *sum = in->op == PLC_OP_SUMSQ ? DP(0) : DP(1);
+            if (sum && !isfinite(*sum)) x->bad_instr = i;
+        }
         if (x->trace) {
             if (be->ops->synchronize(be)) return instr_error(x, i, be->error, err, errlen);
             plc_trace_record(x->trace, (int32_t)i, (int32_t)x->step, t0, plc_trace_now() - x->trace->origin);
         }
     }
+    x->comm->watch_instr = -1;
     for (uint32_t i = 0; i < p->ninstrs; i++)
         if (wait_for(x, (int32_t)i)) return instr_error(x, i, be->error, err, errlen);
     if (be->ops->synchronize(be)) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
@@ -525,15 +581,30 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     vals[0] = x->loss_owner ? loss : 0;
     vals[1] = x->gnorm_owner ? sumsq : 0;
     vals[2] = x->gnorm_owner ? 1 : 0;
-    double elapsed = plc_trace_now() - t_start;
-    if (plc_comm_sum_f64(x->comm, vals, 3) || plc_comm_max_f64(x->comm, &elapsed, 1))
-        return plc_fail(err, errlen, "rank %d: MPI reduction of the step's loss failed", x->comm->rank);
+    /* the lowest rank whose own sums are not finite describes where */
+    const int bad_loss = x->loss_owner && !isfinite(loss), bad_norm = x->gnorm_owner && !isfinite(sumsq);
+    if (bad_loss || bad_norm) {
+        char where[200];
+        if (x->bad_instr >= 0) plc_exec_describe(where, sizeof where, x->comm->rank, p, (uint32_t)x->bad_instr);
+        else snprintf(where, sizeof where, "rank %d", x->comm->rank);
+        snprintf(x->nonfinite, sizeof x->nonfinite, "%s: the %s is %g at step %lld", where,
+                 bad_loss ? "loss sum" : "squared gradient norm", bad_loss ? loss : sumsq, (long long)x->step);
+    }
+    double mx[2] = {plc_trace_now() - t_start,
+                    x->nonfinite[0] ? (double)(x->comm->size - x->comm->rank) : 0.0};
+    x->comm->watch_instr = -2; /* the step's reductions */
+    if (plc_comm_sum_f64(x->comm, vals, 3) || plc_comm_max_f64(x->comm, mx, 2))
+        return plc_fail(err, errlen, "rank %d: the reduction of the step's loss failed: %s", x->comm->rank,
+                        x->comm->error);
+    x->comm->watch_instr = -1;
+    double elapsed = mx[0];
     const plc_plan *plan = x->plan;
     stats->step = x->step;
     stats->loss = vals[0] / ((double)plan->train.global_batch * (double)plan->model.seq_len);
     stats->grad_norm = vals[2] > 0 ? sqrt(vals[1]) : NAN;
     stats->lr = plc_lr_at(&x->lr, x->step);
     stats->step_time_s = elapsed;
+    stats->nonfinite_rank = mx[1] > 0 ? x->comm->size - (int)mx[1] : -1;
     x->step++;
     return 0;
 }

@@ -28,6 +28,7 @@ typedef struct plc_step_stats {
     double grad_norm;    /* global L2 norm before clipping (NAN when the plan has none) */
     double lr;
     double step_time_s;  /* wall time of the slowest rank */
+    int nonfinite_rank;  /* the lowest rank whose loss or norm sum is not finite, -1 */
 } plc_step_stats;
 
 /* Builds the executor of this rank (comm must be set up for the plan).
@@ -43,6 +44,11 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen);
 /* Runs step `x->step` and advances. 0, or -1 with a message that names the
  * rank, the instruction index, the op and its source location. */
 int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errlen);
+
+/* after a step whose stats name this rank as nonfinite_rank: where
+ * ("rank 1: instruction 57 (XENT_LOSS, micro-batch 0, forward): the loss
+ * sum is nan at step 12"); "" otherwise */
+const char *plc_exec_nonfinite(const plc_executor *x);
 
 /* accessors for checkpoints, tracing and reports */
 int64_t plc_exec_next_step(const plc_executor *x);

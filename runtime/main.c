@@ -2,11 +2,14 @@
  * reports loss, throughput and memory. See docs/runtime.md. */
 #include <math.h>
 #include <omp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "common/errmsg.h"
 #include "common/plan_io.h"
 #include "common/tensors.h"
 #include "plc/version.h"
@@ -17,11 +20,28 @@
 #include "runtime/executor.h"
 #include "runtime/metrics.h"
 #include "runtime/oracle_export.h"
+#include "common/atomic_file.h"
 #include "runtime/plrun_args.h"
 #include "runtime/proc_mem.h"
 #include "runtime/trace.h"
 
+/* Exit status: 0 ok; 1 the input, the usage or the environment (options,
+ * files, a diverged loss, a rank that stopped answering, a signal); 3 an
+ * internal error (a bug of plrun). */
 enum { EXIT_OK = 0, EXIT_INPUT = 1, EXIT_INTERNAL = 3 };
+
+/* SIGINT/SIGTERM: the step finishes, then plrun stops cleanly; a second
+ * signal ends it at once */
+static volatile sig_atomic_t stop_signal;
+static void on_stop_signal(int sig)
+{
+    if (stop_signal) {
+        signal(sig, SIG_DFL);
+        raise(sig);
+        return;
+    }
+    stop_signal = sig;
+}
 
 typedef struct plrun {
     plrun_args args;
@@ -36,6 +56,9 @@ typedef struct plrun {
     plc_trace trace;
     int trace_on;
     char oracle_metrics[4096];
+    char resume_file[4096];   /* --resume, a directory resolved to its latest checkpoint */
+    char last_ckpt[4096];     /* the last checkpoint written in this run, "" none */
+    int64_t last_ckpt_step;
     double recent[10]; /* the last losses, for the closing line */
     int64_t nrecent;
     double time_sum;   /* step times after the first (warm-up), for the closing line */
@@ -77,13 +100,63 @@ static int fail_all(plrun *r, int code)
 
 /* An error of this rank alone: say it and take the job down, so that no
  * other rank waits for it forever. */
+static void note_kept_checkpoint(plrun *r);
 static int fail_rank(plrun *r, int code)
 {
     fprintf(stderr, "plrun: error: %s\n", r->err);
+    note_kept_checkpoint(r);
     fflush(stderr);
     if (r->comm.use_mpi && r->comm.size > 1) plc_comm_abort(&r->comm, code);
     cleanup(r);
     return code;
+}
+
+/* Every rank's outcome of a step that may fail on some ranks only: the
+ * lowest failing rank says why; nonzero on every rank when any failed. */
+static int any_failed(plrun *r, int rc)
+{
+    double v = rc ? (double)(r->comm.size - r->comm.rank) : 0.0;
+    if (plc_comm_max_f64(&r->comm, &v, 1)) {
+        fprintf(stderr, "plrun: error: rank %d: %s\n", r->comm.rank, r->comm.error);
+        plc_comm_abort(&r->comm, EXIT_INPUT);
+    }
+    if (v == 0) return 0;
+    if (r->comm.size - (int)v == r->comm.rank) fprintf(stderr, "plrun: error: %s\n", r->err);
+    return 1;
+}
+
+/* the checkpoints asked for at this point: into --checkpoint-dir, and at the
+ * end (or a stop) into --checkpoint FILE */
+static int save_checkpoints(plrun *r, int final)
+{
+    plrun_args *a = &r->args;
+    const int64_t step = plc_exec_next_step(r->x);
+    if (a->checkpoint_dir && !(r->last_ckpt[0] && r->last_ckpt_step == step)) {
+        if (plc_ckpt_save_dir(r->x, &r->comm, &r->plan, a->checkpoint_dir, a->checkpoint_keep, r->last_ckpt,
+                              sizeof r->last_ckpt, r->err, sizeof r->err))
+            return -1;
+        r->last_ckpt_step = step;
+        say(r, "checkpoint: %s (step %lld)\n", r->last_ckpt, (long long)step);
+    }
+    if (final && a->checkpoint_path) {
+        if (plc_ckpt_save(r->x, &r->comm, &r->plan, a->checkpoint_path, 1, r->err, sizeof r->err)) return -1;
+        snprintf(r->last_ckpt, sizeof r->last_ckpt, "%s", a->checkpoint_path);
+        r->last_ckpt_step = step;
+        say(r, "checkpoint: %s (step %lld)\n", a->checkpoint_path, (long long)step);
+    }
+    return 0;
+}
+
+/* what is kept after a failure, for the closing message */
+static void note_kept_checkpoint(plrun *r)
+{
+    if (r->comm.rank != 0) return;
+    if (r->last_ckpt[0])
+        fprintf(stderr, "plrun: the last checkpoint, %s (step %lld), is intact; resume with --resume %s\n",
+                r->last_ckpt, (long long)r->last_ckpt_step,
+                r->args.checkpoint_dir ? r->args.checkpoint_dir : r->last_ckpt);
+    else if (r->args.checkpoint_dir || r->args.checkpoint_path)
+        fprintf(stderr, "plrun: no checkpoint was written in this run\n");
 }
 
 /* Model FLOPs per token for forward + backward (3x forward): the matmuls
@@ -104,11 +177,25 @@ static int run_steps(plrun *r, int64_t total)
     const double flops_tok = model_flops_per_token(&plan->model);
     for (int64_t s = plc_exec_next_step(r->x); s < total; s++) {
         plc_step_stats st;
-        if (plc_exec_step(r->x, &st, r->err, sizeof r->err)) return fail_rank(r, EXIT_INTERNAL);
-        if (!isfinite(st.loss)) {
-            snprintf(r->err, sizeof r->err, "the loss is %g at step %lld: training diverged", st.loss,
-                     (long long)s);
-            return fail_all(r, EXIT_INTERNAL);
+        if (plc_exec_step(r->x, &st, r->err, sizeof r->err)) {
+            /* a watchdog timeout or a failed transfer: this rank's message, and
+             * the job ends here (the peers may be waiting for it) */
+            return fail_rank(r, r->comm.timed_out ? EXIT_INPUT : EXIT_INTERNAL);
+        }
+        if (st.nonfinite_rank >= 0 || !isfinite(st.loss) || (r->plan.train.grad_clip > 0 && !isfinite(st.grad_norm))) {
+            /* the state is poisoned: no checkpoint from it */
+            if (st.nonfinite_rank == r->comm.rank)
+                fprintf(stderr, "plrun: error: %s: training diverged (try a lower train.lr.peak or a "
+                                "train.grad_clip)\n",
+                        plc_exec_nonfinite(r->x));
+            else if (st.nonfinite_rank < 0 && r->comm.rank == 0)
+                fprintf(stderr, "plrun: error: the loss is %g and the gradient norm %g at step %lld: training "
+                                "diverged\n",
+                        st.loss, st.grad_norm, (long long)s);
+            if (r->comm.rank == 0) fprintf(stderr, "plrun: no checkpoint written from this state\n");
+            note_kept_checkpoint(r);
+            cleanup(r);
+            return EXIT_INPUT;
         }
         if (r->args.oracle_dir && s == 0 &&
             plc_oracle_after_first_step(r->args.oracle_dir, r->x, &r->comm, plan, r->err, sizeof r->err))
@@ -122,11 +209,55 @@ static int run_steps(plrun *r, int64_t total)
             plc_step_metrics m = {st.step, st.loss, st.lr, st.grad_norm,
                                   tokens / st.step_time_s, flops_tok * tokens / st.step_time_s,
                                   st.step_time_s};
-            if (plc_metrics_step(&r->log, &m, r->err, sizeof r->err))
-                fprintf(stderr, "plrun: warning: %s\n", r->err);
+            if (plc_metrics_step(&r->log, &m, r->err, sizeof r->err)) return fail_rank(r, EXIT_INPUT);
+        }
+        /* a signal on any rank stops every rank after the same step */
+        double stop = stop_signal;
+        r->comm.watch_instr = -2; /* under the watchdog, as the step's own reductions */
+        int src = plc_comm_max_f64(&r->comm, &stop, 1);
+        r->comm.watch_instr = -1;
+        if (src) {
+            snprintf(r->err, sizeof r->err, "rank %d: after step %lld: %s", r->comm.rank, (long long)s,
+                     r->comm.error);
+            return fail_rank(r, EXIT_INPUT);
+        }
+        if (stop != 0) {
+            say(r, "plrun: stopped by %s after step %lld of %lld\n", (int)stop == SIGINT ? "SIGINT" : "SIGTERM",
+                (long long)s + 1, (long long)total);
+            if (save_checkpoints(r, 1)) return fail_all(r, EXIT_INPUT);
+            note_kept_checkpoint(r);
+            cleanup(r);
+            return EXIT_INPUT;
+        }
+        const int64_t done = s + 1;
+        if (r->args.checkpoint_every && done % r->args.checkpoint_every == 0 && done < total &&
+            save_checkpoints(r, 0)) {
+            note_kept_checkpoint(r);
+            return fail_all(r, EXIT_INPUT);
         }
     }
     return EXIT_OK;
+}
+
+/* Every output (metrics, trace, checkpoints) is checked before the first
+ * step, on rank 0 which writes them: a bad path fails now, not after the run. */
+static int check_outputs(plrun *r)
+{
+    const plrun_args *a = &r->args;
+    if (r->comm.rank != 0) return 0;
+    if (a->trace_path && plc_check_output_file("--trace", a->trace_path, r->err, sizeof r->err)) return -1;
+    if (a->checkpoint_path && plc_check_output_file("--checkpoint", a->checkpoint_path, r->err, sizeof r->err))
+        return -1;
+    if (a->checkpoint_dir && plc_prepare_output_dir("--checkpoint-dir", a->checkpoint_dir, r->err, sizeof r->err))
+        return -1;
+    if (a->metrics_path) {
+        struct stat st;
+        if (stat(a->metrics_path, &st) == 0 && S_ISDIR(st.st_mode)) {
+            snprintf(r->err, sizeof r->err, "--metrics %s: is a directory; give a file name", a->metrics_path);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static void report_memory(plrun *r, double baseline)
@@ -174,6 +305,24 @@ int main(int argc, char **argv)
         return fail_all(r, EXIT_INPUT);
     }
     if (plc_comm_setup(&r->comm, plan, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    /* the watchdog's deadline: a multiple of the predicted step time */
+    r->comm.deadline_s = a->timeout_s >= 0 ? a->timeout_s : fmax(30.0, 10.0 * plan->pred.step_time_s);
+    for (int i = 0; i < a->nallow_changed; i++)
+        if (!plc_ckpt_setting_known(a->allow_changed[i])) {
+            char list[1024];
+            plc_ckpt_settings_list(list, sizeof list);
+            plc_fail(r->err, sizeof r->err, "--allow-changed %s: not a setting a resume compares; those are: %s",
+                     a->allow_changed[i], list);
+            return fail_all(r, EXIT_INPUT);
+        }
+    if (a->nallow_changed && !a->resume_path) {
+        snprintf(r->err, sizeof r->err, "--allow-changed is for --resume");
+        return fail_all(r, EXIT_INPUT);
+    }
+    if (any_failed(r, check_outputs(r))) {
+        cleanup(r);
+        return EXIT_INPUT;
+    }
     if (a->threads == 0 && !getenv("OMP_NUM_THREADS")) {
         /* the node's cores shared by its ranks: oversubscribed OpenMP
          * threads spin against each other and run many times slower */
@@ -187,11 +336,26 @@ int main(int argc, char **argv)
     const double baseline = plc_proc_rss_bytes();
     if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
     if (a->resume_path) {
-        if (plc_ckpt_load(r->x, &r->comm, plan, a->resume_path, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+        int rc = plc_ckpt_resolve(a->resume_path, r->resume_file, sizeof r->resume_file, r->err, sizeof r->err);
+        if (!rc)
+            rc = plc_ckpt_load(r->x, &r->comm, plan, r->resume_file, a->allow_changed, a->nallow_changed, r->err,
+                               sizeof r->err);
+        if (any_failed(r, rc)) {
+            cleanup(r);
+            return EXIT_INPUT;
+        }
     } else if (plc_exec_init_weights(r->x, r->err, sizeof r->err)) {
         return fail_all(r, EXIT_INPUT);
     }
     const int64_t total = a->steps >= 0 ? a->steps : plan->train.steps;
+    if (a->resume_path && plc_exec_next_step(r->x) >= total) {
+        plc_fail(r->err, sizeof r->err,
+                 "nothing to run: the checkpoint %s is at step %lld and this run ends at step %lld (%s); "
+                 "give --steps N with N > %lld to train further",
+                 r->resume_file, (long long)plc_exec_next_step(r->x), (long long)total,
+                 a->steps >= 0 ? "--steps" : "train.steps", (long long)plc_exec_next_step(r->x));
+        return fail_all(r, EXIT_INPUT);
+    }
     const plc_layout *l = &plan->layout;
     say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
@@ -205,7 +369,7 @@ int main(int argc, char **argv)
         (long long)plan->model.seq_len);
     say(r, "data: %s\n", plc_data_describe(r->data));
     if (a->resume_path)
-        say(r, "resumed from %s at step %lld\n", a->resume_path, (long long)plc_exec_next_step(r->x));
+        say(r, "resumed from %s at step %lld\n", r->resume_file, (long long)plc_exec_next_step(r->x));
 
     if (a->oracle_dir) {
         if (plc_oracle_begin(a->oracle_dir, r->x, &r->comm, plan, r->data, total, r->err, sizeof r->err))
@@ -215,11 +379,22 @@ int main(int argc, char **argv)
             a->metrics_path = r->oracle_metrics;
         }
     }
+    int mrc = 0;
     if (r->comm.rank == 0) {
-        if (plc_metrics_open_default(&r->log, a->metrics_path, total, r->err, sizeof r->err))
-            return fail_rank(r, EXIT_INPUT);
-        r->log_open = 1;
+        mrc = plc_metrics_open_default(&r->log, a->metrics_path, total, r->err, sizeof r->err);
+        r->log_open = mrc == 0;
     }
+    if (any_failed(r, mrc)) {
+        cleanup(r);
+        return EXIT_INPUT;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
     if (a->trace_path) {
         plc_comm_barrier(&r->comm); /* common origin for every rank's events */
         plc_trace_init(&r->trace, (size_t)1 << 22);
@@ -229,17 +404,18 @@ int main(int argc, char **argv)
 
     int rc = run_steps(r, total);
     if (rc != EXIT_OK) return rc;
+    if (save_checkpoints(r, 1)) return fail_all(r, EXIT_INPUT);
     if (r->log_open) {
         r->log_open = 0;
-        if (plc_metrics_close(&r->log, r->err, sizeof r->err)) return fail_rank(r, EXIT_INTERNAL);
+        if (plc_metrics_close(&r->log, r->err, sizeof r->err)) return fail_rank(r, EXIT_INPUT);
     }
-    if (r->trace_on && plc_trace_write(&r->trace, &r->comm, plan, a->trace_path, r->err, sizeof r->err))
-        return fail_rank(r, EXIT_INTERNAL);
-    if (r->trace_on) say(r, "trace: %s (%zu events on rank 0)\n", a->trace_path, r->trace.n);
-    if (a->checkpoint_path) {
-        if (plc_ckpt_save(r->x, &r->comm, plan, a->checkpoint_path, 1, r->err, sizeof r->err))
-            return fail_rank(r, EXIT_INTERNAL);
-        say(r, "checkpoint: %s (step %lld)\n", a->checkpoint_path, (long long)plc_exec_next_step(r->x));
+    if (r->trace_on) {
+        int trc = plc_trace_write(&r->trace, &r->comm, plan, a->trace_path, r->err, sizeof r->err);
+        if (any_failed(r, trc)) {
+            cleanup(r);
+            return EXIT_INPUT;
+        }
+        say(r, "trace: %s (%zu events on rank 0)\n", a->trace_path, r->trace.n);
     }
     if (a->oracle_dir) say(r, "oracle export: %s\n", a->oracle_dir);
     double floor_nats = plc_data_entropy_rate(r->data);

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_num.h"
+
 void plrun_usage(FILE *out)
 {
     fprintf(out,
@@ -21,28 +23,46 @@ void plrun_usage(FILE *out)
             "  --metrics FILE         one JSON object per step (rank 0)\n"
             "  --trace FILE           measured timeline, Chrome trace-event JSON\n"
             "  --checkpoint FILE      write a checkpoint (safetensors) at the end\n"
-            "  --resume FILE          start from a checkpoint, under any layout\n"
+            "  --checkpoint-dir DIR   periodic checkpoints DIR/step-NNNNNNNN.safetensors and\n"
+            "                         DIR/latest, written atomically, also at the end\n"
+            "  --checkpoint-every N   a checkpoint every N steps (default: only at the end)\n"
+            "  --checkpoint-keep K    keep the newest K checkpoints in DIR (default 3)\n"
+            "  --resume FILE|DIR      start from a checkpoint (DIR: its latest), any layout\n"
+            "  --allow-changed KEY    resume although KEY (e.g. train.lr.peak) differs from\n"
+            "                         the checkpoint's (repeatable)\n"
+            "  --timeout SECONDS      watchdog: a transfer waiting longer ends the job with\n"
+            "                         the instruction and the peer (default: 10x the\n"
+            "                         predicted step time, at least 30 s; 0 = off)\n"
             "  --export-oracle DIR    write initial weights, batches, losses and the first\n"
             "                         step's gradients for tests/oracle/torch_oracle.py\n"
             "  --threads N            CPU threads per rank (default OMP_NUM_THREADS or all)\n"
-            "  --help, --version\n");
+            "  --help, --version\n"
+            "\n"
+            "SIGINT or SIGTERM: the current step finishes, checkpoints are written if\n"
+            "asked, and plrun exits with status 1.\n"
+            "Exit status: 0 ok; 1 an error of input, usage or environment (options, files,\n"
+            "a diverged loss, a rank that stopped answering, a signal); 3 an internal error.\n");
 }
 
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out)
+static int parse_seconds(const char *s, double *out)
 {
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < lo || v > hi) return -1;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || v > 1e6) return -1;
     *out = v;
     return 0;
 }
+
+static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) { return plc_parse_int(s, lo, hi, out); }
 
 int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t errlen)
 {
     memset(a, 0, sizeof *a);
     a->backend = "cpu";
     a->steps = -1;
+    a->checkpoint_keep = 3;
+    a->timeout_s = -1;
     for (int i = 1; i < argc; i++) {
         const char *o = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -51,7 +71,8 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
         if (o[0] == '-' && o[1]) {
             static const char *const with_value[] = {"--backend", "--steps", "--metrics", "--trace",
                                                      "--checkpoint", "--resume", "--export-oracle",
-                                                     "--threads"};
+                                                     "--threads", "--checkpoint-dir", "--checkpoint-every",
+                                                     "--checkpoint-keep", "--allow-changed", "--timeout"};
             int known = 0;
             for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
                 if (!strcmp(o, with_value[k])) known = 1;
@@ -83,7 +104,32 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
                     return -1;
                 }
                 a->threads = (int)n;
-            } else if (!strcmp(o, "--metrics")) a->metrics_path = v;
+            } else if (!strcmp(o, "--checkpoint-every")) {
+                if (parse_int(v, 1, INT32_MAX, &n)) {
+                    snprintf(err, errlen, "--checkpoint-every %s: expected a number of steps >= 1", v);
+                    return -1;
+                }
+                a->checkpoint_every = n;
+            } else if (!strcmp(o, "--checkpoint-keep")) {
+                if (parse_int(v, 1, 1000000, &n)) {
+                    snprintf(err, errlen, "--checkpoint-keep %s: expected a number of checkpoints >= 1", v);
+                    return -1;
+                }
+                a->checkpoint_keep = n;
+            } else if (!strcmp(o, "--timeout")) {
+                if (parse_seconds(v, &a->timeout_s)) {
+                    snprintf(err, errlen, "--timeout %s: expected seconds from 0 (off) to 1e6, e.g. 60 or 2.5", v);
+                    return -1;
+                }
+            } else if (!strcmp(o, "--allow-changed")) {
+                if (a->nallow_changed == (int)(sizeof a->allow_changed / sizeof a->allow_changed[0])) {
+                    snprintf(err, errlen, "--allow-changed: at most %d settings",
+                             (int)(sizeof a->allow_changed / sizeof a->allow_changed[0]));
+                    return -1;
+                }
+                a->allow_changed[a->nallow_changed++] = v;
+            } else if (!strcmp(o, "--checkpoint-dir")) a->checkpoint_dir = v;
+            else if (!strcmp(o, "--metrics")) a->metrics_path = v;
             else if (!strcmp(o, "--trace")) a->trace_path = v;
             else if (!strcmp(o, "--checkpoint")) a->checkpoint_path = v;
             else if (!strcmp(o, "--resume")) a->resume_path = v;
@@ -95,6 +141,10 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
             return -1;
         }
         a->plan_path = o;
+    }
+    if (a->checkpoint_every && !a->checkpoint_dir) {
+        snprintf(err, errlen, "--checkpoint-every needs --checkpoint-dir DIR (where the checkpoints go)");
+        return -1;
     }
     if (!a->plan_path) {
         snprintf(err, errlen, "no plan given (usage: plrun PLAN [options]; see --help)");

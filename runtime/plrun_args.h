@@ -13,7 +13,13 @@ typedef struct plrun_args {
     const char *metrics_path;  /* --metrics FILE: JSON lines, rank 0 */
     const char *trace_path;    /* --trace FILE: measured timeline */
     const char *checkpoint_path; /* --checkpoint FILE: written at the end */
-    const char *resume_path;   /* --resume FILE: start from a checkpoint */
+    const char *checkpoint_dir;  /* --checkpoint-dir DIR: periodic checkpoints */
+    int64_t checkpoint_every;    /* --checkpoint-every N: 0 = only at the end */
+    int64_t checkpoint_keep;     /* --checkpoint-keep K: newest kept (default 3) */
+    const char *resume_path;   /* --resume FILE|DIR: start from a checkpoint */
+    const char *allow_changed[32]; /* --allow-changed SETTING (repeatable) */
+    int nallow_changed;
+    double timeout_s;          /* --timeout SECONDS: watchdog deadline; -1 default, 0 off */
     const char *oracle_dir;    /* --export-oracle DIR */
     int threads;               /* --threads N, 0: OMP_NUM_THREADS or all cores */
     int help, version;

@@ -8,7 +8,7 @@
 
 #include "common/errmsg.h"
 #include "plc/le.h"
-#include "runtime/atomic_file.h"
+#include "common/atomic_file.h"
 #include "runtime/file_map.h"
 #include "runtime/json.h"
 

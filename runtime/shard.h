@@ -16,11 +16,15 @@
 #include "plc/plan.h"
 
 typedef struct plc_shard_region {
-    int64_t row0, rows;  /* the block: a rectangle of the [R, C] tensor */
+    int64_t row0, rows;  /* the real part of the block: a rectangle of the [R, C] tensor */
     int64_t col0, cols;
+    int64_t brows, bcols; /* the block as stored: rows x cols plus zero padding
+                             where the split does not divide (plc_shard_block) */
     int flat;            /* 1: only elements [e0, e0 + n) of the block's flattening */
-    int64_t e0, n;       /* n excludes the zero padding at the end */
+    int64_t e0, n;       /* n excludes the zero padding at the end of the block */
     int64_t capacity;    /* elements the buffer holds (block size, or the flat chunk) */
+    int64_t stored;      /* elements of the buffer inside the block (padding included) */
+    int64_t real;        /* elements of the global tensor the region holds */
 } plc_shard_region;
 
 /* the region of buffer b held by the rank with coordinates co, for a global
@@ -34,7 +38,8 @@ int plc_shard_region_of(const plc_buffer *b, const plc_layout *l, plc_rank_coord
 void plc_shard_scatter(float *local, const float *global, const plc_shard_region *r, int64_t C);
 void plc_shard_gather(float *global, const float *local, const plc_shard_region *r, int64_t C);
 
-/* copies between a local flat shard and the block (a [rows, cols] array) */
+/* copies the real part of the block (a [rows, cols] array) to a local
+ * shard, padding untouched */
 void plc_shard_block_to_local(float *local, const float *block, const plc_shard_region *r);
 
 #endif

@@ -9,7 +9,7 @@
 
 #include "common/errmsg.h"
 #include "plc/le.h"
-#include "runtime/atomic_file.h"
+#include "common/atomic_file.h"
 #include "runtime/file_map.h"
 
 /* fills t from the header in b[0..size); 0, or -1 with err (without the path) */

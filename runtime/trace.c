@@ -6,7 +6,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "runtime/atomic_file.h"
+#include "common/atomic_file.h"
+#include "common/chrome_trace.h"
 
 double plc_trace_now(void)
 {
@@ -42,22 +43,13 @@ void plc_trace_record(plc_trace *t, int32_t instr, int32_t step, double t0, doub
     t->ev[t->n++] = (plc_trace_event){t0, t1, instr, step};
 }
 
-static void write_events(FILE *f, const plc_plan *plan, int rank, const plc_trace_event *ev,
-                         size_t n, int *first)
+static void write_events(plc_ctrace *ct, const plc_plan *plan, int rank, const plc_trace_event *ev, size_t n)
 {
     plc_rank_coords co = plc_rank_to_coords(&plan->layout, rank);
     const plc_program *p = &plan->programs[plan->stage_program[co.pp]];
     for (size_t i = 0; i < n; i++) {
         if (ev[i].instr < 0 || (uint32_t)ev[i].instr >= p->ninstrs) continue;
-        const plc_instr *in = &p->instrs[ev[i].instr];
-        double dur = (ev[i].t1 - ev[i].t0) * 1e6;
-        fprintf(f, "%s\n{\"name\": \"%s\", \"cat\": \"%s\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
-                   "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"instr\": %d, \"layer\": %d, "
-                   "\"micro\": %d, \"phase\": \"%s\", \"step\": %d}}",
-                *first ? "" : ",", plc_op_name(in->op), plc_phase_name(in->phase), rank,
-                (int)in->stream, ev[i].t0 * 1e6, dur < 0 ? 0 : dur, ev[i].instr, in->layer,
-                in->micro, plc_phase_name(in->phase), ev[i].step);
-        *first = 0;
+        plc_ctrace_instr(ct, rank, (uint32_t)ev[i].instr, &p->instrs[ev[i].instr], ev[i].t0, ev[i].t1, ev[i].step);
     }
 }
 
@@ -77,30 +69,20 @@ int plc_trace_write(plc_trace *t, plc_comm *comm, const plc_plan *plan, const ch
             }
             return -1;
         }
-        FILE *f = af.f;
-        int first = 1;
-        fprintf(f, "{\"displayTimeUnit\": \"ms\", \"otherData\": {\"source\": \"plrun --trace\", "
-                   "\"world_size\": %d}, \"traceEvents\": [", comm->size);
-        for (int r = 0; r < comm->size; r++) {
-            plc_rank_coords c = plc_rank_to_coords(&plan->layout, r);
-            fprintf(f, "%s\n{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": {\"name\": "
-                       "\"rank %d (tp %lld cp %lld dp %lld pp %lld)\"}},"
-                       "\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": {\"name\": \"compute\"}},"
-                       "\n{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": {\"name\": \"comm\"}}",
-                    first ? "" : ",", r, r, (long long)c.tp, (long long)c.cp, (long long)c.dp, (long long)c.pp, r, r);
-            first = 0;
-        }
-        write_events(f, plan, 0, t->ev, t->n, &first);
+        plc_ctrace ct;
+        plc_ctrace_begin(&ct, af.f, "plrun --trace", comm->size, comm->size);
+        for (int r = 0; r < comm->size; r++) plc_ctrace_rank(&ct, &plan->layout, r);
+        write_events(&ct, plan, 0, t->ev, t->n);
         for (int r = 1; r < comm->size; r++) {
             uint64_t n = 0;
             if (plc_comm_recv_bytes(comm, &n, sizeof n, r, 7001)) break;
             plc_trace_event *ev = malloc(n ? n * sizeof *ev : 1);
             if (!ev) { plc_atomic_abort(&af); snprintf(err, errlen, "out of memory"); return -1; }
             plc_comm_recv_bytes(comm, ev, n * sizeof *ev, r, 7002);
-            write_events(f, plan, r, ev, n, &first);
+            write_events(&ct, plan, r, ev, n);
             free(ev);
         }
-        fprintf(f, "\n]}\n");
+        plc_ctrace_end(&ct);
         return plc_atomic_commit(&af, err, errlen);
     }
     uint64_t n = t->n;

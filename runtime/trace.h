@@ -1,8 +1,8 @@
 /* trace.h: the measured timeline of plrun (--trace FILE).
  *
- * Every executed instruction becomes one complete event ("ph": "X") of the
- * Chrome trace-event JSON that Perfetto and chrome://tracing open, in the
- * shape `plc trace` writes for the predicted timeline: pid = world rank,
+ * Every executed instruction becomes one complete event ("ph":"X") of the
+ * Chrome trace-event JSON, written by common/chrome_trace.h, the writer
+ * `plc trace` uses for the predicted timeline: pid = world rank,
  * tid = stream (0 compute, 1 comm), name = the op, args = instruction index,
  * layer, micro-batch, phase and step. Communication events span from the
  * start of the non-blocking call to the completion of its wait. Rank 0

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what plc needs on Debian (12 or later): the build tools, the
 # libraries, Open MPI, OpenBLAS, Debian's PyTorch for the oracle test, and
-# Slurm with munge for the srun launch test (about 13 MB installed).
+# clang with libFuzzer and valgrind for the robustness tests, and Slurm
+# with munge for the srun launch test (about 13 MB installed).
 # Run as root, or through sudo; prints the command to run otherwise.
 set -euo pipefail
 packages=(
@@ -10,6 +11,7 @@ packages=(
     libopenmpi-dev openmpi-bin
     libopenblas-dev
     python3 python3-numpy python3-yaml python3-torch
+    clang libfuzzer-14-dev valgrind
     slurmd slurmctld slurm-client munge
 )
 missing=()

@@ -98,12 +98,22 @@ static inline int64_t plc_cluster_gpus(const plc_cluster *c) { return c->nodes *
 
 /* ---- model ---------------------------------------------------------------- */
 
+/* The transformer block (docs/model.md). Llama: RMSNorm, SwiGLU MLP, no
+ * biases. GPT: LayerNorm with bias, GELU (tanh) MLP, biases on the q, k, v,
+ * output and both MLP projections. The zero values are Llama's. */
+typedef enum plc_arch { PLC_ARCH_LLAMA = 0, PLC_ARCH_GPT } plc_arch;
+/* rotary positions, or a learned table of seq_len rows added to the token
+ * embeddings */
+typedef enum plc_positions { PLC_POS_ROPE = 0, PLC_POS_LEARNED } plc_positions;
+
 typedef struct plc_model {
     char name[64];
     int64_t layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len;
     bool tie_embeddings;
-    double norm_eps;   /* RMSNorm epsilon, default 1e-5 */
+    double norm_eps;   /* RMSNorm or LayerNorm epsilon, default 1e-5 */
     double rope_theta; /* default 10000 */
+    plc_arch arch;           /* default PLC_ARCH_LLAMA */
+    plc_positions positions; /* default PLC_POS_ROPE */
 } plc_model;
 
 /* ---- training ------------------------------------------------------------- */
@@ -120,7 +130,7 @@ typedef struct plc_train {
     double grad_clip; /* global gradient-norm clip, 0 = off */
     int64_t steps;
     uint64_t seed;
-    const char *data_path; /* token file; NULL means the synthetic source */
+    const char *data_path; /* token file, absolute and normalised; NULL: the synthetic source */
 } plc_train;
 
 /* ---- layout constraints ----------------------------------------------------
@@ -163,13 +173,48 @@ static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
     return false;
 }
 
-#define PLC_LAYOUT_DIMS(X)                                                     \
-    X(dp) X(tp) X(pp) X(cp) X(sp) X(vpp) X(micro_batch)                        \
-    X(schedule) X(recompute) X(zero) X(attention) X(fused_rmsnorm)
+/* X(name, type, kind, what): every layout dimension, in the order of the
+ * .plan language, the plan file and `plc solve`'s columns. kind says how its
+ * values are spelled, bounded and stored (PLC_DIMK_*). The concrete layout,
+ * the layout block's choices, the front end's parsing, the plan file's
+ * fields and the search's dimensions are all generated from this list, so a
+ * new dimension is one line here plus the rules that concern it
+ * (common/layout_rules.c). */
+#define PLC_LAYOUT_FIELDS(X)                                                                             \
+    X(dp,            int64_t,       DEGREE,    "data-parallel degree")                                  \
+    X(tp,            int64_t,       DEGREE,    "tensor-parallel degree")                                \
+    X(pp,            int64_t,       DEGREE,    "pipeline stages")                                       \
+    X(cp,            int64_t,       DEGREE,    "context-parallel degree")                               \
+    X(sp,            int64_t,       ONOFF,     "sequence parallelism (needs tp > 1 to matter)")         \
+    X(vpp,           int64_t,       DEGREE,    "virtual stages per pipeline rank (interleaved)")        \
+    X(micro_batch,   int64_t,       DEGREE,    "sequences per micro-batch per data-parallel rank")      \
+    X(schedule,      plc_schedule,  SCHEDULE,  "pipeline schedule")                                     \
+    X(recompute,     plc_recompute, RECOMPUTE, "activation recompute policy")                           \
+    X(zero,          int64_t,       ZERO,      "ZeRO stage 0..3")                                       \
+    X(attention,     plc_attention, ATTENTION, "attention kernel")                                      \
+    X(fused_rmsnorm, int64_t,       ONOFF,     "fused RMSNorm kernel")
+
+/* how a dimension's values are spelled and bounded */
+typedef enum plc_dim_kind {
+    PLC_DIMK_DEGREE,    /* a whole number from 1 */
+    PLC_DIMK_ONOFF,     /* on/off, stored 1/0 */
+    PLC_DIMK_ZERO,      /* 0..3 */
+    PLC_DIMK_SCHEDULE,  /* plc_schedule */
+    PLC_DIMK_RECOMPUTE, /* plc_recompute */
+    PLC_DIMK_ATTENTION  /* plc_attention */
+} plc_dim_kind;
+
+/* PLC_LD_dp, PLC_LD_tp, ...: a dimension's index in PLC_LAYOUT_FIELDS order */
+typedef enum plc_layout_dim {
+#define PLC_LAYOUT_DIM_ENUM(name, type, kind, what) PLC_LD_##name,
+    PLC_LAYOUT_FIELDS(PLC_LAYOUT_DIM_ENUM)
+#undef PLC_LAYOUT_DIM_ENUM
+    PLC_LD_COUNT
+} plc_layout_dim;
 
 typedef struct plc_layout_spec {
-#define PLC_LAYOUT_CHOICE(name) plc_choice name;
-    PLC_LAYOUT_DIMS(PLC_LAYOUT_CHOICE)
+#define PLC_LAYOUT_CHOICE(name, type, kind, what) plc_choice name;
+    PLC_LAYOUT_FIELDS(PLC_LAYOUT_CHOICE)
 #undef PLC_LAYOUT_CHOICE
     double memory_limit;     /* share of device memory a rank may use, default 1.0 */
     plc_objective objective; /* default PLC_OBJ_TIME */
@@ -177,16 +222,61 @@ typedef struct plc_layout_spec {
 
 /* one concrete layout: what the solver picks and the lowering consumes */
 typedef struct plc_layout {
-    int64_t dp, tp, pp, cp;
-    int64_t sp;          /* sequence parallelism 0/1 (needs tp > 1 to matter) */
-    int64_t vpp;         /* virtual stages per pipeline rank (interleaved) */
-    int64_t micro_batch; /* sequences per micro-batch per data-parallel rank */
-    plc_schedule schedule;
-    plc_recompute recompute;
-    int64_t zero; /* 0..3 */
-    plc_attention attention;
-    int64_t fused_rmsnorm; /* 0/1 */
+#define PLC_LAYOUT_MEMBER(name, type, kind, what) type name;
+    PLC_LAYOUT_FIELDS(PLC_LAYOUT_MEMBER)
+#undef PLC_LAYOUT_MEMBER
 } plc_layout;
+
+/* dimension d of a layout as a number (enum values for schedule, ...) */
+static inline int64_t plc_layout_get(const plc_layout *l, plc_layout_dim d)
+{
+    switch (d) {
+#define PLC_LAYOUT_GET(name, type, kind, what) case PLC_LD_##name: return (int64_t)l->name;
+        PLC_LAYOUT_FIELDS(PLC_LAYOUT_GET)
+#undef PLC_LAYOUT_GET
+    case PLC_LD_COUNT: break;
+    }
+    return 0;
+}
+
+static inline void plc_layout_set(plc_layout *l, plc_layout_dim d, int64_t v)
+{
+    switch (d) {
+#define PLC_LAYOUT_SET(name, type, kind, what) case PLC_LD_##name: l->name = (type)v; break;
+        PLC_LAYOUT_FIELDS(PLC_LAYOUT_SET)
+#undef PLC_LAYOUT_SET
+    case PLC_LD_COUNT: break;
+    }
+}
+
+/* the layout block's choice of dimension d */
+static inline const plc_choice *plc_layout_spec_choice(const plc_layout_spec *ls, plc_layout_dim d)
+{
+    switch (d) {
+#define PLC_LAYOUT_CHOICE_OF(name, type, kind, what) case PLC_LD_##name: return &ls->name;
+        PLC_LAYOUT_FIELDS(PLC_LAYOUT_CHOICE_OF)
+#undef PLC_LAYOUT_CHOICE_OF
+    case PLC_LD_COUNT: break;
+    }
+    return NULL;
+}
+
+static inline plc_choice *plc_layout_spec_choice_mut(plc_layout_spec *ls, plc_layout_dim d)
+{
+    return (plc_choice *)plc_layout_spec_choice(ls, d);
+}
+
+/* "micro_batch": the key of dimension d in .plan files; its kind */
+const char *plc_layout_dim_key(plc_layout_dim d);
+plc_dim_kind plc_layout_dim_kind(plc_layout_dim d);
+
+/* Rows (columns) of a block when a dimension of n splits over `shards`:
+ * ceil(n / shards). The last blocks may hold fewer real rows (the padded
+ * vocabulary, docs/model.md); the rest of their block is zero padding. */
+static inline int64_t plc_shard_block(int64_t n, int64_t shards)
+{
+    return shards > 1 ? (n + shards - 1) / shards : n;
+}
 
 /* ---- the whole job -------------------------------------------------------- */
 

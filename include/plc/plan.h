@@ -100,7 +100,7 @@ typedef enum plc_buf_kind {
  * coordinates in shard_dims (PLC_DIM_*, combined in rank order). */
 typedef enum plc_shard_kind {
     PLC_SHARD_NONE, /* the whole tensor */
-    PLC_SHARD_ROWS, /* rows [i*rows/n, (i+1)*rows/n) */
+    PLC_SHARD_ROWS, /* rows [i*b, min((i+1)*b, rows)), b = plc_shard_block(rows, n), plc/job.h */
     PLC_SHARD_COLS, /* columns likewise */
     PLC_SHARD_FLAT, /* flat elements [i*ceil(N/n), ...), zero-padded at the end */
 } plc_shard_kind;
@@ -197,6 +197,53 @@ typedef enum plc_op {
     PLC_OP_COUNT
 } plc_op;
 
+/* ---- the operand contract, one row per op (common/plan_ops.c) -------------
+ * Per buffer slot: its dtype class and the elements it must hold, a product
+ * of up to four factors taken from the instruction; per integer argument:
+ * its range. plc_instr_check applies the table and the few rules no table
+ * row states (COPY sizes, divisibility, shapes against the model); both the
+ * plan validator (every load) and plrun's check before the first step call
+ * it, and plrun adds only what needs the communicator. */
+typedef enum plc_opd_type {
+    PLC_OPD_UNUSED,  /* the slot must be -1 or is ignored */
+    PLC_OPD_STORAGE, /* f32 or bf16, the same in every STORAGE slot of the instruction */
+    PLC_OPD_ACC,     /* f32, or the storage dtype (a matmul's C: weight gradients) */
+    PLC_OPD_FLOAT,   /* f32 or bf16, independently */
+    PLC_OPD_F32,
+    PLC_OPD_I32,
+    PLC_OPD_F64,
+    PLC_OPD_ANY
+} plc_opd_type;
+
+typedef enum plc_opd_factor {
+    PLC_FAC_ONE, PLC_FAC_A0, PLC_FAC_A1, PLC_FAC_A2, PLC_FAC_A3, PLC_FAC_A4, PLC_FAC_A5, PLC_FAC_A6, PLC_FAC_A7,
+    PLC_FAC_GROUP, /* members of the instruction's group */
+    PLC_FAC_KEYS,  /* attention statistics: arg2 (Tk) when materialised (arg6 = 0), else 1 */
+    PLC_FAC_ZERO   /* no count (ZERO and COPY work on whole buffers) */
+} plc_opd_factor;
+
+typedef enum plc_arg_kind {
+    PLC_ARG_FREE, /* not checked here */
+    PLC_ARG_DIM,  /* 0 .. 2^40 */
+    PLC_ARG_POS,  /* 1 .. 2^40 */
+    PLC_ARG_FLAG  /* 0 or 1 */
+} plc_arg_kind;
+
+typedef struct plc_operand_rule {
+    uint8_t type;     /* plc_opd_type */
+    uint8_t optional; /* -1 allowed */
+    uint8_t fac[4];   /* plc_opd_factor, multiplied */
+} plc_operand_rule;
+
+typedef struct plc_op_contract {
+    plc_operand_rule buf[PLC_INSTR_BUFS];
+    uint8_t arg[PLC_INSTR_ARGS]; /* plc_arg_kind */
+    uint8_t group;               /* 1: a collective on a group */
+} plc_op_contract;
+
+/* the row of op, NULL for an op out of range */
+const plc_op_contract *plc_op_contract_of(plc_op op);
+
 typedef struct plc_instr {
     plc_op op;
     plc_stream stream;
@@ -232,12 +279,12 @@ typedef struct plc_prediction {
 /* ---- the plan ------------------------------------------------------------- */
 typedef struct plc_plan {
     uint32_t version;
-    const char *spec_path;
+    const char *spec_path;  /* the spec's file name, no directory (compiler/frontend/paths.h) */
     const char *spec_source;
     uint64_t spec_len;
     uint64_t spec_hash; /* FNV-1a 64 of the source */
     plc_model model;
-    plc_train train;    /* data_path points into the plan's strings */
+    plc_train train;    /* data_path (absolute, normalised) points into the plan's strings */
     plc_hw hw;
     int64_t nodes, gpus_per_node;
     plc_layout layout;

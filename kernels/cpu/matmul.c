@@ -1,10 +1,49 @@
-/* kernels/cpu/matmul.c: C = alpha op(A) op(B) + beta C through OpenBLAS. */
+/* kernels/cpu/matmul.c: C = alpha op(A) op(B) + beta C through OpenBLAS, with
+ * results that do not depend on the thread count.
+ *
+ * OpenBLAS's own threading splits a GEMM by its thread count, and on some
+ * kernel families (Haswell, Zen: the AVX2 sgemm) the bits change with that
+ * split. So OpenBLAS always runs single-threaded here, and the parallelism
+ * is ours: C is cut into panels on a grid that is a function of (M, N, K)
+ * only (panel_grid below), each panel is one single-threaded cblas_sgemm
+ * call over the full K, and OpenMP threads take whole panels. Whatever the
+ * thread count, the same calls with the same arguments compute the same
+ * elements, so C is the same bits.
+ *
+ * Concurrent calls are safe with the pthread build of OpenBLAS that we
+ * link (Debian's libopenblas0-pthread, SMP without USE_OPENMP): it locks its
+ * table of packing buffers (driver/others/memory.c, alloc_lock), and with
+ * OpenBLAS set to one thread each call runs entirely on the calling thread.
+ * test_kernels_threads.c checks it, under several core types. */
 #include "kernels/kernels.h"
 
 #include <cblas.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* Panels are at most PANEL_MAX square. While there are fewer than
+ * PANELS_WANTED of them, the longer side is halved (to a multiple of 16,
+ * the widest sgemm micro-kernel), down to PANEL_MIN and as long as a panel
+ * keeps PANEL_MIN_MACS multiply-adds: below that a thread costs more than
+ * it saves. */
+enum { PANEL_MAX = 512, PANEL_MIN = 64, PANELS_WANTED = 16, PANEL_ALIGN = 16 };
+#define PANEL_MIN_MACS ((int64_t)1 << 20)
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* rows and columns of a panel of C[M, N] for a reduction of K */
+static void panel_grid(int64_t M, int64_t N, int64_t K, int64_t *pm, int64_t *pn)
+{
+    *pm = M < PANEL_MAX ? M : PANEL_MAX;
+    *pn = N < PANEL_MAX ? N : PANEL_MAX;
+    while (cdiv(M, *pm) * cdiv(N, *pn) < PANELS_WANTED) {
+        int64_t *side = *pm >= *pn ? pm : pn, other = side == pm ? *pn : *pm;
+        int64_t half = cdiv(cdiv(*side, 2), PANEL_ALIGN) * PANEL_ALIGN;
+        if (half < PANEL_MIN || half >= *side || half * other * K < PANEL_MIN_MACS) break;
+        *side = half;
+    }
+}
 
 static int blas_dim(int64_t v, const char *what)
 {
@@ -27,10 +66,25 @@ void plc_k_matmul_strided(float *C, int64_t ldc, const float *A, int64_t lda,
                 C[i * ldc + j] = beta == 0.0f ? 0.0f : beta * C[i * ldc + j];
         return;
     }
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans,
-                blas_dim(M, "M"), blas_dim(N, "N"), blas_dim(K, "K"), alpha,
-                A, blas_dim(lda, "lda"), B, blas_dim(ldb, "ldb"), beta, C, blas_dim(ldc, "ldc"));
+    blas_dim(M, "M"), blas_dim(N, "N");
+    const int k = blas_dim(K, "K"), la = blas_dim(lda, "lda"), lb = blas_dim(ldb, "ldb"),
+              lc = blas_dim(ldc, "ldc");
+    const enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans,
+                               tb = trans_b ? CblasTrans : CblasNoTrans;
+    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+    int64_t pm, pn;
+    panel_grid(M, N, K, &pm, &pn);
+    const int64_t gm = cdiv(M, pm), gn = cdiv(N, pn);
+    /* dynamic: which thread takes a panel never matters, and a thread
+     * that lost its core does not hold the others back */
+#pragma omp parallel for schedule(dynamic, 1) if (gm * gn > 1)
+    for (int64_t p = 0; p < gm * gn; p++) {
+        int64_t i0 = p / gn * pm, j0 = p % gn * pn;
+        int m = (int)(M - i0 < pm ? M - i0 : pm), n = (int)(N - j0 < pn ? N - j0 : pn);
+        /* rows i0.. of op(A), columns j0.. of op(B) */
+        const float *a = trans_a ? A + i0 : A + i0 * lda, *b = trans_b ? B + j0 * ldb : B + j0;
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, alpha, a, la, b, lb, beta, C + i0 * ldc + j0, lc);
+    }
 }
 
 void plc_k_matmul(float *C, const float *A, const float *B,

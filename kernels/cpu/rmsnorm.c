@@ -2,9 +2,8 @@
 #include "kernels/kernels.h"
 #include "kernels/common/reduce.h"
 
-#include <omp.h>
-#include <stdio.h>
-#include <stdlib.h>
+/* columns per work item of the weight gradient */
+#define DW_CHUNK 32
 
 void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float *weight,
                            int64_t rows, int64_t dim, float eps)
@@ -39,23 +38,18 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
         }
     }
     if (dweight) {
-        /* a column range per thread; each column adds its rows in order */
-#pragma omp parallel if (rows * dim > 32768)
-        {
-            int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
-            int64_t c0 = dim * me / nt, c1 = dim * (me + 1) / nt;
-            double *acc = calloc((size_t)(c1 - c0 + 1), sizeof *acc);
-            if (!acc) {
-                fprintf(stderr, "plrun: out of memory in rmsnorm backward\n");
-                exit(1);
-            }
+        /* fixed chunks of columns; each column adds its rows in order */
+        const int64_t nchunks = (dim + DW_CHUNK - 1) / DW_CHUNK;
+#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+        for (int64_t ch = 0; ch < nchunks; ch++) {
+            int64_t c0 = ch * DW_CHUNK, n = dim - c0 < DW_CHUNK ? dim - c0 : DW_CHUNK;
+            double acc[DW_CHUNK] = {0};
             for (int64_t r = 0; r < rows; r++) {
-                const float *x = in + r * dim, *dy = dout + r * dim;
+                const float *x = in + r * dim + c0, *dy = dout + r * dim + c0;
                 double s = rstd[r];
-                for (int64_t c = c0; c < c1; c++) acc[c - c0] += (double)dy[c] * x[c] * s;
+                for (int64_t c = 0; c < n; c++) acc[c] += (double)dy[c] * x[c] * s;
             }
-            for (int64_t c = c0; c < c1; c++) dweight[c] += (float)acc[c - c0];
-            free(acc);
+            for (int64_t c = 0; c < n; c++) dweight[c0 + c] += (float)acc[c];
         }
     }
 }

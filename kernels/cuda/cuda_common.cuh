@@ -79,4 +79,37 @@ __device__ __forceinline__ float plc_block_max(float x, float *scratch)
 
 #define PLC_ROW_THREADS 256 /* threads of the row-per-block kernels */
 
+/* block sum in double, the same fixed tree; `scratch` has blockDim.x doubles */
+__device__ __forceinline__ double plc_block_sum_f64(double x, double *scratch)
+{
+    scratch[threadIdx.x] = x;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) scratch[threadIdx.x] += scratch[threadIdx.x + s];
+        __syncthreads();
+    }
+    double r = scratch[0];
+    __syncthreads();
+    return r;
+}
+
+/* ---- column sums over rows (weight and bias gradients) ---------------------------
+ * A block of PLC_COL_TILE x PLC_COL_LANES threads owns PLC_COL_TILE columns;
+ * lane j (threadIdx.y) adds rows j, j + PLC_COL_LANES, ... in order, and the
+ * lanes are then added in lane order: the same order whatever the grid. */
+#define PLC_COL_TILE 32
+#define PLC_COL_LANES 8
+
+/* the column's total in the threads with threadIdx.y == 0 (others get 0) */
+__device__ __forceinline__ double plc_col_lanes_sum(double x, double (*scratch)[PLC_COL_TILE])
+{
+    scratch[threadIdx.y][threadIdx.x] = x;
+    __syncthreads();
+    double r = 0;
+    if (threadIdx.y == 0)
+        for (int l = 0; l < PLC_COL_LANES; l++) r += scratch[l][threadIdx.x];
+    __syncthreads();
+    return r;
+}
+
 #endif

@@ -10,7 +10,7 @@
  * - Activations are stored as `dt`: PLC_CUDA_F32 (float) or PLC_CUDA_BF16
  *   (bf16 as uint16_t, kernels/common/bf16.h), always computed in fp32.
  *   Per-row statistics (rstd, lse, the cross-entropy row values, losses),
- *   weight gradients of norms and embeddings, and the optimizer's master
+ *   weight gradients of norms, biases and embeddings, and the optimizer's master
  *   weights, gradients and moments are always fp32.
  * - Every call returns 0, or -1 after recording a message that
  *   plc_cuda_last_error() returns (launch errors are checked right away;
@@ -105,6 +105,30 @@ int plc_cuda_swiglu_backward(void *dgate, void *dup, const void *dout, const voi
 int plc_cuda_add(void *out, const void *a, const void *b, plc_cuda_dtype dt, int64_t n, void *stream);
 int plc_cuda_accumulate(void *y, const void *x, plc_cuda_dtype dt, int64_t n, void *stream);
 int plc_cuda_scale(void *x, float s, plc_cuda_dtype dt, int64_t n, void *stream);
+
+/* ---- the GPT block's ops (kernels/kernels.h gives their math) -------------------
+ * LayerNorm: out, in, weight, bias, din, dout as dt; mean, rstd, dweight,
+ * dbias fp32. din, dweight or dbias may be NULL. */
+int plc_cuda_layernorm_forward(void *out, float *mean, float *rstd, const void *in, const void *weight,
+                               const void *bias, plc_cuda_dtype dt, int64_t rows, int64_t dim, float eps,
+                               void *stream);
+int plc_cuda_layernorm_backward(void *din, float *dweight, float *dbias, const void *dout, const void *in,
+                                const void *weight, const float *mean, const float *rstd, plc_cuda_dtype dt,
+                                int64_t rows, int64_t dim, void *stream);
+/* GELU (tanh approximation), every tensor as dt */
+int plc_cuda_gelu_forward(void *out, const void *in, plc_cuda_dtype dt, int64_t n, void *stream);
+int plc_cuda_gelu_backward(void *din, const void *dout, const void *in, plc_cuda_dtype dt, int64_t n,
+                           void *stream);
+/* bias of a linear layer: out, in, bias, dout as dt; dbias fp32 */
+int plc_cuda_bias_add(void *out, const void *in, const void *bias, plc_cuda_dtype dt, int64_t rows,
+                      int64_t cols, void *stream);
+int plc_cuda_bias_backward(float *dbias, const void *dout, plc_cuda_dtype dt, int64_t rows, int64_t cols,
+                           void *stream);
+/* learned positions: out, in, table, dout as dt; dtable fp32 */
+int plc_cuda_pos_embedding_forward(void *out, const void *in, const void *table, plc_cuda_dtype dt,
+                                   const int32_t *positions, int64_t B, int64_t T, int64_t dim, void *stream);
+int plc_cuda_pos_embedding_backward(float *dtable, const void *dout, plc_cuda_dtype dt,
+                                    const int32_t *positions, int64_t B, int64_t T, int64_t dim, void *stream);
 
 /* ---- cross-entropy: logits, dlogits as dt; row values and loss fp32 -------------- */
 int plc_cuda_xent_local_max(float *row_max, const void *logits, plc_cuda_dtype dt,

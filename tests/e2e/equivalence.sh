@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Issue 6's acceptance test: every layout of the same spec trains the same
-# model. A tiny Llama (GQA, untied embeddings; then tied) runs 20 fp32 steps
+# model. A tiny Llama (GQA, untied embeddings; then tied; then both with a
+# vocabulary of 67 that tp pads) runs 20 fp32 steps
 # under each layout; every step's loss must match the single-rank run
 # within 1e-5 relative, the same multi-rank plan run twice must give
 # bitwise identical losses, and a deliberately broken collective
@@ -14,7 +15,7 @@ TOL=1e-5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-spec() { # spec TIE
+spec() { # spec TIE [VOCAB]
     cat <<PLAN
 model "equiv" {
   layers = 4
@@ -22,7 +23,7 @@ model "equiv" {
   ffn_hidden = 64
   heads = 4
   kv_heads = 2
-  vocab = 64
+  vocab = ${2:-64}
   seq_len = 16
   tie_embeddings = $1
 }
@@ -45,6 +46,9 @@ PLAN
 }
 spec false >"$tmp/untied.plan"
 spec true >"$tmp/tied.plan"
+# a vocabulary tp does not divide: padded, the padding masked out of the loss
+spec false 67 >"$tmp/pad.plan"
+spec true 67 >"$tmp/padtied.plan"
 
 # layout NAME SPEC dp tp pp cp sp zero recompute vpp schedule micro_batch
 failures=0
@@ -110,10 +114,20 @@ tied=(
     "tied_pp2            tied    1  1  2  1  off  0    none       1   1f1b        1"
     "tied_tp2_pp2_dp2    tied    2  2  2  1  off  0    none       1   1f1b        1"
 )
+padded=(
+    "pad_single          pad     1  1  1  1  off  0    none       1   1f1b        1"
+    "pad_tp2             pad     1  2  1  1  off  0    none       1   1f1b        1"
+    "pad_tp2_dp2_zero3   pad     2  2  1  1  off  3    none       1   1f1b        1"
+)
+padtied=(
+    "padtied_single      padtied 1  1  1  1  off  0    none       1   1f1b        1"
+    "padtied_tp2_pp2     padtied 1  2  2  1  off  0    none       1   1f1b        1"
+    "padtied_tp2_zero1   padtied 2  2  1  1  off  1    none       1   1f1b        1"
+)
 
 echo "equivalence: $STEPS steps, fp32, tolerance $TOL relative to the single-rank loss curve"
 echo "  layout                   max rel dev"
-for group in untied tied; do
+for group in ${EQUIV_GROUPS:-untied tied padded padtied}; do
     declare -n list=$group
     refname=${list[0]%% *}
     for entry in "${list[@]}"; do

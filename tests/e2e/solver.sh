@@ -101,6 +101,58 @@ done
 cmp -s "$tmp/explain_mem.txt" "$tmp/compile_mem.txt" || fail "explain and compile disagree on the plan's memory"
 "$plc" explain "$tmp/small.plan" > /dev/null; [ $? -eq 2 ] || fail "explain without a fit: want exit 2"
 
+# compile's gate is the plan's exact memory: Llama-3-70B pinned on 1024 H100
+# fits the solver's estimate (61.2 GiB) but its stage-0 arena plus the fixed
+# costs (64.1 GiB) exceeds the 61.7 GiB limit: refused, exit 2, figures shown
+cat > "$tmp/l3.plan" <<'PLAN'
+model "llama3-70b" {
+  layers = 80
+  hidden = 8192
+  ffn_hidden = 28672
+  heads = 64
+  kv_heads = 8
+  vocab = 128256
+  seq_len = 8192
+}
+cluster {
+  gpu = "H100-SXM5-80GB"
+  nodes = 128
+  gpus_per_node = 8
+}
+train {
+  global_batch = 512
+  steps = 1000
+}
+layout {
+  dp = 16
+  tp = 2
+  pp = 8
+  cp = 4
+  sp = on
+  vpp = 5
+  micro_batch = 1
+  schedule = interleaved
+  recompute = none
+  zero = 1
+  attention = flash2
+  fused_rmsnorm = on
+  memory_limit = 77.5%
+}
+PLAN
+"$plc" compile "$tmp/l3.plan" -o "$tmp/l3.bin" > "$tmp/l3.out" 2> "$tmp/l3.err"; rc=$?
+[ $rc -eq 2 ] || { cat "$tmp/l3.err"; fail "pinned 70B layout over the limit: exit $rc, want 2"; }
+grep -qE "stage 0 +arena .* over the limit" "$tmp/l3.err" || fail "no per-stage figures for the refused plan"
+[ ! -e "$tmp/l3.bin" ] || fail "a plan that does not fit was written"
+# with 85% it fits and is written; the summary says by how much
+"$plc" compile "$tmp/l3.plan" -D layout.memory_limit=85% -o "$tmp/l3.bin" > "$tmp/l3.out" 2>&1 || fail "70B at 85%"
+grep -qE "stage 0 +arena .* within the limit" "$tmp/l3.out" || fail "no fit figures in the summary"
+# the vocabulary of GPT-2 (50257) solves and compiles with tp = 2: padded
+"$plc" compile "$PLC_ROOT/examples/tiny.plan" -D model.vocab=50257 -D layout.tp=2 -o "$tmp/v.bin" > /dev/null \
+    || fail "vocab 50257 with tp = 2"
+# a missing output directory is the user's error (exit 1), not an internal one
+"$plc" compile "$PLC_ROOT/examples/tiny.plan" -o "$tmp/no/such/dir/x.bin" > /dev/null 2>&1; rc=$?
+[ $rc -eq 1 ] || fail "missing output directory: exit $rc, want 1"
+
 # scale: the curve over cluster sizes
 "$plc" scale "$tmp/auto.plan" --gpus 8..256 > "$tmp/scale.txt" || fail "scale failed"
 [ "$(grep -cE '^ +(8|16|32|64|128|256) ' "$tmp/scale.txt")" -eq 6 ] || fail "scale rows"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Determinism: the same plan run twice gives bitwise identical losses, and
-# the losses do not depend on the number of threads per rank.
+# Determinism (docs/runtime.md): on one machine and OpenBLAS kernel family,
+# the same plan run twice gives bitwise identical losses, and 1 and 2
+# threads per rank give bitwise identical losses. tests/run_determinism.sh
+# runs it again under each OpenBLAS core type the CPU can run.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
 tmp=$(mktemp -d)

@@ -28,6 +28,6 @@ assert "MATMUL" in names and "ADAMW" in names, names
 print("trace: %d events, ranks %s, streams %s" % (len(ev), sorted(pids), sorted(tids)))
 PY
 else
-    grep -q '"ph": "X"' "$tmp/trace.json" || die "no complete events in the trace"
+    grep -q '"ph":"X"' "$tmp/trace.json" || die "no complete events in the trace"
 fi
 echo "trace: ok"

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/resolve.h"
-#include "compiler/spec_load.h"
-#include "compiler/spec_parse.h"
+#include "compiler/frontend/resolve.h"
+#include "compiler/frontend/spec_load.h"
+#include "compiler/frontend/spec_parse.h"
 
 typedef struct fe_result {
     plc_arena a;

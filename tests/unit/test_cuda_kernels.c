@@ -245,6 +245,95 @@ static void test_optimizer_bf16(void)
     free(q), free(o32), free(lse), free(qb);
 }
 
+/* the GPT block's ops: LayerNorm, GELU, bias, learned positions */
+static void test_gpt_block(void)
+{
+    enum { R = 40, D = 300 }; /* D past one block of PLC_ROW_THREADS, not a multiple of the column tile */
+    float *in = tk_alloc(R * D), w[D], b[D], *dout = tk_alloc(R * D), *out = tk_alloc(R * D), mean[R], rstd[R];
+    float *din = tk_alloc(R * D), dw[D] = {0}, db[D] = {0};
+    tk_fill(in, R * D, 60, 2.0f), tk_fill(w, D, 61, 1.0f), tk_fill(b, D, 62, 1.0f), tk_fill(dout, R * D, 63, 1.0f);
+    for (int i = 0; i < R * D; i++) in[i] += (float)(i / D); /* rows with different means */
+    plc_k_layernorm_forward(out, mean, rstd, in, w, b, R, D, 1e-5f);
+    plc_k_layernorm_backward(din, dw, db, dout, in, w, mean, rstd, R, D);
+    float *di = UP(in, R * D), *dwt = UP(w, D), *dbs = UP(b, D), *dg = UP(dout, R * D);
+    float *o = ZEROS(float, R * D), *gm = ZEROS(float, R), *gr = ZEROS(float, R), *gi = ZEROS(float, R * D),
+          *gw = ZEROS(float, D), *gb = ZEROS(float, D);
+    CU_ASSERT(plc_cuda_layernorm_forward(o, gm, gr, di, dwt, dbs, PLC_CUDA_F32, R, D, 1e-5f, NULL) == 0);
+    CU_ASSERT(plc_cuda_layernorm_backward(gi, gw, gb, dg, di, dwt, gm, gr, PLC_CUDA_F32, R, D, NULL) == 0);
+    expect_close("layernorm out", o, out, R * D, 1e-5);
+    expect_close("layernorm mean", gm, mean, R, 1e-6);
+    expect_close("layernorm rstd", gr, rstd, R, 1e-6);
+    expect_close("layernorm din", gi, din, R * D, 1e-5);
+    expect_close("layernorm dweight", gw, dw, D, 1e-5);
+    expect_close("layernorm dbias", gb, db, D, 1e-5);
+
+    /* bf16 storage: inputs exactly representable, fp32 statistics */
+    uint16_t *hb = calloc((size_t)R * D, sizeof *hb), wb[D], bb[D];
+    plc_k_cast_f32_to_bf16(hb, in, R * D), plc_k_cast_f32_to_bf16(wb, w, D), plc_k_cast_f32_to_bf16(bb, b, D);
+    plc_k_cast_bf16_to_f32(in, hb, R * D), plc_k_cast_bf16_to_f32(w, wb, D), plc_k_cast_bf16_to_f32(b, bb, D);
+    plc_k_layernorm_forward(out, mean, rstd, in, w, b, R, D, 1e-5f);
+    uint16_t *dhb = UP(hb, R * D), *dwb = UP(wb, D), *dbb = UP(bb, D), *ob = ZEROS(uint16_t, R * D);
+    float *of = ZEROS(float, R * D), *rb = ZEROS(float, R);
+    CU_ASSERT(plc_cuda_layernorm_forward(ob, NULL, rb, dhb, dwb, dbb, PLC_CUDA_BF16, R, D, 1e-5f, NULL) == 0);
+    CU_ASSERT(plc_cuda_cast_bf16_to_f32(of, ob, R * D, NULL) == 0);
+    expect_close("bf16 layernorm out", of, out, R * D, 1e-2);
+    expect_close("bf16 layernorm rstd", rb, rstd, R, 1e-6);
+    cudaFree(dhb), cudaFree(dwb), cudaFree(dbb), cudaFree(ob), free(hb);
+    cudaFree(di), cudaFree(dwt), cudaFree(dbs), cudaFree(dg);
+
+    /* GELU and a bias over rows and columns that fill no tile exactly */
+    enum { BR = 70, BC = 45, N = BR * BC };
+    float *x = tk_alloc(N), *g = tk_alloc(N), bias[BC], *y = tk_alloc(N), *gl = tk_alloc(N), *dx = tk_alloc(N);
+    float dbias[BC] = {0};
+    tk_fill(x, N, 64, 6.0f), tk_fill(g, N, 65, 1.0f), tk_fill(bias, BC, 66, 1.0f), tk_fill(dx, N, 67, 1.0f);
+    float *dxv = UP(dx, N);
+    plc_k_bias_add(y, x, bias, BR, BC);
+    plc_k_gelu_forward(gl, y, N);
+    plc_k_gelu_backward(dx, g, y, N);
+    plc_k_bias_backward(dbias, dx, BR, BC);
+    float *xv = UP(x, N), *gv = UP(g, N), *bv = UP(bias, BC), *yv = ZEROS(float, N), *glv = ZEROS(float, N);
+    float *dbv = ZEROS(float, BC), *dbv2 = ZEROS(float, BC);
+    CU_ASSERT(plc_cuda_bias_add(yv, xv, bv, PLC_CUDA_F32, BR, BC, NULL) == 0);
+    CU_ASSERT(plc_cuda_gelu_forward(glv, yv, PLC_CUDA_F32, N, NULL) == 0);
+    CU_ASSERT(plc_cuda_gelu_backward(dxv, gv, yv, PLC_CUDA_F32, N, NULL) == 0);
+    CU_ASSERT(plc_cuda_bias_backward(dbv, dxv, PLC_CUDA_F32, BR, BC, NULL) == 0);
+    CU_ASSERT(plc_cuda_bias_backward(dbv2, dxv, PLC_CUDA_F32, BR, BC, NULL) == 0);
+    float h1[BC], h2[BC]; /* no atomics: two runs give the same bits */
+    CU_ASSERT(cudaMemcpy(h1, dbv, sizeof h1, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(cudaMemcpy(h2, dbv2, sizeof h2, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(memcmp(h1, h2, sizeof h1) == 0);
+    cudaFree(dbv2);
+    expect_close("bias add", yv, y, N, 1e-6);
+    expect_close("gelu forward", glv, gl, N, 1e-6);
+    expect_close("gelu backward", dxv, dx, N, 1e-6);
+    expect_close("bias backward", dbv, dbias, BC, 1e-6);
+    cudaFree(xv), cudaFree(gv), cudaFree(bv);
+
+    /* positions of a context-parallel rank, and NULL = 0..T-1 */
+    enum { PB = 3, PT = 8, PD = 70, PP = 32, PN = PB * PT * PD };
+    int32_t pos[PT] = {4, 5, 6, 7, 24, 25, 26, 27};
+    float *px = tk_alloc(PN), *tab = tk_alloc(PP * PD), *pg = tk_alloc(PN), *py = tk_alloc(PN), *py0 = tk_alloc(PN);
+    float *dtab = tk_alloc(PP * PD);
+    tk_fill(px, PN, 68, 1.0f), tk_fill(tab, PP * PD, 69, 1.0f), tk_fill(pg, PN, 70, 1.0f);
+    plc_k_pos_embedding_forward(py, px, tab, pos, PB, PT, PD);
+    plc_k_pos_embedding_forward(py0, px, tab, NULL, PB, PT, PD);
+    plc_k_pos_embedding_backward(dtab, pg, pos, PB, PT, PD);
+    plc_k_pos_embedding_backward(dtab, pg, NULL, PB, PT, PD);
+    float *pxv = UP(px, PN), *tv = UP(tab, PP * PD), *pgv = UP(pg, PN), *pyv = ZEROS(float, PN);
+    float *py0v = ZEROS(float, PN), *dtv = ZEROS(float, PP * PD);
+    int32_t *dpos = UP(pos, PT);
+    CU_ASSERT(plc_cuda_pos_embedding_forward(pyv, pxv, tv, PLC_CUDA_F32, dpos, PB, PT, PD, NULL) == 0);
+    CU_ASSERT(plc_cuda_pos_embedding_forward(py0v, pxv, tv, PLC_CUDA_F32, NULL, PB, PT, PD, NULL) == 0);
+    CU_ASSERT(plc_cuda_pos_embedding_backward(dtv, pgv, PLC_CUDA_F32, dpos, PB, PT, PD, NULL) == 0);
+    CU_ASSERT(plc_cuda_pos_embedding_backward(dtv, pgv, PLC_CUDA_F32, NULL, PB, PT, PD, NULL) == 0);
+    expect_close("positions forward", pyv, py, PN, 0);
+    expect_close("positions forward, default positions", py0v, py0, PN, 0);
+    expect_close("positions backward", dtv, dtab, PP * PD, 0); /* the CPU's order of adds */
+    cudaFree(pxv), cudaFree(tv), cudaFree(pgv), cudaFree(dpos);
+    free(in), free(dout), free(out), free(din), free(x), free(g), free(y), free(gl), free(dx);
+    free(px), free(tab), free(pg), free(py), free(py0), free(dtab);
+}
+
 static int suite_init(void) { return (ctx = plc_cuda_create(0)) ? 0 : 1; }
 static int suite_clean(void)
 {
@@ -265,6 +354,7 @@ void register_test_cuda_kernels(void)
     CU_add_test(s, "embedding and cross-entropy against the CPU", test_embedding_xent);
     CU_add_test(s, "attention (both forms, GQA, CP positions) against the CPU", test_attention);
     CU_add_test(s, "adamw, sum of squares, bf16 casts and bf16 flash", test_optimizer_bf16);
+    CU_add_test(s, "layernorm, gelu, bias, positions (GPT block) against the CPU", test_gpt_block);
 }
 
 #else

@@ -197,12 +197,12 @@ static void test_errors(void)
     hp_ins(&h, PLC_OP_NOP);
     plc_instr *in = hp_ins(&h, PLC_OP_MATMUL);
     in->phase = PLC_PHASE_BACKWARD;
-    in->layer = 3;
+    in->layer = 1; /* the head of the one-layer model */
     in->micro = 1;
     in->buf[0] = C; in->buf[1] = A; in->buf[2] = A;
     in->arg[0] = 2; in->arg[1] = 2; in->arg[2] = 3; /* B would need 3 x 2 = 6: fits */
     in->arg[1] = 4;                                 /* now C needs 8 and B 12 */
-    expect_create_error(&h, "rank 0: instruction 1 (MATMUL, layer 3, micro-batch 1, bwd)", "buf0 'C'");
+    expect_create_error(&h, "rank 0: instruction 1 (MATMUL, layer 1, micro-batch 1, bwd)", "buf0 'C'");
 
     hp_init(&h);
     hp_buf(&h, "A", PLC_F32, 2, 3);

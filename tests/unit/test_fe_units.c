@@ -2,8 +2,8 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/catalog.h"
-#include "compiler/units.h"
+#include "compiler/frontend/catalog.h"
+#include "compiler/frontend/units.h"
 #include "fe_test_util.h"
 
 static plc_quantity_status eval(const char *num, const char *w1, const char *w2, plc_quantity *q)

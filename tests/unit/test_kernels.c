@@ -81,30 +81,42 @@ static void test_rmsnorm(void)
 
 /* ---- matmul ------------------------------------------------------------------ */
 
-static void test_matmul(void)
+/* every transpose and beta against a double reference; the larger shape
+ * spans several GEMM panels with ragged edges (kernels/cpu/matmul.c), and
+ * C is strided (ldc > N) so a panel's offsets are checked too */
+static void check_matmul(int64_t M, int64_t N, int64_t K, int64_t ldc)
 {
-    enum { M = 5, N = 4, K = 3 };
-    float A[M * K], B[K * N], At[K * M], Bt[N * K], C[M * N], ref[M * N], C0[M * N];
+    float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *At = tk_alloc(K * M), *Bt = tk_alloc(N * K);
+    float *C = tk_alloc(M * ldc), *C0 = tk_alloc(M * ldc), *ref = tk_alloc(M * ldc);
     tk_fill(A, M * K, 6, 1.0f);
     tk_fill(B, K * N, 7, 1.0f);
-    tk_fill(C0, M * N, 8, 1.0f);
-    for (int i = 0; i < M; i++)
-        for (int k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
-    for (int k = 0; k < K; k++)
-        for (int j = 0; j < N; j++) Bt[j * K + k] = B[k * N + j];
+    tk_fill(C0, M * ldc, 8, 1.0f);
+    for (int64_t i = 0; i < M; i++)
+        for (int64_t k = 0; k < K; k++) At[k * M + i] = A[i * K + k];
+    for (int64_t k = 0; k < K; k++)
+        for (int64_t j = 0; j < N; j++) Bt[j * K + k] = B[k * N + j];
     for (int ta = 0; ta < 2; ta++)
         for (int tb = 0; tb < 2; tb++)
             for (int beta = 0; beta < 2; beta++) {
-                memcpy(C, C0, sizeof C);
-                plc_k_matmul(C, ta ? At : A, tb ? Bt : B, M, N, K, ta, tb, 0.5f, (float)beta);
-                for (int i = 0; i < M; i++)
-                    for (int j = 0; j < N; j++) {
+                memcpy(C, C0, sizeof(float) * (size_t)(M * ldc));
+                plc_k_matmul_strided(C, ldc, ta ? At : A, ta ? M : K, tb ? Bt : B, tb ? K : N, M, N, K,
+                                     ta, tb, 0.5f, (float)beta);
+                for (int64_t i = 0; i < M; i++)
+                    for (int64_t j = 0; j < ldc; j++) {
                         double s = 0;
-                        for (int k = 0; k < K; k++) s += (double)A[i * K + k] * B[k * N + j];
-                        ref[i * N + j] = (float)(0.5 * s + beta * C0[i * N + j]);
+                        for (int64_t k = 0; k < K && j < N; k++) s += (double)A[i * K + k] * B[k * N + j];
+                        /* columns past N are not C's: they must stay as they were */
+                        ref[i * ldc + j] = j < N ? (float)(0.5 * s + beta * C0[i * ldc + j]) : C0[i * ldc + j];
                     }
-                CU_ASSERT(tk_max_diff(C, ref, M * N) < 1e-6);
+                CU_ASSERT(tk_max_diff(C, ref, M * ldc) < 1e-6 * (double)K);
             }
+    free(A), free(B), free(At), free(Bt), free(C), free(C0), free(ref);
+}
+
+static void test_matmul(void)
+{
+    check_matmul(5, 4, 3, 4);
+    check_matmul(300, 270, 170, 275);
 }
 
 /* ---- RoPE --------------------------------------------------------------------- */
@@ -331,7 +343,7 @@ void register_test_kernels(void)
     CU_pSuite s = CU_add_suite("kernels", NULL, NULL);
     CU_add_test(s, "embedding over a vocabulary shard", test_embedding_shard);
     CU_add_test(s, "rmsnorm forward and backward (finite differences)", test_rmsnorm);
-    CU_add_test(s, "matmul transposes and beta", test_matmul);
+    CU_add_test(s, "matmul transposes, beta, ragged panels, strided C", test_matmul);
     CU_add_test(s, "rope forward, positions, backward (finite differences)", test_rope);
     CU_add_test(s, "swiglu backward (finite differences)", test_swiglu);
     CU_add_test(s, "add, accumulate, scale, sums", test_elementwise);

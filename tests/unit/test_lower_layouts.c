@@ -7,10 +7,11 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/memplan.h"
-#include "compiler/plan_check.h"
-#include "compiler/plan_trace.h"
-#include "compiler/solver.h"
+#include "compiler/lower/memplan.h"
+#include "compiler/plantools/plan_check.h"
+#include "compiler/plantools/plan_trace.h"
+#include "compiler/solver/search.h"
+#include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 
 typedef struct named_layout {
@@ -136,13 +137,13 @@ static void test_rejects_bad_layouts(void)
     plc_plan p;
     char err[256];
     plc_layout l = tp_layout(1, 8, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1); /* tp 8 > heads 4 */
-    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == -1);
+    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == PLC_E_INPUT);
     CU_ASSERT(strstr(err, "tp = 8") != NULL);
     l = tp_layout(3, 1, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1); /* 8 % 3 */
-    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == -1);
+    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == PLC_E_INPUT);
     CU_ASSERT(strstr(err, "global_batch") != NULL);
     l = tp_layout(1, 1, 3, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1); /* 4 layers on 3 stages */
-    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == -1);
+    CU_ASSERT(plc_lower(&job, &l, NULL, &a, &p, NULL, err, sizeof err) == PLC_E_INPUT);
     plc_arena_free(&a);
 }
 
@@ -171,7 +172,7 @@ static void test_checker_catches(void)
     plc_instr saved = *send;
     send->op = PLC_OP_RECV;
     send->stream = PLC_STREAM_COMPUTE;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == PLC_E_DEADLOCK);
     CU_ASSERT(strstr(err, "deadlock") != NULL);
     CU_ASSERT(strstr(err, "rank 0") != NULL && strstr(err, "rank 1") != NULL);
     *send = saved;
@@ -179,21 +180,21 @@ static void test_checker_catches(void)
     /* 2. stage 1 drops a receive: a send is left without its match */
     saved = *recv;
     recv->op = PLC_OP_NOP;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) != PLC_OK);
     CU_ASSERT(strstr(err, "SEND") != NULL || strstr(err, "deadlock") != NULL);
     *recv = saved;
 
     /* 3. the stages disagree about a collective on the pipeline group */
     saved = *pp_ar;
     pp_ar->arg[0] = 2;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == PLC_E_INTERNAL);
     CU_ASSERT(strstr(err, "collective #") != NULL);
     *pp_ar = saved;
 
     /* 4. a receive of the wrong size */
     saved = *recv;
     recv->arg[0] -= 1;
-    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == -1);
+    CU_ASSERT(plc_plan_check(&p, err, sizeof err) == PLC_E_INTERNAL);
     CU_ASSERT(strstr(err, "elements") != NULL);
     *recv = saved;
     CU_ASSERT(plc_plan_check(&p, err, sizeof err) == 0);
@@ -347,6 +348,63 @@ static void test_solver_vs_plan(void)
     }
 }
 
+/* The rulebook's promise: the search and the lowering cannot disagree.
+ * Every candidate the search enumerates in a small space (odd head counts,
+ * GPT-2's vocabulary of 50257, odd layer counts, tied embeddings) lowers
+ * when the search calls it legal and is refused when it does not. */
+static void test_every_candidate_compiles(void)
+{
+    struct { int64_t layers, hidden, ffn, heads, kv, vocab, seq, gpus, batch; bool tied; } models[] = {
+        {4, 32, 64, 4, 2, 50257, 16, 4, 8, false},  /* GPT-2's vocabulary: tp pads it */
+        {3, 48, 96, 3, 3, 97, 24, 6, 6, false},     /* odd heads and layers */
+        {6, 96, 160, 6, 2, 1001, 8, 4, 12, true},   /* tied, vocab odd, short sequences */
+    };
+    int64_t legal = 0, refused = 0;
+    for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+        plc_job job;
+        tp_job(&job, 4, models[mi].tied, models[mi].batch);
+        plc_model *m = &job.model;
+        m->layers = models[mi].layers; m->hidden = models[mi].hidden; m->ffn_hidden = models[mi].ffn;
+        m->heads = models[mi].heads; m->kv_heads = models[mi].kv; m->vocab = models[mi].vocab;
+        m->seq_len = models[mi].seq;
+        job.cluster.gpus_per_node = models[mi].gpus;
+        job.layout.memory_limit = 1.0;
+        /* the kernels' variants lower alike: keep the space small */
+        job.layout.fused_rmsnorm = (plc_choice){.kind = PLC_CHOICE_SET, .n = 1, .v = {1}};
+        job.layout.attention = (plc_choice){.kind = PLC_CHOICE_SET, .n = 1, .v = {PLC_ATTN_NAIVE}};
+        plc_arena sa;
+        plc_arena_init(&sa);
+        plc_solution sol;
+        plc_solve_opts opts = {.all = true};
+        CU_ASSERT_FATAL(plc_solve_opts_run(&job, &sa, &opts, &sol) == 0);
+        CU_ASSERT(sol.nall > 0);
+        for (int64_t i = 0; i < sol.nall; i++) {
+            const plc_candidate *c = &sol.all[i];
+            plc_arena a;
+            plc_arena_init(&a);
+            plc_plan p;
+            char err[256];
+            int rc = plc_lower(&job, &c->layout, NULL, &a, &p, NULL, err, sizeof err);
+            if ((rc == 0) != c->valid) {
+                char why[192];
+                plc_layout_check(&job, &c->layout, why, sizeof why);
+                fprintf(stderr, "\n  model %zu: dp%lld tp%lld pp%lld cp%lld sp%lld vpp%lld mb%lld %s zero%lld: search %s (%s), lowering %s\n",
+                        mi, (long long)c->layout.dp, (long long)c->layout.tp, (long long)c->layout.pp,
+                        (long long)c->layout.cp, (long long)c->layout.sp, (long long)c->layout.vpp,
+                        (long long)c->layout.micro_batch, plc_schedule_name(c->layout.schedule),
+                        (long long)c->layout.zero, c->valid ? "legal" : "illegal", why, rc ? err : "ok");
+            }
+            CU_ASSERT((rc == 0) == c->valid);
+            if (c->valid) legal++; else refused++;
+            plc_arena_free(&a);
+        }
+        plc_arena_free(&sa);
+    }
+    printf("\n    %lld legal candidates lowered, %lld illegal ones refused by the lowering too\n",
+           (long long)legal, (long long)refused);
+    CU_ASSERT(legal > 100 && refused > 0);
+}
+
 void register_test_lower_layouts(void);
 void register_test_lower_layouts(void)
 {
@@ -358,4 +416,5 @@ void register_test_lower_layouts(void)
     CU_add_test(s, "simulated bubbles match the closed forms", test_bubbles);
     CU_add_test(s, "the time-model trace", test_trace_runs);
     CU_add_test(s, "solver memory estimate vs the plan's exact peak", test_solver_vs_plan);
+    CU_add_test(s, "every candidate the search calls legal lowers, and no other", test_every_candidate_compiles);
 }

@@ -2,8 +2,10 @@
  * each semantic check with its message. */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <unistd.h>
 
-#include "compiler/spec_checks.h"
+#include "compiler/frontend/paths.h"
+#include "compiler/frontend/spec_checks.h"
 #include "fe_test_util.h"
 
 #define VALID FE_MODEL FE_CLUSTER FE_TRAIN FE_LAYOUT
@@ -137,7 +139,10 @@ static void test_kv_heads(void) { expect_error("model.kv_heads = 3", "kv_heads =
 static void test_tp_heads(void) { expect_error("layout.tp = 16", "tp = 16 does not divide heads = 8; valid: 1, 2, 4"); }
 /* 3 does not divide the 16 GPUs either: two errors */
 static void test_pp_layers(void) { expect_errors("layout.pp = 3", NULL, 2, "pp = 3 does not divide layers = 4; valid: 1, 2, 4"); }
-static void test_cp_seq(void) { expect_errors("layout.cp = 3", NULL, 2, "cp = 3 does not divide seq_len = 128; valid: 1, 2, 4, 8, 16, 32, 64, 128"); }
+static void test_cp_seq(void)
+{
+    expect_errors("layout.cp = 3", NULL, 2, "cp = 3 needs seq_len = 128 to split into 2 * cp = 6 equal chunks; valid: 1, 2, 4, 8, 16, 32, 64");
+}
 static void test_gpu_product(void) { expect_error("layout.cp = 32", "cp = 32 does not divide the 16 GPUs (nodes * gpus_per_node)"); }
 static void test_dp_batch(void) { expect_errors("layout.dp = 16", "train.global_batch = 24", 1, "dp = 16 does not divide global_batch = 24 sequences"); }
 static void test_mb_batch(void) { expect_error("layout.micro_batch = 3", "micro_batch = 3 does not divide global_batch = 64 sequences"); }
@@ -232,22 +237,28 @@ static void test_error_cap(void)
     plc_arena_free(&a);
 }
 
-/* data paths in the file are relative to the spec's directory, in -D to the cwd */
+/* data paths in the file are relative to the spec's directory, in -D to the
+ * cwd; either way the job holds the absolute, normalised path */
 static void test_data_path(void)
 {
-    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"tok.bin\"\n}\n";
+    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"./tok.bin\"\n}\n";
     plc_arena a;
     plc_arena_init(&a);
     plc_diag d;
     plc_diag_init(&d, stderr, 100);
+    char cwd[4096];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
     plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
     int se;
     plc_ast *ast = plc_parse_source(&a, &d, src, &se);
-    plc_resolve_opts o = {NULL, "specs/llama"};
+    plc_resolve_opts o = {NULL, "specs/llama/../llama"};
     plc_job job;
     CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, "specs/llama/tok.bin");
-    const char *defs[] = {"train.data = \"/abs/x.bin\"", "train.seed = 7"};
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/specs/llama/tok.bin", cwd));
+    plc_resolve_opts abs_dir = {NULL, "/data/specs/"};
+    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &abs_dir, &job), 0);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "/data/specs/tok.bin");
+    const char *defs[] = {"train.data = \"/abs//y/../x.bin\"", "train.seed = 7"};
     CU_ASSERT_EQUAL(plc_spec_apply_defines(&a, &d, ast, defs, 2), 0);
     CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
     CU_ASSERT_STRING_EQUAL(job.train.data_path, "/abs/x.bin");
@@ -255,7 +266,23 @@ static void test_data_path(void)
     const char *rel[] = {"train.data = \"here.bin\""};
     plc_spec_apply_defines(&a, &d, ast, rel, 1);
     plc_resolve(&a, &d, ast, &o, &job);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, "here.bin");
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/here.bin", cwd));
+    plc_arena_free(&a);
+}
+
+/* lexical normalisation: what a plan stores for a file name */
+static void test_path_normalise(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/a//b/./c/../d/"), "/a/b/d");
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/../.."), "/");
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/x/.."), "/");
+    CU_ASSERT_STRING_EQUAL(plc_path_normalise(&a, "/..a/.b/c.."), "/..a/.b/c..");
+    CU_ASSERT_STRING_EQUAL(plc_path_absolute(&a, "/s", "../t/x.bin"), "/t/x.bin");
+    CU_ASSERT_STRING_EQUAL(plc_path_absolute(&a, "/s", "/u/x.bin"), "/u/x.bin");
+    CU_ASSERT_STRING_EQUAL(plc_path_base("specs/x.plan"), "x.plan");
+    CU_ASSERT_STRING_EQUAL(plc_path_base("x.plan"), "x.plan");
     plc_arena_free(&a);
 }
 
@@ -295,7 +322,7 @@ void register_test_resolve(void)
     CU_add_test(s, "kv_heads divides heads", test_kv_heads);
     CU_add_test(s, "tp divides heads", test_tp_heads);
     CU_add_test(s, "pp divides layers", test_pp_layers);
-    CU_add_test(s, "cp divides seq_len", test_cp_seq);
+    CU_add_test(s, "2 cp divides seq_len", test_cp_seq);
     CU_add_test(s, "degrees divide GPUs", test_gpu_product);
     CU_add_test(s, "all degrees fixed", test_all_fixed_must_match);
     CU_add_test(s, "dp divides batch", test_dp_batch);
@@ -316,5 +343,6 @@ void register_test_resolve(void)
     CU_add_test(s, "warnings", test_warnings);
     CU_add_test(s, "error cap", test_error_cap);
     CU_add_test(s, "data path", test_data_path);
+    CU_add_test(s, "path normalise", test_path_normalise);
     CU_add_test(s, "divisors", test_divisors);
 }

@@ -46,7 +46,7 @@ static inline void fixture_pin(plc_choice *c, int64_t v)
     c->v[0] = v;
 }
 
-/* Llama-1 13B (untied, 128k vocabulary as in ../shared/calibration) on
+/* Llama-1 13B (untied, 128k vocabulary as in calibration/README.md) on
  * nodes x 8 A100-80GB, 2048 sequences of 2048 tokens per step */
 static inline void fixture_llama13b(plc_job *job, int64_t nodes)
 {

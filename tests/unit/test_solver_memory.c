@@ -1,12 +1,13 @@
 /* test_solver_memory.c: the memory model against the public estimator's
- * values (../shared/papers/README.md), Korthikanti's activation structure,
- * and the schedule's in-flight micro-batches. */
+ * values (Fujii et al. 2024, "Accelerating Large Language Model Training
+ * with 4D Parallelism and Memory Consumption Estimator"), Korthikanti's
+ * activation structure, and the schedule's in-flight micro-batches. */
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 
-#include "compiler/memory_model.h"
-#include "compiler/model_math.h"
-#include "compiler/search.h"
+#include "compiler/solver/memory_model.h"
+#include "compiler/solver/model_math.h"
+#include "compiler/solver/search.h"
 #include "test_solver_fixtures.h"
 
 #define GIB 1073741824.0

@@ -3,7 +3,7 @@
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 
-#include "compiler/search.h"
+#include "compiler/solver/search.h"
 #include "test_solver_fixtures.h"
 
 static void test_solve_ranks_fitting_layouts(void)
@@ -75,7 +75,7 @@ static void test_invalid_and_pinned(void)
     char why[192];
     CU_ASSERT_FALSE(plc_layout_check(&job, &l, why, sizeof why));
     l.tp = 8; l.dp = 8;
-    l.pp = 3;
+    l.pp = 5; /* divides the 40 layers, but 8 x 8 x 5 is not the 64 GPUs */
     CU_ASSERT_FALSE(plc_layout_check(&job, &l, why, sizeof why));
     CU_ASSERT_PTR_NOT_NULL(strstr(why, "GPUs"));
     l.pp = 1; l.dp = 8; l.schedule = PLC_SCHED_INTERLEAVED; l.vpp = 2;
@@ -121,8 +121,41 @@ static void test_nothing_fits(void)
     /* an unusable job is an error, not a crash */
     job.model.layers = 0;
     plc_arena_init(&a);
-    CU_ASSERT_EQUAL(plc_solve(&job, &a, &s), -1);
+    CU_ASSERT_EQUAL(plc_solve(&job, &a, &s), PLC_E_INPUT);
+    CU_ASSERT_STRING_EQUAL(s.error, "layers must be at least 1"); /* told, not printed */
     plc_arena_free(&a);
+}
+
+/* The search costs the same for 2^10 and 2^40 (1.1e12) sequences per step:
+ * divisors by trial division to sqrt, schedule figures in closed form. */
+static double solve_seconds(int64_t global_batch, int64_t *enumerated, plc_layout *best)
+{
+    plc_job job;
+    fixture_llama13b(&job, 8);
+    job.train.global_batch = global_batch;
+    job.layout.micro_batch = (plc_choice){.kind = PLC_CHOICE_RANGE, .lo = 1, .hi = 8};
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_solution s;
+    CU_ASSERT_EQUAL_FATAL(plc_solve(&job, &a, &s), 0);
+    CU_ASSERT_TRUE_FATAL(s.nranked > 0);
+    *enumerated = s.enumerated;
+    *best = s.ranked[0].layout;
+    double t = s.seconds;
+    plc_arena_free(&a);
+    return t;
+}
+
+static void test_batch_independent(void)
+{
+    int64_t n_small, n_huge;
+    plc_layout b_small, b_huge;
+    double t_small = solve_seconds(1024, &n_small, &b_small);
+    double t_huge = solve_seconds((int64_t)1 << 40, &n_huge, &b_huge);
+    printf("\n    2^10 sequences: %lld layouts in %.3f s; 2^40: %lld layouts in %.3f s\n", (long long)n_small, t_small,
+           (long long)n_huge, t_huge);
+    CU_ASSERT_EQUAL(n_small, n_huge);
+    CU_ASSERT_TRUE(t_huge < 3.0 * t_small + 0.05);
 }
 
 void register_test_solver_search(void)
@@ -132,4 +165,5 @@ void register_test_solver_search(void)
     CU_add_test(s, "constraints and the memory objective", test_constraints_and_objective);
     CU_add_test(s, "invalid and pinned layouts", test_invalid_and_pinned);
     CU_add_test(s, "nothing fits; unusable job", test_nothing_fits);
+    CU_add_test(s, "search time does not grow with the batch", test_batch_independent);
 }

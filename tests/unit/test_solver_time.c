@@ -5,9 +5,10 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "compiler/collectives.h"
-#include "compiler/schedule_model.h"
-#include "compiler/time_model.h"
+#include "compiler/solver/collectives.h"
+#include "compiler/solver/pipeline_order.h"
+#include "compiler/solver/schedule_model.h"
+#include "compiler/solver/time_model.h"
 #include "test_solver_fixtures.h"
 
 static plc_hw simple_hw(void)
@@ -146,12 +147,32 @@ static void test_bubbles(void)
 
 static void test_inflight(void)
 {
-    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 64, 0), 8, 0);
-    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 64, 7), 1, 0);
-    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 4, 0), 4, 0);
-    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_GPIPE, 8, 1, 64, 3), 64, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 32, 64, 0), 8, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 32, 64, 7), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 8, 1, 32, 4, 0), 4, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_GPIPE, 8, 1, 32, 64, 3), 64, 0);
     /* interleaved, Megatron's warm-up: (p-1)*2 + (v-1)*p + 1 chunks of 1/v */
-    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_INTERLEAVED, 4, 2, 64, 0), (6 + 4 + 1) / 2.0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_INTERLEAVED, 4, 2, 32, 64, 0), (6 + 4 + 1) / 2.0, 1e-12);
+    /* the closed form is the peak of forwards not yet matched by their
+     * backward in the generated order itself */
+    const plc_schedule scheds[] = {PLC_SCHED_GPIPE, PLC_SCHED_1F1B, PLC_SCHED_INTERLEAVED, PLC_SCHED_LAYERED,
+                                   PLC_SCHED_MODULAR};
+    for (size_t si = 0; si < sizeof scheds / sizeof scheds[0]; si++)
+        for (int64_t pp = 2; pp <= 4; pp *= 2)
+            for (int64_t M = pp; M <= 3 * pp; M += pp) {
+                plc_pipe_shape sh;
+                CU_ASSERT_EQUAL_FATAL(plc_pipe_shape_of(scheds[si], pp, 2, 16, &sh), 0);
+                plc_pipe_unit u[2 * 12 * 16];
+                for (int64_t r = 0; r < pp; r++) {
+                    CU_ASSERT_EQUAL_FATAL(plc_pipe_order(&sh, M, r, u), 0);
+                    int64_t live = 0, peak = 0;
+                    for (int64_t i = 0; i < plc_pipe_units(&sh, M); i++) {
+                        live += u[i].bwd ? -1 : 1;
+                        if (live > peak) peak = live;
+                    }
+                    CU_ASSERT_DOUBLE_EQUAL(plc_pipe_inflight(&sh, M, r), (double)peak / (double)sh.per_rank, 1e-12);
+                }
+            }
 }
 
 /* the step-time model's mechanisms: recompute costs about a forward,

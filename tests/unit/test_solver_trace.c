@@ -11,8 +11,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "compiler/plan_trace.h"
-#include "compiler/solver.h"
+#include "compiler/plantools/plan_trace.h"
+#include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 
 #define TRACE_MARGIN 0.10

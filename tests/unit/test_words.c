@@ -1,12 +1,12 @@
-/* test_words.c: plc's output vocabulary (compiler/words.h), the plan
- * settings plc diff compares (compiler/plan_diff.h) and the tie rule of
- * listings (compiler/report.h). */
+/* test_words.c: plc's output vocabulary (compiler/plantools/words.h), the plan
+ * settings plc diff compares (compiler/plantools/plan_diff.h) and the tie rule of
+ * listings (compiler/cli/report.h). */
 #include <CUnit/CUnit.h>
 #include <string.h>
 
-#include "compiler/plan_diff.h"
-#include "compiler/report.h"
-#include "compiler/words.h"
+#include "compiler/plantools/plan_diff.h"
+#include "compiler/cli/report.h"
+#include "compiler/plantools/words.h"
 
 static void test_words(void)
 {

@@ -1,0 +1,29 @@
+/* chrome_trace.h: the one writer of Chrome trace-event JSON (what Perfetto
+ * and chrome://tracing open), for the predicted timeline of `plc trace` and
+ * the measured one of `plrun --trace` alike: pid = world rank, tid = stream
+ * (0 compute, 1 comm), one complete event ("ph":"X") per instruction named
+ * by its op, with the instruction index, layer, micro-batch, phase and (for
+ * measured timelines) step as args. */
+#ifndef PLC_CHROME_TRACE_H
+#define PLC_CHROME_TRACE_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plc/plan.h"
+
+typedef struct plc_ctrace {
+    FILE *f;
+    int first; /* no event written yet */
+} plc_ctrace;
+
+/* the header; generator names the writer ("plc trace", "plrun --trace") */
+void plc_ctrace_begin(plc_ctrace *t, FILE *f, const char *generator, int64_t world_size, int64_t ranks_shown);
+/* names the process of a rank (its coordinates) and its two streams */
+void plc_ctrace_rank(plc_ctrace *t, const plc_layout *l, int64_t rank);
+/* instruction idx of a rank's program ran from t0 to t1 (seconds); step < 0: none */
+void plc_ctrace_instr(plc_ctrace *t, int64_t rank, uint32_t idx, const plc_instr *in, double t0, double t1,
+                      int32_t step);
+void plc_ctrace_end(plc_ctrace *t);
+
+#endif

@@ -1,0 +1,248 @@
+/* layout_rules.c: the rulebook of layout_rules.h. Each rule is one test
+ * below, in PLC_RULES order, skipped when an input it needs is unknown; its
+ * wording is one case of plc_rule_message. */
+#include "common/layout_rules.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const rule_keys[PLC_RULE_COUNT] = {
+#define PLC_RULE_KEY(code, key, family) key,
+    PLC_RULES(PLC_RULE_KEY)
+#undef PLC_RULE_KEY
+};
+
+static const char *const rule_names[PLC_RULE_COUNT] = {
+#define PLC_RULE_NAME(code, key, family) #code,
+    PLC_RULES(PLC_RULE_NAME)
+#undef PLC_RULE_NAME
+};
+
+static const char *const rule_families[PLC_RULE_COUNT] = {
+#define PLC_RULE_FAMILY(code, key, family) family,
+    PLC_RULES(PLC_RULE_FAMILY)
+#undef PLC_RULE_FAMILY
+};
+
+uint64_t plc_rule_family_mask(plc_rule r)
+{
+    uint64_t mask = 0;
+    if ((unsigned)r >= PLC_RULE_COUNT) return 0;
+    for (int i = 0; i < PLC_RULE_COUNT; i++)
+        if (strcmp(rule_families[i], rule_families[r]) == 0) mask |= 1ull << i;
+    return mask;
+}
+
+const char *plc_rule_name(plc_rule r) { return (unsigned)r < PLC_RULE_COUNT ? rule_names[r] : "?"; }
+
+static plc_verdict ok(void) { return (plc_verdict){PLC_RULE_OK, ""}; }
+static plc_verdict broke_at(plc_rule r, const char *key) { return (plc_verdict){r, key}; }
+static plc_verdict broke(plc_rule r) { return broke_at(r, rule_keys[r]); }
+
+/* rule r, unless the caller skips it */
+#define CHECK(in, r) (!((in)->skip >> (r) & 1u))
+
+plc_verdict plc_model_rules(const plc_model *m)
+{
+    const struct { int64_t v; const char *key; } sizes[] = {
+        {m->layers, "layers"}, {m->hidden, "hidden"},   {m->ffn_hidden, "ffn_hidden"}, {m->heads, "heads"},
+        {m->kv_heads, "kv_heads"}, {m->vocab, "vocab"}, {m->seq_len, "seq_len"}};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (sizes[i].v < 1) return broke_at(PLC_RULE_MODEL_POSITIVE, sizes[i].key);
+    if (m->hidden % m->heads) return broke(PLC_RULE_HEADS_HIDDEN);
+    if (m->heads % m->kv_heads) return broke(PLC_RULE_KV_HEADS_HEADS);
+    if ((m->hidden / m->heads) % 2) return broke(PLC_RULE_HEAD_DIM_ODD);
+    return ok();
+}
+
+#define KNOWN(in, dim) (((in)->known & PLC_LD_BIT(dim)) != 0)
+
+plc_verdict plc_layout_rules(const plc_rule_input *in)
+{
+    const plc_model *m = in->model;
+    const plc_layout *l = &in->layout;
+    plc_verdict v = plc_model_rules(m);
+    if (v.rule != PLC_RULE_OK) return v;
+
+    /* each dimension in range */
+    const struct { int64_t v; uint32_t bit; const char *key; } degrees[] = {
+        {l->dp, PLC_LD_BIT(dp), "dp"},   {l->tp, PLC_LD_BIT(tp), "tp"},   {l->pp, PLC_LD_BIT(pp), "pp"},
+        {l->cp, PLC_LD_BIT(cp), "cp"},   {l->vpp, PLC_LD_BIT(vpp), "vpp"},
+        {l->micro_batch, PLC_LD_BIT(micro_batch), "micro_batch"}};
+    for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
+        if ((in->known & degrees[i].bit) && degrees[i].v < 1) return broke_at(PLC_RULE_DEGREE_POSITIVE, degrees[i].key);
+    if (CHECK(in, PLC_RULE_ZERO_RANGE) && KNOWN(in, zero) && (l->zero < 0 || l->zero > 3)) return broke(PLC_RULE_ZERO_RANGE);
+    if (KNOWN(in, schedule) && (unsigned)l->schedule >= PLC_SCHED_COUNT) return broke_at(PLC_RULE_ENUM_RANGE, "schedule");
+    if (KNOWN(in, recompute) && (unsigned)l->recompute >= PLC_RECOMPUTE_COUNT)
+        return broke_at(PLC_RULE_ENUM_RANGE, "recompute");
+    if (KNOWN(in, attention) && (unsigned)l->attention >= PLC_ATTN_COUNT) return broke_at(PLC_RULE_ENUM_RANGE, "attention");
+    if (KNOWN(in, sp) && (l->sp < 0 || l->sp > 1)) return broke_at(PLC_RULE_ENUM_RANGE, "sp");
+    if (KNOWN(in, fused_rmsnorm) && (l->fused_rmsnorm < 0 || l->fused_rmsnorm > 1))
+        return broke_at(PLC_RULE_ENUM_RANGE, "fused_rmsnorm");
+
+    if (KNOWN(in, tp)) {
+        if (CHECK(in, PLC_RULE_TP_HEADS) && m->heads % l->tp) return broke(PLC_RULE_TP_HEADS);
+        if (CHECK(in, PLC_RULE_TP_KV_HEADS) && m->kv_heads % l->tp) return broke(PLC_RULE_TP_KV_HEADS);
+        if (CHECK(in, PLC_RULE_TP_FFN) && m->ffn_hidden % l->tp) return broke(PLC_RULE_TP_FFN);
+    }
+    if (KNOWN(in, pp)) {
+        if (CHECK(in, PLC_RULE_PP_MAX) && l->pp > PLC_RULES_MAX_STAGES) return broke(PLC_RULE_PP_MAX);
+        if (CHECK(in, PLC_RULE_PP_LAYERS) && m->layers % l->pp) return broke(PLC_RULE_PP_LAYERS);
+    }
+    /* load-balanced context parallelism cuts the sequence into 2 cp chunks */
+    if (CHECK(in, PLC_RULE_CP_SEQ) && KNOWN(in, cp) && l->cp > 1 && m->seq_len % (2 * l->cp)) return broke(PLC_RULE_CP_SEQ);
+    /* the GPU count: the known degrees' product divides it, all four multiply to it */
+    if (in->gpus > 0) {
+        int64_t product = 1;
+        int nknown = 0;
+        const char *last = NULL;
+        for (size_t i = 0; i < 4; i++) {
+            if (!(in->known & degrees[i].bit)) continue;
+            if (degrees[i].v > in->gpus) { product = in->gpus + 1; last = degrees[i].key; nknown = 4; break; }
+            product *= degrees[i].v; /* each at most gpus: no overflow while product divides gpus */
+            nknown++;
+            last = degrees[i].key;
+            if (in->gpus % product) break;
+        }
+        if (CHECK(in, PLC_RULE_GPU_COUNT) && nknown && (in->gpus % product || (nknown == 4 && product != in->gpus)))
+            return broke_at(PLC_RULE_GPU_COUNT, last);
+    }
+    int64_t gb = in->global_batch;
+    if (gb > 0) {
+        if (CHECK(in, PLC_RULE_DP_BATCH) && KNOWN(in, dp) && gb % l->dp) return broke(PLC_RULE_DP_BATCH);
+        if (CHECK(in, PLC_RULE_MB_BATCH) && KNOWN(in, micro_batch) && gb % l->micro_batch) return broke(PLC_RULE_MB_BATCH);
+        if (CHECK(in, PLC_RULE_DP_MB_BATCH) && KNOWN(in, dp) && KNOWN(in, micro_batch) && gb % (l->dp * l->micro_batch)) return broke(PLC_RULE_DP_MB_BATCH);
+    }
+    /* sequence parallelism splits a micro-batch's rows evenly over tp */
+    if (CHECK(in, PLC_RULE_SP_ROWS) && KNOWN(in, sp) && KNOWN(in, tp) && KNOWN(in, cp) && KNOWN(in, micro_batch) && l->sp && l->tp > 1 &&
+        (l->micro_batch * (m->seq_len / l->cp)) % l->tp)
+        return broke(PLC_RULE_SP_ROWS);
+
+    /* the pipeline schedule */
+    bool sched = KNOWN(in, schedule), inter = sched && l->schedule == PLC_SCHED_INTERLEAVED;
+    if (CHECK(in, PLC_RULE_VPP_SCHEDULE) && sched && KNOWN(in, vpp) && !inter && l->vpp != 1) return broke(PLC_RULE_VPP_SCHEDULE);
+    if (CHECK(in, PLC_RULE_INTERLEAVED_PP) && inter && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_INTERLEAVED_PP);
+    if (CHECK(in, PLC_RULE_VPP_PP1) && KNOWN(in, vpp) && KNOWN(in, pp) && l->vpp > 1 && l->pp == 1) return broke(PLC_RULE_VPP_PP1);
+    if (CHECK(in, PLC_RULE_INTERLEAVED_VPP) && inter && KNOWN(in, vpp) && l->vpp < 2) return broke(PLC_RULE_INTERLEAVED_VPP);
+    if (CHECK(in, PLC_RULE_VPP_LAYERS) && KNOWN(in, pp) && KNOWN(in, vpp) && m->layers % (l->pp * l->vpp)) return broke(PLC_RULE_VPP_LAYERS);
+    if (CHECK(in, PLC_RULE_INTERLEAVED_MICRO) && inter && gb > 0 && KNOWN(in, pp) && KNOWN(in, dp) && KNOWN(in, micro_batch) &&
+        plc_micro_batches(gb, l) % l->pp)
+        return broke(PLC_RULE_INTERLEAVED_MICRO);
+    if (CHECK(in, PLC_RULE_MODULAR_PP) && sched && l->schedule == PLC_SCHED_MODULAR && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_MODULAR_PP);
+
+    if (CHECK(in, PLC_RULE_FLASH_FP32) && in->precision_known && in->precision == PLC_PREC_FP32 && KNOWN(in, attention) &&
+        (l->attention == PLC_ATTN_FLASH1 || l->attention == PLC_ATTN_FLASH2))
+        return broke(PLC_RULE_FLASH_FP32);
+    return ok();
+}
+
+static plc_rule_input job_input(const plc_job *job, const plc_layout *l)
+{
+    return (plc_rule_input){.model = &job->model,
+                            .gpus = plc_cluster_gpus(&job->cluster),
+                            .global_batch = job->train.global_batch,
+                            .precision = job->train.precision,
+                            .precision_known = true,
+                            .layout = *l,
+                            .known = PLC_LD_ALL};
+}
+
+plc_verdict plc_layout_rules_job(const plc_job *job, const plc_layout *l)
+{
+    plc_rule_input in = job_input(job, l);
+    return plc_layout_rules(&in);
+}
+
+const char *plc_layout_rules_job_message(const plc_job *job, const plc_layout *l, plc_verdict v, char *buf,
+                                         size_t size)
+{
+    plc_rule_input in = job_input(job, l);
+    return plc_rule_message(&in, v, buf, size);
+}
+
+const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf, size_t size)
+{
+    const plc_model *m = in->model;
+    const plc_layout *l = &in->layout;
+#define SAY(...) snprintf(buf, size, __VA_ARGS__)
+#define LL(x) ((long long)(x))
+    switch (v.rule) {
+    case PLC_RULE_OK: SAY("the layout is legal"); break;
+    case PLC_RULE_MODEL_POSITIVE: SAY("%s must be at least 1", v.key); break;
+    case PLC_RULE_HEADS_HIDDEN: SAY("heads = %lld does not divide hidden = %lld", LL(m->heads), LL(m->hidden)); break;
+    case PLC_RULE_KV_HEADS_HEADS:
+        SAY("kv_heads = %lld does not divide heads = %lld", LL(m->kv_heads), LL(m->heads));
+        break;
+    case PLC_RULE_HEAD_DIM_ODD:
+        SAY("head dimension hidden / heads = %lld is odd", LL(m->hidden / m->heads));
+        break;
+    case PLC_RULE_DEGREE_POSITIVE: SAY("%s must be at least 1", v.key); break;
+    case PLC_RULE_ZERO_RANGE: SAY("zero = %lld: the ZeRO stage is 0 to 3", LL(l->zero)); break;
+    case PLC_RULE_ENUM_RANGE: SAY("%s has a value out of range", v.key); break;
+    case PLC_RULE_GPU_COUNT: {
+        int64_t product = 1;
+        const int64_t d[4] = {l->dp, l->tp, l->pp, l->cp};
+        const uint32_t bits[4] = {PLC_LD_BIT(dp), PLC_LD_BIT(tp), PLC_LD_BIT(pp), PLC_LD_BIT(cp)};
+        const char *names[4] = {"dp", "tp", "pp", "cp"};
+        char expr[64] = "";
+        size_t len = 0;
+        int nknown = 0;
+        for (int i = 0; i < 4; i++) {
+            if (!(in->known & bits[i])) continue;
+            if (product <= in->gpus) product *= d[i];
+            len += (size_t)snprintf(expr + len, sizeof expr - len, "%s%s", nknown ? " * " : "", names[i]);
+            nknown++;
+        }
+        if (nknown == 4 && product <= in->gpus)
+            SAY("%s = %lld, but the cluster has %lld GPUs (nodes * gpus_per_node)", expr, LL(product), LL(in->gpus));
+        else
+            SAY("%s = %lld does not divide the %lld GPUs (nodes * gpus_per_node)", expr, LL(product), LL(in->gpus));
+        break;
+    }
+    case PLC_RULE_TP_HEADS: SAY("tp = %lld does not divide heads = %lld", LL(l->tp), LL(m->heads)); break;
+    case PLC_RULE_TP_KV_HEADS: SAY("tp = %lld does not divide kv_heads = %lld", LL(l->tp), LL(m->kv_heads)); break;
+    case PLC_RULE_TP_FFN: SAY("tp = %lld does not divide ffn_hidden = %lld", LL(l->tp), LL(m->ffn_hidden)); break;
+    case PLC_RULE_PP_MAX: SAY("pp = %lld: at most %d pipeline stages", LL(l->pp), PLC_RULES_MAX_STAGES); break;
+    case PLC_RULE_PP_LAYERS: SAY("pp = %lld does not divide layers = %lld", LL(l->pp), LL(m->layers)); break;
+    case PLC_RULE_CP_SEQ:
+        SAY("cp = %lld needs seq_len = %lld to split into 2 * cp = %lld equal chunks", LL(l->cp), LL(m->seq_len),
+            LL(2 * l->cp));
+        break;
+    case PLC_RULE_DP_BATCH:
+        SAY("dp = %lld does not divide global_batch = %lld sequences", LL(l->dp), LL(in->global_batch));
+        break;
+    case PLC_RULE_MB_BATCH:
+        SAY("micro_batch = %lld does not divide global_batch = %lld sequences", LL(l->micro_batch),
+            LL(in->global_batch));
+        break;
+    case PLC_RULE_DP_MB_BATCH:
+        SAY("dp * micro_batch = %lld does not divide global_batch = %lld sequences", LL(l->dp * l->micro_batch),
+            LL(in->global_batch));
+        break;
+    case PLC_RULE_SP_ROWS:
+        SAY("sequence parallelism needs micro_batch * seq_len / cp = %lld rows to divide by tp = %lld",
+            LL(l->micro_batch * (m->seq_len / l->cp)), LL(l->tp));
+        break;
+    case PLC_RULE_VPP_SCHEDULE:
+        SAY("vpp = %lld needs schedule = interleaved, not %s", LL(l->vpp), plc_schedule_name(l->schedule));
+        break;
+    case PLC_RULE_VPP_PP1: SAY("vpp = %lld needs pipeline parallelism, but pp = 1", LL(l->vpp)); break;
+    case PLC_RULE_INTERLEAVED_PP: SAY("the interleaved schedule needs pp >= 2"); break;
+    case PLC_RULE_INTERLEAVED_VPP: SAY("the interleaved schedule needs vpp >= 2"); break;
+    case PLC_RULE_VPP_LAYERS:
+        SAY("pp * vpp = %lld does not divide layers = %lld", LL(l->pp * l->vpp), LL(m->layers));
+        break;
+    case PLC_RULE_INTERLEAVED_MICRO:
+        SAY("the interleaved schedule needs the micro-batch count (%lld) to be a multiple of pp = %lld",
+            LL(plc_micro_batches(in->global_batch, l)), LL(l->pp));
+        break;
+    case PLC_RULE_MODULAR_PP: SAY("modular placement needs pp >= 2"); break;
+    case PLC_RULE_FLASH_FP32:
+        SAY("attention = %s needs bf16; fp32 training uses naive or fused attention", plc_attention_name(l->attention));
+        break;
+    case PLC_RULE_COUNT: SAY("unknown rule"); break;
+    }
+#undef SAY
+#undef LL
+    return buf;
+}

@@ -1,0 +1,138 @@
+/* layout_rules.h: the rulebook. What makes a model usable and a layout legal
+ * for a job, stated once.
+ *
+ * Every part that needs a verdict asks here: the front end (spec_checks.c,
+ * with only the dimensions the spec pins), the search (every candidate), the
+ * lowering (the layout it is handed) and the schedule code. Each broken rule
+ * comes back as a code and the layout or model key it is about, so callers
+ * point at the right line without matching message text; plc_rule_message
+ * words it.
+ *
+ * The vocabulary is never a constraint: it is padded to a multiple of tp
+ * (plc_vocab_local), as Megatron's --make-vocab-size-divisible-by and llm.c
+ * do. Padded rows of the embedding and columns of the head are zero, their
+ * logits are left out of the softmax and their gradients are zero
+ * (docs/model.md). */
+#ifndef PLC_LAYOUT_RULES_H
+#define PLC_LAYOUT_RULES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "plc/job.h"
+
+/* pipeline stages a layout may have */
+#define PLC_RULES_MAX_STAGES 128
+
+/* X(code, key, family): every rule, in the order they are checked. key is
+ * the model or layout key the rule is reported against; rules of one family
+ * say the same thing from different sides (a front end reports one). */
+#define PLC_RULES(X)                                              \
+    X(OK,                "",            "ok")                     \
+    /* the model alone */                                         \
+    X(MODEL_POSITIVE,    "layers",      "model")                  \
+    X(HEADS_HIDDEN,      "heads",       "model")                  \
+    X(KV_HEADS_HEADS,    "kv_heads",    "model")                  \
+    X(HEAD_DIM_ODD,      "heads",       "model")                  \
+    /* each dimension in range */                                 \
+    X(DEGREE_POSITIVE,   "dp",          "degree_positive")        \
+    X(ZERO_RANGE,        "zero",        "zero_range")             \
+    X(ENUM_RANGE,        "schedule",    "enum_range")             \
+    /* the layout against the cluster, the model and the batch */ \
+    X(TP_HEADS,          "tp",          "tp")                     \
+    X(TP_KV_HEADS,       "tp",          "tp")                     \
+    X(TP_FFN,            "tp",          "tp")                     \
+    X(PP_MAX,            "pp",          "pp")                     \
+    X(PP_LAYERS,         "pp",          "pp")                     \
+    X(CP_SEQ,            "cp",          "cp_seq")                 \
+    X(GPU_COUNT,         "dp",          "gpu_count")              \
+    X(DP_BATCH,          "dp",          "batch")                  \
+    X(MB_BATCH,          "micro_batch", "batch")                  \
+    X(DP_MB_BATCH,       "micro_batch", "batch")                  \
+    X(SP_ROWS,           "sp",          "sp_rows")                \
+    /* the pipeline schedule */                                   \
+    X(VPP_SCHEDULE,      "vpp",         "vpp_schedule")           \
+    X(INTERLEAVED_PP,    "pp",          "interleaved_pp")         \
+    X(VPP_PP1,           "vpp",         "vpp_pp1")                \
+    X(INTERLEAVED_VPP,   "vpp",         "interleaved_vpp")        \
+    X(VPP_LAYERS,        "vpp",         "vpp_layers")             \
+    X(INTERLEAVED_MICRO, "micro_batch", "interleaved_micro")      \
+    X(MODULAR_PP,        "pp",          "modular_pp")             \
+    /* kernels */                                                 \
+    X(FLASH_FP32,        "attention",   "flash_fp32")
+
+typedef enum plc_rule {
+#define PLC_RULE_ENUM(code, key, family) PLC_RULE_##code,
+    PLC_RULES(PLC_RULE_ENUM)
+#undef PLC_RULE_ENUM
+    PLC_RULE_COUNT
+} plc_rule;
+
+/* What a rule is checked against. Dimensions whose bit (1u << PLC_LD_x) is
+ * not in `known` are unknown: a rule that needs one is skipped, so the front
+ * end can check a spec that pins only some dimensions. gpus and
+ * global_batch (sequences) are unknown when 0; precision when
+ * !precision_known. */
+typedef struct plc_rule_input {
+    const plc_model *model;
+    int64_t gpus;
+    int64_t global_batch;
+    plc_precision precision;
+    bool precision_known;
+    plc_layout layout;
+    uint32_t known;
+    uint64_t skip; /* bit r: rule r is not checked (a front end reporting every broken rule) */
+} plc_rule_input;
+
+#define PLC_LD_BIT(dim) (1u << PLC_LD_##dim)
+#define PLC_LD_ALL ((1u << PLC_LD_COUNT) - 1u)
+
+/* a verdict: the first rule broken (PLC_RULE_OK: none) and the key it is
+ * about ("tp", "micro_batch", "heads", ...) */
+typedef struct plc_verdict {
+    plc_rule rule;
+    const char *key;
+} plc_verdict;
+
+/* the model's own rules (positive sizes, heads divide hidden, kv_heads
+ * divide heads, even head dimension) */
+plc_verdict plc_model_rules(const plc_model *m);
+
+/* the model's rules, then every layout rule whose inputs are known */
+plc_verdict plc_layout_rules(const plc_rule_input *in);
+
+/* the whole job against one concrete layout (every dimension known) */
+plc_verdict plc_layout_rules_job(const plc_job *job, const plc_layout *l);
+
+/* One sentence for a broken rule, with the numbers involved: "tp = 3 does
+ * not divide heads = 4". Returns buf. */
+const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf, size_t size);
+
+/* the same sentence for a concrete layout of a job */
+const char *plc_layout_rules_job_message(const plc_job *job, const plc_layout *l, plc_verdict v, char *buf,
+                                         size_t size);
+
+/* "PP_LAYERS": the rule's name, for tests and debugging */
+const char *plc_rule_name(plc_rule r);
+
+/* the rules of r's family, as skip bits */
+uint64_t plc_rule_family_mask(plc_rule r);
+
+/* ---- the vocabulary --------------------------------------------------------
+ * Rows of the vocabulary each of tp ranks holds: ceil(vocab / tp). Rank t
+ * holds ids [t * local, (t + 1) * local); ids >= vocab are padding. The
+ * padded vocabulary is tp * local. (The block rule of every tp split,
+ * plc_shard_block in plc/job.h.) */
+static inline int64_t plc_vocab_local(int64_t vocab, int64_t tp) { return plc_shard_block(vocab, tp); }
+static inline int64_t plc_vocab_padded(int64_t vocab, int64_t tp) { return plc_vocab_local(vocab, tp) * (tp > 1 ? tp : 1); }
+
+/* Micro-batches per data-parallel rank per step (0 when the batch does not
+ * split: a rule says why). */
+static inline int64_t plc_micro_batches(int64_t global_batch, const plc_layout *l)
+{
+    int64_t per = l->dp * l->micro_batch;
+    return per > 0 && global_batch % per == 0 ? global_batch / per : 0;
+}
+
+#endif

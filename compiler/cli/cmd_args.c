@@ -1,0 +1,63 @@
+/* cmd_args.c: see cmd_args.h. */
+#include "compiler/cli/cmd_args.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parse_num.h"
+#include "common/plan_io.h"
+
+int plc_cmd_take_input(const char *cmd, const char *what, const char *arg, const char **path, plc_usage_fn *usage)
+{
+    if (arg[0] == '-' && arg[1]) {
+        fprintf(stderr, "plc %s: error: unknown option '%s'\n", cmd, arg);
+        usage(stderr);
+        return -1;
+    }
+    if (*path) {
+        fprintf(stderr, "plc %s: error: one %s at a time ('%s' and '%s')\n", cmd, what, *path, arg);
+        return -1;
+    }
+    *path = arg;
+    return 0;
+}
+
+int plc_cmd_need_input(const char *cmd, const char *what, const char *path, plc_usage_fn *usage)
+{
+    if (path) return 0;
+    fprintf(stderr, "plc %s: error: no %s given\n", cmd, what);
+    usage(stderr);
+    return -1;
+}
+
+int plc_cmd_load_plan(const char *cmd, plc_arena *a, const char *path, plc_plan *p)
+{
+    char err[512];
+    if (plc_plan_load_file(a, path, p, err, sizeof err) == 0) return 0;
+    fprintf(stderr, "plc %s: error: %s\n", cmd, err);
+    return -1;
+}
+
+int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out)
+{
+    int64_t v;
+    if (plc_parse_int(text, 0, world - 1, &v)) {
+        fprintf(stderr, "plc %s: error: --rank '%s' is not a rank of this plan (0..%lld)\n", cmd, text,
+                (long long)world - 1);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml)
+{
+    if (text && !strcmp(text, "yaml")) *yaml = true;
+    else if (text && !strcmp(text, "text")) *yaml = false;
+    else {
+        fprintf(stderr, "plc %s: error: --format takes text or yaml%s%s%s\n", cmd, text ? ", not '" : "", text ? text : "",
+                text ? "'" : "");
+        return -1;
+    }
+    return 0;
+}

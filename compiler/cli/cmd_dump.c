@@ -1,0 +1,59 @@
+/* cmd_dump.c: plc dump PLAN [--rank R] [--no-buffers]. */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiler/cli/cmd_args.h"
+#include "compiler/cli/commands.h"
+#include "compiler/plantools/plan_dump.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: plc dump PLAN [--rank R] [--no-buffers]\n"
+            "\n"
+            "Prints a plan in a stable text form that diffs well: the header (spec,\n"
+            "model, layout, predictions, groups, stage map), then each program's\n"
+            "buffers (name, kind, dtype, shape, arena offset and size, global tensor\n"
+            "and shard) and instructions, one a line: index, phase, layer, micro-batch,\n"
+            "op (comm: on the communication stream), buffer operands, integer\n"
+            "arguments, float arguments, group, peer and wait.\n"
+            "\n"
+            "options:\n"
+            "  --rank R       only the program that world rank R runs\n"
+            "  --no-buffers   leave out the buffer table\n"
+            "  -h, --help     this text\n");
+}
+
+int plc_cmd_dump(int argc, char **argv)
+{
+    const char *path = NULL, *rank_text = NULL;
+    bool buffers = true;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--no-buffers")) { buffers = false; continue; }
+        if (!strcmp(argv[i], "--rank")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "plc dump: error: --rank needs a number\n");
+                return PLC_EXIT_INPUT;
+            }
+            rank_text = argv[++i];
+            continue;
+        }
+        if (plc_cmd_take_input("dump", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;
+    }
+    if (plc_cmd_need_input("dump", "plan", path, usage)) return PLC_EXIT_INPUT;
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    int rc = PLC_EXIT_OK;
+    int64_t rank = -1;
+    if (plc_cmd_load_plan("dump", &a, path, &p)) {
+        rc = PLC_EXIT_INPUT;
+    } else if (rank_text && plc_parse_rank("dump", rank_text, p.world_size, &rank)) {
+        rc = PLC_EXIT_INPUT;
+    } else {
+        plc_dump_plan(stdout, &p, rank, buffers);
+    }
+    plc_arena_free(&a);
+    return rc;
+}

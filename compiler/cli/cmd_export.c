@@ -1,0 +1,442 @@
+/* cmd_export.c: plc export --megatron|--torchtitan SPEC|PLAN: hands the
+ * chosen layout to the training engine a team runs today.
+ *
+ * --megatron writes a Megatron-LM launch script (torchrun pretrain_gpt.py
+ * with the model shape, layout, recompute, optimizer sharding, overlap flags,
+ * precision, batch sizes and optimizer settings); --torchtitan writes a
+ * torchtitan configuration module (a function returning Trainer.Config with
+ * the parallelism, activation-checkpoint and training fields set).
+ *
+ * What each engine can run is one table (engines[] below). A plan whose
+ * layout the engine cannot run is refused with the reason; for a spec the
+ * solver's best layout is exported when the engine can run it, otherwise
+ * the best layout it can run, and the script says so. The flags and keys
+ * written are checked against the engines' own argument definitions,
+ * listed in docs/engines/ with the commit they were read from. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/plan_io.h"
+#include "compiler/cli/cmd_args.h"
+#include "compiler/cli/commands.h"
+#include "compiler/cli/report.h"
+#include "compiler/cli/report_load.h"
+#include "compiler/plantools/words.h"
+#include "plc/version.h"
+
+/* what the export writes from */
+typedef struct export_in {
+    const char *source; /* the spec or plan named on the command line */
+    plc_model model;
+    plc_train train;
+    int64_t nodes, gpus_per_node;
+    plc_layout layout;
+    double step_time_s, mfu;
+    char note[512]; /* why another layout than the solver's best, or "" */
+    const char *base; /* torchtitan: MODULE:FUNCTION of the base configuration */
+} export_in;
+
+typedef struct engine {
+    const char *name;
+    const char *option;
+    bool schedule[PLC_SCHED_COUNT];
+    bool zero[4];
+    void (*write)(FILE *out, const export_in *in);
+} engine;
+
+static void write_megatron(FILE *out, const export_in *in);
+static void write_torchtitan(FILE *out, const export_in *in);
+
+/*                      gpipe  1f1b  interl layered modular   zero 0..3 */
+static const engine engines[] = {
+    {"Megatron-LM", "--megatron", {false, true, true, false, false}, {true, true, true, true}, write_megatron},
+    {"torchtitan", "--torchtitan", {true, true, true, false, false}, {true, false, true, true}, write_torchtitan},
+};
+
+/* why engine e cannot run layout l, or NULL when it can */
+static const char *cannot_run(const engine *e, const plc_layout *l, char *buf, size_t size)
+{
+    static const char *const what[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "interleaved 1F1B", "layered gradient accumulation",
+                                                      "modular pipeline placement"};
+    if (!e->schedule[l->schedule])
+        snprintf(buf, size, "schedule = %s (%s), which %s has no equivalent for", plc_schedule_name(l->schedule),
+                 what[l->schedule], e->name);
+    else if (l->zero < 0 || l->zero > 3 || !e->zero[l->zero])
+        snprintf(buf, size, "zero = %lld, which %s has no equivalent for%s", (long long)l->zero, e->name,
+                 e->write == write_torchtitan ? " (FSDP2 shards gradients with the optimizer state)" : "");
+    else
+        return NULL;
+    return buf;
+}
+
+/* a set choice of the values of c that keep is true for */
+static plc_choice restrict_choice(const plc_choice *c, const bool *keep, int count)
+{
+    plc_choice r = {.kind = PLC_CHOICE_SET};
+    for (int v = 0; v < count; v++)
+        if (keep[v] && plc_choice_allows(c, v)) r.v[r.n++] = v;
+    return r;
+}
+
+static void layout_text(char *buf, size_t size, const plc_layout *l)
+{
+    FILE *f = fmemopen(buf, size, "w");
+    if (!f) { buf[0] = 0; return; }
+    plc_report_layout_line(f, l);
+    fclose(f);
+}
+
+/* ---- Megatron-LM ---------------------------------------------------------- */
+
+static void write_megatron(FILE *out, const export_in *in)
+{
+    const plc_model *m = &in->model;
+    const plc_train *t = &in->train;
+    const plc_layout *l = &in->layout;
+    char lt[512];
+    layout_text(lt, sizeof lt, l);
+    static const char *const backend[PLC_ATTN_COUNT] = {"unfused", "fused", "flash", "flash"};
+    fprintf(out,
+            "#!/usr/bin/env bash\n"
+            "# Megatron-LM launch script written by plc export --megatron (plc %s) from %s.\n"
+            "#\n"
+            "# Layout: %s\n"
+            "# plc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
+            PLC_VERSION, in->source, lt, in->step_time_s, 100.0 * in->mfu, (long long)in->nodes,
+            plc_word_plural(in->nodes), (long long)in->gpus_per_node);
+    if (in->note[0]) fprintf(out, "# Note: %s\n", in->note);
+    fprintf(out,
+            "#\n"
+            "# What plc assumed of the engine (its time model): gradient reduction and,\n"
+            "# with the distributed optimizer, parameter gathers overlap with compute\n"
+            "# (--overlap-grad-reduce, --overlap-param-gather); tensor-parallel\n"
+            "# communication is not overlapped (no --tp-comm-overlap, which needs\n"
+            "# Transformer Engine userbuffers); RMSNorm is %s.\n"
+            "# Attention kernel: plc's %s -> --attention-backend %s.\n"
+            "# Data: %s.\n"
+            "#\n"
+            "# Run it on every node with NODE_RANK and MASTER_ADDR set, MEGATRON_LM\n"
+            "# naming a Megatron-LM checkout (flags checked against commit d98e8a6, see\n"
+            "# docs/engines/megatron-lm-flags.txt). Extra arguments are passed on.\n"
+            "set -euo pipefail\n"
+            ": \"${MEGATRON_LM:?set MEGATRON_LM to a Megatron-LM checkout}\"\n"
+            "NNODES=%lld\n"
+            "GPUS_PER_NODE=%lld\n"
+            "\n"
+            "ARGS=(\n",
+            l->fused_rmsnorm ? "fused (Transformer Engine's kernel)" : "unfused in plc's prediction; Megatron-LM fuses it regardless",
+            plc_attention_name(l->attention), backend[l->attention],
+            t->data_path ? "plc's token file; --data-path wants a Megatron indexed dataset prefix (.bin/.idx): convert it first"
+                         : "synthetic in plc; Megatron-LM's mock dataset with the null tokenizer here",
+            (long long)in->nodes, (long long)in->gpus_per_node);
+    fprintf(out, "    # model\n");
+    fprintf(out, "    --num-layers %lld --hidden-size %lld --ffn-hidden-size %lld\n", (long long)m->layers,
+            (long long)m->hidden, (long long)m->ffn_hidden);
+    fprintf(out, "    --num-attention-heads %lld\n", (long long)m->heads);
+    if (m->kv_heads != m->heads) fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
+    fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
+    fprintf(out, "    --position-embedding-type rope --rotary-base %g\n", m->rope_theta);
+    fprintf(out, "    --normalization RMSNorm --norm-epsilon %g\n", m->norm_eps);
+    fprintf(out, "    --swiglu --disable-bias-linear\n");
+    if (!m->tie_embeddings) fprintf(out, "    --untie-embeddings-and-output-weights\n");
+    fprintf(out, "    --attention-backend %s\n", backend[l->attention]);
+    fprintf(out, "    # layout\n");
+    fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
+            (long long)l->tp, (long long)l->pp, (long long)l->cp);
+    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel\n");
+    if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
+        fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld\n", (long long)l->vpp);
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
+    if (l->recompute == PLC_RECOMPUTE_FULL)
+        fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
+    switch (l->zero) {
+    case 0: fprintf(out, "    --overlap-grad-reduce\n"); break;
+    case 1: fprintf(out, "    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n"); break;
+    case 2: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads\n"); break;
+    default: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params\n"); break;
+    }
+    fprintf(out, "    # training\n");
+    if (t->precision == PLC_PREC_BF16) fprintf(out, "    --bf16\n");
+    fprintf(out, "    --micro-batch-size %lld --global-batch-size %lld --train-iters %lld\n", (long long)l->micro_batch,
+            (long long)t->global_batch, (long long)t->steps);
+    fprintf(out, "    --lr %g --min-lr %g --lr-decay-style cosine --lr-warmup-iters %lld --lr-decay-iters %lld\n", t->lr_peak,
+            t->lr_floor, (long long)t->warmup_steps, (long long)t->decay_steps);
+    fprintf(out, "    --adam-beta1 %g --adam-beta2 %g --adam-eps %g --weight-decay %g --clip-grad %g\n", t->beta1, t->beta2,
+            t->eps, t->weight_decay, t->grad_clip);
+    fprintf(out, "    --seed %llu\n", (unsigned long long)t->seed);
+    if (t->data_path)
+        fprintf(out, "    --data-path \"%s\" --tokenizer-type NullTokenizer --vocab-size %lld\n", t->data_path,
+                (long long)m->vocab);
+    else
+        fprintf(out, "    --mock-data --tokenizer-type NullTokenizer --vocab-size %lld\n", (long long)m->vocab);
+    fprintf(out, "    --eval-iters 0\n");
+    fprintf(out,
+            ")\n"
+            "\n"
+            "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" \\\n"
+            "    --node-rank \"${NODE_RANK:-0}\" --master-addr \"${MASTER_ADDR:-localhost}\" --master-port \"${MASTER_PORT:-6000}\" \\\n"
+            "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${ARGS[@]}\" \"$@\"\n");
+}
+
+/* ---- torchtitan --------------------------------------------------------------- */
+
+static void write_torchtitan(FILE *out, const export_in *in)
+{
+    const plc_model *m = &in->model;
+    const plc_train *t = &in->train;
+    const plc_layout *l = &in->layout;
+    char lt[512];
+    layout_text(lt, sizeof lt, l);
+    static const char *const sched[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "Interleaved1F1B", "", ""};
+    char fn[80] = "plc_";
+    size_t k = strlen(fn);
+    for (const char *c = m->name; *c && k + 1 < sizeof fn; c++)
+        fn[k++] = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ? *c : (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : '_';
+    fn[k] = 0;
+    const char *colon = strchr(in->base, ':');
+    fprintf(out,
+            "\"\"\"torchtitan configuration written by plc export --torchtitan (plc %s) from %s.\n"
+            "\n"
+            "Layout: %s\n"
+            "plc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
+            PLC_VERSION, in->source, lt, in->step_time_s, 100.0 * in->mfu, (long long)in->nodes,
+            plc_word_plural(in->nodes), (long long)in->gpus_per_node);
+    if (in->note[0]) fprintf(out, "Note: %s\n", in->note);
+    fprintf(out,
+            "\n"
+            "The model comes from the base configuration %s: it must be plc's model,\n"
+            "layers=%lld hidden=%lld ffn_hidden=%lld heads=%lld kv_heads=%lld vocab=%lld seq_len=%lld\n"
+            "(torchtitan keeps the model shape in its model registry, which plc does not write).\n"
+            "What plc assumed of the engine: ZeRO stage %lld as %s; %s;\n"
+            "torchtitan picks its attention kernel (plc assumed %s).\n"
+            "Keys checked against torchtitan commit b5bcd76 (docs/engines/torchtitan-keys.txt).\n"
+            "\n"
+            "Run with this file on the module path, for example\n"
+            "  torchrun --nnodes %lld --nproc-per-node %lld -m torchtitan.train --module MODULE --config %s\n"
+            "\"\"\"\n",
+            in->base, (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,
+            (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, (long long)l->zero,
+            l->zero == 0   ? "replicated data parallelism (DDP)"
+            : l->zero == 2 ? "FSDP2 keeping parameters gathered after forward (fsdp_reshard_after_forward = never)"
+                           : "FSDP2 (parameters, gradients and optimizer state sharded)",
+            l->recompute == PLC_RECOMPUTE_SELECTIVE
+                ? "selective recompute as torchtitan's SelectiveAC (op-level: it keeps matmul outputs, recomputes the rest)"
+                : l->recompute == PLC_RECOMPUTE_FULL ? "full recompute as FullAC (every block)" : "no activation checkpointing",
+            plc_attention_name(l->attention), (long long)in->nodes, (long long)in->gpus_per_node, fn);
+    if (colon)
+        fprintf(out, "from %.*s import %s as base_config\n", (int)(colon - in->base), in->base, colon + 1);
+    fprintf(out, "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n\n\n");
+    fprintf(out, "def %s():\n", fn);
+    fprintf(out, "    config = base_config()\n");
+    fprintf(out, "    p = config.parallelism\n");
+    int64_t dp = l->dp;
+    fprintf(out, "    p.data_parallel_replicate_degree = %lld\n", (long long)(l->zero == 0 ? dp : 1));
+    fprintf(out, "    p.data_parallel_shard_degree = %lld\n", (long long)(l->zero == 0 ? 1 : dp));
+    if (l->zero == 2) fprintf(out, "    p.fsdp_reshard_after_forward = \"never\"\n");
+    fprintf(out, "    p.tensor_parallel_degree = %lld\n", (long long)l->tp);
+    fprintf(out, "    p.enable_sequence_parallel = %s\n", l->sp && l->tp > 1 ? "True" : "False");
+    fprintf(out, "    p.context_parallel_degree = %lld\n", (long long)l->cp);
+    fprintf(out, "    p.pipeline_parallel_degree = %lld\n", (long long)l->pp);
+    if (l->pp > 1) {
+        int64_t micro = t->global_batch / (dp * l->micro_batch);
+        fprintf(out, "    p.pipeline_parallel_schedule = \"%s\"\n", sched[l->schedule]);
+        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)(m->layers / (l->pp * l->vpp)));
+        fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = 0\n");
+        fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = 0\n");
+        fprintf(out, "    p.num_pp_microbatches = %lld\n", (long long)micro);
+    }
+    fprintf(out, "    config.activation_checkpoint = %s\n",
+            l->recompute == PLC_RECOMPUTE_FULL        ? "FullAC.Config()"
+            : l->recompute == PLC_RECOMPUTE_SELECTIVE ? "SelectiveAC.Config()"
+                                                      : "None");
+    fprintf(out, "    tr = config.training\n");
+    fprintf(out, "    tr.num_tokens_per_microbatch_per_dp_rank = %lld\n", (long long)(l->micro_batch * m->seq_len));
+    fprintf(out, "    tr.num_tokens_per_train_step = %lld\n", (long long)(t->global_batch * m->seq_len));
+    fprintf(out, "    tr.max_context_length = %lld\n", (long long)m->seq_len);
+    fprintf(out, "    tr.steps = %lld\n", (long long)t->steps);
+    fprintf(out, "    tr.max_norm = %g\n", t->grad_clip);
+    fprintf(out, "    tr.mixed_precision_param = \"%s\"\n", t->precision == PLC_PREC_BF16 ? "bfloat16" : "float32");
+    fprintf(out, "    config.debug.seed = %llu\n", (unsigned long long)t->seed);
+    fprintf(out, "    return config\n");
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: plc export --megatron|--torchtitan [OPTIONS] SPEC|PLAN\n"
+            "\n"
+            "Writes the layout for a training engine: --megatron a Megatron-LM launch\n"
+            "script (torchrun pretrain_gpt.py with the model shape, layout, virtual\n"
+            "stages, sequence parallelism, recompute, distributed optimizer, overlap\n"
+            "flags, precision and batch sizes), --torchtitan a torchtitan configuration\n"
+            "module (parallelism, activation checkpointing, training). A plan is\n"
+            "exported as compiled, or refused when the engine cannot run its layout\n"
+            "(layered gradient accumulation, modular pipelines); for a spec the\n"
+            "solver's best layout is exported, or the best one the engine can run,\n"
+            "and the output says so.\n"
+            "Exit status: 0 written, 1 an error in the input or options (a plan the\n"
+            "engine cannot run), 2 no layout the engine can run fits.\n"
+            "\n"
+            "options:\n"
+            "  --megatron            Megatron-LM launch script\n"
+            "  --torchtitan          torchtitan configuration module\n"
+            "  -o FILE               output file (default: standard output)\n"
+            "  --base MODULE:FUNC    torchtitan: the configuration holding the model\n"
+            "                        (default torchtitan.models.llama3.config_registry:llama3_8b)\n"
+            "%s"
+            "  -h, --help            this text\n",
+            plc_spec_options_help);
+}
+
+static bool is_plan(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    char magic[8] = {0};
+    size_t got = fread(magic, 1, sizeof magic, f);
+    fclose(f);
+    return got == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
+}
+
+/* the spec's best layout that engine e can run, into in */
+static int from_spec(plc_arena *a, const engine *e, const char *path, const plc_spec_opts *opts, export_in *in)
+{
+    plc_job job;
+    if (plc_report_load(a, "export", path, opts, &job)) return PLC_EXIT_INPUT;
+    plc_solution s;
+    if (plc_solve(&job, a, &s)) return PLC_EXIT_INPUT;
+    const plc_candidate *best = s.pinned ? (s.single.fits ? &s.single : NULL) : s.nranked ? &s.ranked[0] : NULL;
+    char why[256];
+    const char *no = best ? cannot_run(e, &best->layout, why, sizeof why) : NULL;
+    if (no) {
+        plc_job j2 = job;
+        j2.layout.schedule = restrict_choice(&job.layout.schedule, e->schedule, PLC_SCHED_COUNT);
+        j2.layout.zero = restrict_choice(&job.layout.zero, e->zero, 4);
+        plc_solution s2;
+        const plc_candidate *alt = NULL;
+        if (j2.layout.schedule.n && j2.layout.zero.n && plc_solve(&j2, a, &s2) == 0)
+            alt = s2.pinned ? (s2.single.fits ? &s2.single : NULL) : s2.nranked ? &s2.ranked[0] : NULL;
+        if (!alt) {
+            fprintf(stderr,
+                    "plc export: error: %s: the best layout uses %s, and no layout %s can run fits\n"
+                    "  hint: %s runs schedules", path, no, e->name, e->name);
+            for (int v = 0; v < PLC_SCHED_COUNT; v++)
+                if (e->schedule[v]) fprintf(stderr, " %s", plc_schedule_name((plc_schedule)v));
+            fputs(" and zero", stderr);
+            for (int v = 0; v < 4; v++)
+                if (e->zero[v]) fprintf(stderr, " %d", v);
+            fputs("; widen the spec's layout block to let the solver use them\n", stderr);
+            return PLC_EXIT_NO_LAYOUT;
+        }
+        char lt[512];
+        layout_text(lt, sizeof lt, &best->layout);
+        snprintf(in->note, sizeof in->note,
+                 "plc's best layout (%s, %.4g s per step) uses %s; this is the best layout %s can run (%+.2f%% step time).",
+                 lt, best->step_time_s, no, e->name, 100.0 * (alt->step_time_s / best->step_time_s - 1.0));
+        fprintf(stderr, "plc export: note: %s\n", in->note);
+        best = alt;
+    }
+    if (!best) {
+        fprintf(stderr, "plc export: error: %s: no layout fits\n", path);
+        return PLC_EXIT_NO_LAYOUT;
+    }
+    in->model = job.model;
+    in->train = job.train;
+    in->nodes = job.cluster.nodes;
+    in->gpus_per_node = job.cluster.gpus_per_node;
+    in->layout = best->layout;
+    in->step_time_s = best->step_time_s;
+    in->mfu = best->mfu;
+    return PLC_EXIT_OK;
+}
+
+static int from_plan(plc_arena *a, const engine *e, const char *path, export_in *in)
+{
+    plc_plan p;
+    if (plc_cmd_load_plan("export", a, path, &p)) return PLC_EXIT_INPUT;
+    char why[256];
+    const char *no = cannot_run(e, &p.layout, why, sizeof why);
+    if (no) {
+        fprintf(stderr,
+                "plc export: error: %s: the plan's layout uses %s\n"
+                "  hint: export the spec instead (plc export %s SPEC): it picks the best layout %s can run\n",
+                path, no, e->option, e->name);
+        return PLC_EXIT_INPUT;
+    }
+    in->model = p.model;
+    in->train = p.train;
+    in->nodes = p.nodes;
+    in->gpus_per_node = p.gpus_per_node;
+    in->layout = p.layout;
+    in->step_time_s = p.pred.step_time_s;
+    in->mfu = p.pred.mfu;
+    return PLC_EXIT_OK;
+}
+
+int plc_cmd_export(int argc, char **argv)
+{
+    plc_spec_opts opts;
+    if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    const char *path = NULL, *outp = NULL;
+    const engine *e = NULL;
+    export_in in;
+    memset(&in, 0, sizeof in);
+    in.base = "torchtitan.models.llama3.config_registry:llama3_8b";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        const engine *pick = NULL;
+        for (size_t k = 0; k < sizeof engines / sizeof engines[0]; k++)
+            if (!strcmp(argv[i], engines[k].option)) pick = &engines[k];
+        if (pick) {
+            if (e && e != pick) {
+                fprintf(stderr, "plc export: error: one engine at a time (%s and %s)\n", e->option, pick->option);
+                return PLC_EXIT_INPUT;
+            }
+            e = pick;
+            continue;
+        }
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--base")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "plc export: error: %s needs a value\n", argv[i]);
+                return PLC_EXIT_INPUT;
+            }
+            if (!strcmp(argv[i], "-o")) outp = argv[++i];
+            else in.base = argv[++i];
+            continue;
+        }
+        if (plc_cmd_take_input("export", "spec or plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;
+    }
+    if (!e) {
+        fprintf(stderr, "plc export: error: name the engine: --megatron or --torchtitan\n");
+        usage(stderr);
+        return PLC_EXIT_INPUT;
+    }
+    if (plc_cmd_need_input("export", "spec or plan", path, usage)) return PLC_EXIT_INPUT;
+    const char *colon = strchr(in.base, ':');
+    if (!colon || colon == in.base || !colon[1] || strchr(colon + 1, ':')) {
+        fprintf(stderr, "plc export: error: --base takes MODULE:FUNCTION, not '%s'\n", in.base);
+        return PLC_EXIT_INPUT;
+    }
+    in.source = path;
+    plc_arena a;
+    plc_arena_init(&a);
+    int rc = is_plan(path) ? from_plan(&a, e, path, &in) : from_spec(&a, e, path, &opts, &in);
+    if (rc == PLC_EXIT_OK) {
+        FILE *out = outp ? fopen(outp, "w") : stdout;
+        if (!out) {
+            fprintf(stderr, "plc export: error: cannot write %s\n", outp);
+            rc = PLC_EXIT_INPUT;
+        } else {
+            e->write(out, &in);
+            if (outp && fclose(out)) {
+                fprintf(stderr, "plc export: error: writing %s failed\n", outp);
+                rc = PLC_EXIT_INTERNAL;
+            }
+        }
+    }
+    plc_arena_free(&a);
+    return rc;
+}

@@ -1,0 +1,119 @@
+/* cmd_solve.c: plc solve FILE [--top K] [--all] [--format text|yaml] [--timing]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cli/cmd_args.h"
+#include "compiler/cli/commands.h"
+#include "compiler/cli/report.h"
+#include "compiler/cli/report_load.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: plc solve [OPTIONS] FILE\n"
+            "\n"
+            "Searches every layout the spec's layout block allows and ranks those that\n"
+            "fit in memory by predicted step time (or by memory with objective = memory).\n"
+            "When the block pins every dimension, that one layout is evaluated and\n"
+            "printed, fit or not. When nothing fits, prints the closest candidates and\n"
+            "what would make them fit.\n"
+            "Exit status: 0 a layout fits, 1 an error in the spec or options,\n"
+            "2 no layout fits.\n"
+            "\n"
+            "options:\n"
+            "  --top K             print the K best layouts (default 10); layouts with\n"
+            "                      exactly the same figures share one row ('tie: ...')\n"
+            "  --all               print every candidate, ranked, including those that\n"
+            "                      do not fit, with their prediction and reason\n"
+            "  --format text|yaml  output format (default text); yaml is a document\n"
+            "                      with the winner's full estimate and a list 'layouts'\n"
+            "  --timing            include the search's wall time (left out by default\n"
+            "                      so that the output is the same every run)\n"
+            "%s"
+            "  -h, --help          this text\n",
+            plc_spec_options_help);
+}
+
+int plc_cmd_solve(int argc, char **argv)
+{
+    plc_spec_opts opts;
+    if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    const char *path = NULL;
+    long top = 10;
+    bool all = false, yaml = false, timing = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--all")) { all = true; continue; }
+        if (!strcmp(argv[i], "--timing")) { timing = true; continue; }
+        if (!strcmp(argv[i], "--top") || !strcmp(argv[i], "--format")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "plc solve: error: %s needs a value\n", argv[i]);
+                return PLC_EXIT_INPUT;
+            }
+            if (!strcmp(argv[i], "--top")) {
+                if (plc_report_parse_count("solve", "--top", argv[++i], 1, 100000, &top)) return PLC_EXIT_INPUT;
+            } else {
+                const char *f = argv[++i];
+                if (!strcmp(f, "yaml")) yaml = true;
+                else if (!strcmp(f, "text")) yaml = false;
+                else {
+                    fprintf(stderr, "plc solve: error: --format takes text or yaml, not '%s'\n", f);
+                    return PLC_EXIT_INPUT;
+                }
+            }
+            continue;
+        }
+        if (plc_cmd_take_input("solve", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
+    }
+    if (plc_cmd_need_input("solve", "spec", path, usage)) return PLC_EXIT_INPUT;
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_job job;
+    int rc = PLC_EXIT_OK;
+    if (plc_report_load(&a, "solve", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_solution s;
+    /* more than K kept, so that K rows remain after ties are folded */
+    plc_solve_opts so = {.top = (int)(top < 10000 ? top * 8 : top), .all = all};
+    plc_status ss = plc_solve_opts_run(&job, &a, &so, &s);
+    if (ss != PLC_OK) {
+        fprintf(stderr, "plc solve: error: %s\n", s.error);
+        rc = plc_status_exit(ss);
+        goto done;
+    }
+    if (all) plc_report_sort_all(&job, &s);
+    plc_report_opts ro = {.top = (int)top, .all = all, .timing = timing};
+    bool none = s.pinned ? !s.single.fits : s.nranked == 0;
+    if (yaml) {
+        const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;
+        plc_estimate *w = NULL;
+        if (best && best->valid) {
+            w = malloc(sizeof *w);
+            if (!w || plc_estimate_layout(&job, &best->layout, w)) {
+                free(w);
+                w = NULL;
+            }
+        }
+        if (plc_report_solve_yaml(stdout, &job, &s, &ro, w)) rc = PLC_EXIT_INTERNAL;
+        free(w);
+        if (none && rc == PLC_EXIT_OK) {
+            if (s.pinned) fprintf(stderr, "plc solve: the pinned layout does not fit\n");
+            else fprintf(stderr, "plc solve: no layout fits\n");
+        }
+    } else {
+        plc_report_solve_text(stdout, &job, &s, &ro);
+        if (none) {
+            fputc('\n', stdout);
+            if (s.pinned) {
+                if (!s.single.valid) printf("the pinned layout is invalid: %s\n", s.single.reason);
+                else printf("the pinned layout does not fit\n");
+            } else {
+                plc_report_no_fit(stdout, &job, &s);
+            }
+        }
+    }
+    if (none && rc == PLC_EXIT_OK) rc = PLC_EXIT_NO_LAYOUT;
+done:
+    plc_arena_free(&a);
+    return rc;
+}

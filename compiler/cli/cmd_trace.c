@@ -1,0 +1,125 @@
+/* cmd_trace.c: plc trace PLAN [-o trace.json] [--ranks all|stages]. */
+#include <stdio.h>
+#include <string.h>
+
+#include "common/atomic_file.h"
+#include "compiler/cli/cmd_args.h"
+#include "compiler/cli/commands.h"
+#include "compiler/plantools/plan_check.h"
+#include "compiler/plantools/plan_svg.h"
+#include "compiler/plantools/plan_trace.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: plc trace PLAN [-o FILE] [--ranks all|stages] [--svg]\n"
+            "\n"
+            "Simulates one training step of every rank's program with the time\n"
+            "model's costs (matmuls from FLOPs and the catalog's efficiency,\n"
+            "memory-bound ops from bytes, collectives and messages from the\n"
+            "hierarchical latency-bandwidth model): compute and communication\n"
+            "streams, waits, messages and collectives synchronising the ranks.\n"
+            "Writes Chrome trace-event JSON (open it in Perfetto or chrome://tracing):\n"
+            "one process per rank, one thread per stream. Prints the predicted step\n"
+            "time and each stage's compute busy fraction.\n"
+            "\n"
+            "options:\n"
+            "  -o FILE         output (default trace.json, trace.svg with --svg; '-' for stdout)\n"
+            "  --svg           draw the timeline as an SVG picture instead: one row per\n"
+            "                  rank, forward, backward, recompute, communication and\n"
+            "                  idle time (bubbles) in distinct colours\n"
+            "  --ranks all     every rank (the default up to %d ranks)\n"
+            "  --ranks stages  one rank per pipeline stage (the default above that;\n"
+            "                  the other ranks of a stage run the same timeline)\n"
+            "  -h, --help      this text\n",
+            PLC_CHECK_ALL_RANKS_MAX);
+}
+
+int plc_cmd_trace(int argc, char **argv)
+{
+    const char *path = NULL, *outp = NULL, *ranks = NULL;
+    bool svg = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--svg")) { svg = true; continue; }
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--ranks")) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "plc trace: error: %s needs a value\n", argv[i]);
+                return PLC_EXIT_INPUT;
+            }
+            if (!strcmp(argv[i], "-o")) outp = argv[++i];
+            else ranks = argv[++i];
+            continue;
+        }
+        if (plc_cmd_take_input("trace", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;
+    }
+    if (plc_cmd_need_input("trace", "plan", path, usage)) return PLC_EXIT_INPUT;
+    if (!outp) outp = svg ? "trace.svg" : "trace.json";
+    if (ranks && strcmp(ranks, "all") && strcmp(ranks, "stages")) {
+        fprintf(stderr, "plc trace: error: --ranks takes all or stages, not '%s'\n", ranks);
+        return PLC_EXIT_INPUT;
+    }
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    if (plc_cmd_load_plan("trace", &a, path, &p)) {
+        plc_arena_free(&a);
+        return PLC_EXIT_INPUT;
+    }
+    bool all = ranks ? !strcmp(ranks, "all") : p.world_size <= PLC_CHECK_ALL_RANKS_MAX;
+    if (all && p.world_size > 4096) {
+        fprintf(stderr, "plc trace: error: --ranks all shows at most 4096 ranks, this plan has %lld; use --ranks stages\n",
+                (long long)p.world_size);
+        plc_arena_free(&a);
+        return PLC_EXIT_INPUT;
+    }
+    bool to_stdout = !strcmp(outp, "-");
+    char err[512];
+    plc_atomic_file af = {0};
+    if (!to_stdout && plc_atomic_open(&af, outp, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err);
+        plc_arena_free(&a);
+        return PLC_EXIT_INPUT;
+    }
+    FILE *out = to_stdout ? stdout : af.f;
+    plc_trace_summary sum;
+    int rc = PLC_EXIT_OK;
+    if (svg) {
+        if (plc_trace_svg(&p, all && p.world_size <= 512, out, err, sizeof err)) {
+            fprintf(stderr, "plc trace: error: %s\n", err);
+            rc = PLC_EXIT_INPUT;
+            if (!to_stdout) plc_atomic_abort(&af);
+        } else if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
+            fprintf(stderr, "plc trace: error: %s\n", err);
+            rc = PLC_EXIT_INPUT;
+        }
+        if (rc == PLC_EXIT_OK) fprintf(to_stdout ? stderr : stdout, "plc trace: %s -> %s\n", path, outp);
+        plc_arena_free(&a);
+        return rc;
+    }
+    if (plc_trace_run(&p, all, NULL, NULL, out, &sum, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err);
+        rc = PLC_EXIT_INPUT;
+        if (!to_stdout) plc_atomic_abort(&af);
+    } else if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err); /* a full disk, a vanished directory: the user's */
+        rc = PLC_EXIT_INPUT;
+    }
+    if (rc == PLC_EXIT_OK) {
+        FILE *info = to_stdout ? stderr : stdout;
+        fprintf(info, "plc trace: %s -> %s: %lld ranks simulated, %lld events\n", path, outp, (long long)sum.ranks,
+                (long long)sum.events);
+        fprintf(info, "step       %.6g s predicted by the simulation (the solver's estimate: %.6g s)\n",
+                sum.step_time_s, p.pred.step_time_s);
+        for (int64_t k = 0; k < sum.ranks; k++) {
+            plc_rank_coords c = plc_rank_to_coords(&p.layout, sum.world_rank[k]);
+            if (c.tp || c.cp || c.dp) continue; /* one line per stage */
+            double busy = sum.step_time_s > 0 ? sum.busy_s[k] / sum.step_time_s : 0;
+            fprintf(info, "stage %-4lld compute busy %5.1f%%, idle (bubble and exposed communication) %5.1f%%\n",
+                    (long long)c.pp, 100 * busy, 100 * (1 - busy));
+        }
+        plc_trace_summary_free(&sum);
+    }
+    plc_arena_free(&a);
+    return rc;
+}

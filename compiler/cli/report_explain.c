@@ -1,0 +1,310 @@
+/* report_explain.c: plc explain: why the winner won. Memory per rank by stage
+ * and component, the step-time breakdown, and for every layout dimension the
+ * best candidate with another value there and why it lost. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/cli/report.h"
+
+#include "compiler/cli/report_memplan.h"
+#include "compiler/solver/search.h"
+
+static void memory_table(FILE *out, const plc_estimate *e)
+{
+    fprintf(out, "memory per rank, GiB (limit %.1f; peak %.2f on stage %d):\n", e->limit_bytes / PLC_GIB,
+            e->peak_bytes / PLC_GIB, e->peak_stage);
+    fprintf(out, "  %-6s", "stage");
+    for (int c = 0; c < PLC_MEM_COUNT; c++) fprintf(out, " %11s", plc_mem_component_name((plc_mem_component)c));
+    fprintf(out, " %9s %12s\n", "total", "params/rank");
+    for (int s = 0; s < e->stages; s++) {
+        double total = 0;
+        fprintf(out, "  %-6d", s);
+        for (int c = 0; c < PLC_MEM_COUNT; c++) {
+            fprintf(out, " %11.2f", e->stage_mem[s][c] / PLC_GIB);
+            total += e->stage_mem[s][c];
+        }
+        fprintf(out, " %9.2f %12.4g%s\n", total / PLC_GIB, e->stage_params[s], s == e->peak_stage ? "  <- peak" : "");
+    }
+}
+
+/* the regions the winner is not in: for each dimension, the best candidate
+ * with another value there; dimensions whose best is the same layout are
+ * one group (a runner-up that differs in tp, sp and micro_batch at once is
+ * shown once), each with that layout's full estimate */
+typedef struct region_group {
+    int dims[PLC_LAYOUT_NDIMS];
+    int ndims;
+    const plc_candidate *best;
+    bool have_est;
+    plc_estimate est;
+} region_group;
+
+static int region_groups(const plc_job *job, const plc_solution *s, const plc_estimate *w, region_group *g)
+{
+    int ng = 0;
+    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++) {
+        int64_t mine = plc_layout_dim_value(&w->layout, d);
+        const plc_region *best = NULL;
+        for (int i = 0; i < s->nregions; i++) {
+            const plc_region *r = &s->regions[i];
+            if (r->dim != d || r->value == mine) continue;
+            if (!best || plc_candidate_compare(job, &r->best, &best->best) < 0) best = r;
+        }
+        if (!best) continue;
+        int k;
+        for (k = 0; k < ng; k++)
+            if (!memcmp(&g[k].best->layout, &best->best.layout, sizeof(plc_layout))) break;
+        if (k == ng) {
+            g[ng].ndims = 0;
+            g[ng].best = &best->best;
+            g[ng].have_est = best->best.valid && plc_estimate_layout(job, &best->best.layout, &g[ng].est) == 0 &&
+                             g[ng].est.valid;
+            ng++;
+        }
+        g[k].dims[g[k].ndims++] = d;
+    }
+    return ng;
+}
+
+/* the memory component that grows most over the winner's at the peak stage */
+static int worst_component(const plc_estimate *e, const plc_estimate *w)
+{
+    int worst = 0;
+    double most = -1e300;
+    for (int c = 0; c < PLC_MEM_COUNT; c++) {
+        double grow = e->stage_mem[e->peak_stage][c] - w->stage_mem[w->peak_stage][c];
+        if (grow > most) { most = grow; worst = c; }
+    }
+    return worst;
+}
+
+static void time_table(FILE *out, const plc_estimate *e)
+{
+    fprintf(out, "step time %.3f s (%lld micro-batches per data-parallel rank), %.0f tokens/s, MFU %.1f%%:\n",
+            e->step_time_s, (long long)e->micro_batches, e->tokens_per_s, 100.0 * e->mfu);
+    for (int c = 0; c < PLC_TIME_COUNT; c++) {
+        if (e->time[c] <= 0) continue;
+        fprintf(out, "  %-13s %9.3f s %6.1f%%\n", plc_time_component_name((plc_time_component)c), e->time[c],
+                100.0 * e->time[c] / e->step_time_s);
+    }
+}
+
+/* Regions the search has no estimate for: every layout there was pruned by
+ * the memory lower bound (weights, gradients and optimizer state alone
+ * exceed the limit). For the dimensions that bound depends on (tp, pp, cp,
+ * zero), each value the layout block allows that no region holds is shown
+ * through the winner moved there (dp taking up the GPUs left), estimated in
+ * full, with the memory component that grows most. */
+typedef struct empty_region {
+    int dim;
+    int64_t value;
+    plc_estimate est;
+} empty_region;
+
+static bool has_region(const plc_solution *s, int dim, int64_t v)
+{
+    for (int i = 0; i < s->nregions; i++)
+        if (s->regions[i].dim == dim && s->regions[i].value == v) return true;
+    return false;
+}
+
+static int empty_regions(const plc_job *job, const plc_solution *s, const plc_estimate *w, empty_region *out, int max)
+{
+    static const char *const dims[] = {"tp", "pp", "cp", "zero"};
+    const plc_layout_spec *ls = &job->layout;
+    const plc_choice *choice[] = {&ls->tp, &ls->pp, &ls->cp, &ls->zero};
+    int64_t gpus = plc_cluster_gpus(&job->cluster);
+    int n = 0;
+    for (int k = 0; k < 4 && n < max; k++) {
+        int d = 0;
+        while (d < PLC_LAYOUT_NDIMS && strcmp(plc_layout_dim_names[d], dims[k])) d++;
+        if (d == PLC_LAYOUT_NDIMS) continue;
+        int64_t hi = k == 3 ? 3 : gpus;
+        for (int64_t v = k == 3 ? 0 : 1; v <= hi && n < max; v++) {
+            if ((k < 3 && gpus % v) || !plc_choice_allows(choice[k], v) || v == plc_layout_dim_value(&w->layout, d) ||
+                has_region(s, d, v))
+                continue;
+            plc_layout l = w->layout;
+            if (k == 0) l.tp = v;
+            if (k == 1) l.pp = v;
+            if (k == 2) l.cp = v;
+            if (k == 3) l.zero = v;
+            if (gpus % (l.tp * l.pp * l.cp)) continue;
+            l.dp = gpus / (l.tp * l.pp * l.cp);
+            if (l.pp == 1) { l.vpp = 1; if (l.schedule != PLC_SCHED_GPIPE) l.schedule = PLC_SCHED_1F1B; }
+            if (job->train.global_batch % l.dp || (job->train.global_batch / l.dp) % l.micro_batch) l.micro_batch = 1;
+            empty_region *e = &out[n];
+            if (plc_estimate_layout(job, &l, &e->est) || !e->est.valid || e->est.fits) continue;
+            e->dim = d;
+            e->value = v;
+            n++;
+        }
+    }
+    return n;
+}
+
+void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w,
+                        const plc_explain_plan *lowered)
+{
+    plc_report_job_header(out, job);
+    fputs("winner: ", out);
+    plc_report_layout_line(out, &w->layout);
+    fputs("\n\n", out);
+    memory_table(out, w);
+    fputc('\n', out);
+    if (lowered && lowered->plan) {
+        fputs("memory against the lowered plan (plc compile), per rank: the plan's exact arena\n"
+              "(state + activations and temporaries at their peak) against the solver's estimate\n"
+              "of the same buffers (weights to temporaries), and its full estimate:\n", out);
+        plc_report_memplan(out, lowered->plan, w, lowered->stats);
+        fputc('\n', out);
+    } else if (lowered && lowered->why) {
+        fprintf(out, "the plan's exact memory is not available: %s\n\n", lowered->why);
+    }
+    time_table(out, w);
+    if (s->pinned) {
+        fprintf(out, "\nthe layout block pins every dimension: no other layout was considered\n");
+        return;
+    }
+    fprintf(out, "\nsearched %lld layouts (%lld fit); ties: %s.\n", (long long)s->enumerated, (long long)s->fitting,
+            plc_report_tie_rule);
+    fputs("best of each rejected region (a dimension at another value than the winner's) and why it loses:\n",
+          out);
+    region_group g[PLC_LAYOUT_NDIMS];
+    int ng = region_groups(job, s, w, g);
+    char a[32], b[32];
+    for (int i = 0; i < ng; i++) {
+        const plc_candidate *c = g[i].best;
+        fputs("  ", out);
+        for (int k = 0; k < g[i].ndims; k++) {
+            int d = g[i].dims[k];
+            fprintf(out, "%s%s = %s", k ? ", " : "", plc_layout_dim_names[d],
+                    plc_layout_dim_text(d, plc_layout_dim_value(&c->layout, d), a, sizeof a));
+        }
+        fputs(" (winner: ", out);
+        for (int k = 0; k < g[i].ndims; k++) {
+            int d = g[i].dims[k];
+            fprintf(out, "%s%s = %s", k ? ", " : "", plc_layout_dim_names[d],
+                    plc_layout_dim_text(d, plc_layout_dim_value(&w->layout, d), b, sizeof b));
+        }
+        fputs(")\n      ", out);
+        const plc_estimate *e = &g[i].est;
+        if (!c->valid) {
+            fprintf(out, "no valid layout: %s\n", c->reason && c->reason[0] ? c->reason : "invalid");
+        } else if (!c->fits) {
+            fputs("nothing fits: ", out);
+            plc_report_reason(out, c, s->limit_bytes);
+            if (g[i].have_est) {
+                int worst = worst_component(e, w);
+                fprintf(out, "; %s %.1f GiB on stage %d (winner %.1f GiB)", plc_mem_component_name((plc_mem_component)worst),
+                        e->stage_mem[e->peak_stage][worst] / PLC_GIB, e->peak_stage,
+                        w->stage_mem[w->peak_stage][worst] / PLC_GIB);
+            }
+            fputc('\n', out);
+        } else {
+            double dt = c->step_time_s - w->step_time_s;
+            if (job->layout.objective == PLC_OBJ_MEMORY)
+                fprintf(out, "%.2f GiB against %.2f GiB, ", c->peak_bytes / PLC_GIB, w->peak_bytes / PLC_GIB);
+            if (dt == 0) {
+                fprintf(out, "ties with the winner (%.3f s/step); the tie-break rule picks the winner\n", c->step_time_s);
+            } else {
+                fprintf(out, "%+.3f s/step (%+.2f%%), MFU %.1f%%", dt, 100.0 * dt / w->step_time_s, 100.0 * c->mfu);
+                if (g[i].have_est) {
+                    int n = 0;
+                    for (int k = 0; k < PLC_TIME_COUNT; k++) {
+                        double d = e->time[k] - w->time[k];
+                        if (fabs(d) < 5e-4 * w->step_time_s) continue;
+                        fprintf(out, "%s%+.3f s %s", n++ ? ", " : ": ", d, plc_time_component_name((plc_time_component)k));
+                    }
+                }
+                fputc('\n', out);
+            }
+        }
+        fputs("      best there: ", out);
+        plc_report_layout_line(out, &c->layout);
+        fputc('\n', out);
+    }
+    empty_region *er = malloc(16 * sizeof *er);
+    int ne = er ? empty_regions(job, s, w, er, 16) : 0;
+    for (int i = 0; i < ne; i++) {
+        const plc_estimate *e = &er[i].est;
+        int d = er[i].dim, worst = worst_component(e, w);
+        fprintf(out, "  %s = %s (winner: %s = %s)\n", plc_layout_dim_names[d], plc_layout_dim_text(d, er[i].value, a, sizeof a),
+                plc_layout_dim_names[d], plc_layout_dim_text(d, plc_layout_dim_value(&w->layout, d), b, sizeof b));
+        fprintf(out, "      nothing fits: pruned by the memory bound; the winner moved there needs %.1f GiB, %.1f GiB over "
+                     "the %.1f GiB limit; %s %.1f GiB on stage %d (winner %.1f GiB)\n",
+                e->peak_bytes / PLC_GIB, (e->peak_bytes - e->limit_bytes) / PLC_GIB, e->limit_bytes / PLC_GIB,
+                plc_mem_component_name((plc_mem_component)worst), e->stage_mem[e->peak_stage][worst] / PLC_GIB,
+                e->peak_stage, w->stage_mem[w->peak_stage][worst] / PLC_GIB);
+        fputs("      for example: ", out);
+        plc_report_layout_line(out, &e->layout);
+        fputc('\n', out);
+    }
+    free(er);
+}
+
+void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution *s, const plc_estimate *w,
+                             const plc_explain_plan *lowered)
+{
+    plc_report_yaml_job(y, job);
+    plc_report_yaml_estimate(y, "winner", w, lowered ? lowered->plan : NULL);
+    plc_yaml_str(y, "tie_rule", plc_report_tie_rule);
+    plc_yaml_seq(y, "regions");
+    region_group g[PLC_LAYOUT_NDIMS];
+    int ng = s->pinned ? 0 : region_groups(job, s, w, g);
+    char a[32];
+    for (int i = 0; i < ng; i++) {
+        const plc_candidate *c = g[i].best;
+        const plc_estimate *e = &g[i].est;
+        plc_yaml_map(y, NULL);
+        plc_yaml_map(y, "where");
+        for (int k = 0; k < g[i].ndims; k++) {
+            int d = g[i].dims[k];
+            plc_yaml_str(y, plc_layout_dim_names[d], plc_layout_dim_text(d, plc_layout_dim_value(&c->layout, d), a, sizeof a));
+        }
+        plc_yaml_map_end(y);
+        plc_report_yaml_layout(y, "best", &c->layout);
+        plc_yaml_bool(y, "valid", c->valid);
+        plc_yaml_bool(y, "fits", c->fits);
+        if (c->valid) plc_yaml_num(y, "memory_bytes", c->peak_bytes);
+        if (g[i].have_est) {
+            plc_yaml_num(y, "step_time_s", e->step_time_s);
+            plc_yaml_num(y, "step_time_delta_s", e->step_time_s - w->step_time_s);
+            plc_yaml_map(y, "time_delta_s");
+            for (int k = 0; k < PLC_TIME_COUNT; k++)
+                plc_yaml_num(y, plc_time_component_name((plc_time_component)k), e->time[k] - w->time[k]);
+            plc_yaml_map_end(y);
+            if (!c->fits) {
+                int worst = worst_component(e, w);
+                plc_yaml_str(y, "does_not_fit", plc_mem_component_name((plc_mem_component)worst));
+                plc_yaml_num(y, "over_limit_bytes", e->peak_bytes - e->limit_bytes);
+            }
+        } else if (!c->fits) {
+            char reason[320] = "";
+            FILE *f = fmemopen(reason, sizeof reason - 1, "w");
+            if (f) { plc_report_reason(f, c, s->limit_bytes); fclose(f); }
+            plc_yaml_str(y, "reason", reason);
+        }
+        plc_yaml_map_end(y);
+    }
+    empty_region *er = s->pinned ? NULL : malloc(16 * sizeof *er);
+    int ne = er ? empty_regions(job, s, w, er, 16) : 0;
+    for (int i = 0; i < ne; i++) {
+        const plc_estimate *e = &er[i].est;
+        plc_yaml_map(y, NULL);
+        plc_yaml_map(y, "where");
+        plc_yaml_str(y, plc_layout_dim_names[er[i].dim], plc_layout_dim_text(er[i].dim, er[i].value, a, sizeof a));
+        plc_yaml_map_end(y);
+        plc_report_yaml_layout(y, "example", &e->layout);
+        plc_yaml_bool(y, "valid", true);
+        plc_yaml_bool(y, "fits", false);
+        plc_yaml_bool(y, "pruned", true);
+        plc_yaml_num(y, "memory_bytes", e->peak_bytes);
+        plc_yaml_str(y, "does_not_fit", plc_mem_component_name((plc_mem_component)worst_component(e, w)));
+        plc_yaml_num(y, "over_limit_bytes", e->peak_bytes - e->limit_bytes);
+        plc_yaml_map_end(y);
+    }
+    free(er);
+    plc_yaml_seq_end(y);
+}

@@ -1,0 +1,134 @@
+/* report_text.c: text output of plc solve (ranked table, "no layout fits"). */
+#include <string.h>
+
+#include "compiler/cli/report.h"
+
+#include <stdlib.h>
+
+#include "compiler/solver/model_math.h"
+#include "compiler/solver/search.h"
+#include "compiler/plantools/words.h"
+
+const char plc_report_tie_rule[] =
+    "exact ties (same step time and memory) go to the plainer layout: 1f1b before other schedules, "
+    "then lower zero, sp off, less recompute, then smaller tp, pp, cp and vpp";
+
+bool plc_report_tied(const plc_candidate *a, const plc_candidate *b)
+{
+    return a->valid && b->valid && a->fits == b->fits && a->step_time_s == b->step_time_s &&
+           a->peak_bytes == b->peak_bytes;
+}
+
+void plc_report_tie_text(FILE *out, const plc_layout *kept, const plc_layout *tie)
+{
+    int n = 0;
+    char v[32];
+    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++) {
+        int64_t x = plc_layout_dim_value(tie, d);
+        if (x == plc_layout_dim_value(kept, d)) continue;
+        fprintf(out, "%s%s=%s", n++ ? " " : "", plc_layout_dim_names[d], plc_layout_dim_text(d, x, v, sizeof v));
+    }
+}
+
+static const plc_job *sort_job; /* qsort has no context argument */
+static int by_rank(const void *a, const void *b) { return plc_candidate_compare(sort_job, a, b); }
+
+void plc_report_sort_all(const plc_job *job, plc_solution *s)
+{
+    sort_job = job;
+    if (s->nall > 1) qsort(s->all, (size_t)s->nall, sizeof *s->all, by_rank);
+    sort_job = NULL;
+}
+
+void plc_report_layout_line(FILE *out, const plc_layout *l)
+{
+    fprintf(out, "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s recompute=%s zero=%lld attention=%s fused_rmsnorm=%s",
+            (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
+            (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
+            plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
+            l->fused_rmsnorm ? "on" : "off");
+}
+
+void plc_report_reason(FILE *out, const plc_candidate *c, double limit)
+{
+    if (c->fits) { fputs("fits", out); return; }
+    if (!c->valid) { fputs(c->reason && c->reason[0] ? c->reason : "invalid layout", out); return; }
+    fprintf(out, "needs %.1f GiB, %.1f GiB over the %.1f GiB limit", c->peak_bytes / PLC_GIB,
+            (c->peak_bytes - limit) / PLC_GIB, limit / PLC_GIB);
+    if (c->reason && strstr(c->reason, "alone")) fprintf(out, " (%s)", c->reason);
+}
+
+void plc_report_job_header(FILE *out, const plc_job *job)
+{
+    const plc_model *m = &job->model;
+    fprintf(out, "%s: model %s (%.2f B parameters), %lld x %s (%lld node%s), %lld sequences of %lld tokens per step\n",
+            job->path ? job->path : "spec", m->name[0] ? m->name : "?", (double)plc_params_total(m) / 1e9,
+            (long long)plc_cluster_gpus(&job->cluster), job->cluster.hw.name, (long long)job->cluster.nodes,
+            job->cluster.nodes == 1 ? "" : "s", (long long)job->train.global_batch, (long long)m->seq_len);
+}
+
+static void table_header(FILE *out)
+{
+    fprintf(out, "%4s %5s %3s %3s %3s %3s %3s %4s %-11s %-9s %4s %-6s %5s %9s %9s %12s %6s  %s\n", "rank", "dp", "tp",
+            "pp", "cp", "sp", "vpp", "mb", "schedule", "recompute", "zero", "attn", "frms", "mem GiB",
+            "step s", "tokens/s", "MFU", "notes");
+}
+
+static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_candidate *ties, int nties,
+                      double limit)
+{
+    const plc_layout *l = &c->layout;
+    fprintf(out, "%4d %5lld %3lld %3lld %3lld %3s %3lld %4lld %-11s %-9s %4lld %-6s %5s %9.2f", rank,
+            (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
+            (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
+            plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
+            l->fused_rmsnorm ? "on" : "off", c->peak_bytes / PLC_GIB);
+    if (c->valid && c->step_time_s > 0)
+        fprintf(out, " %9.3f %12.0f %5.1f%%", c->step_time_s, c->tokens_per_s, 100.0 * c->mfu);
+    else
+        fprintf(out, " %9s %12s %6s", "-", "-", "-");
+    if (!c->fits) {
+        fputs("  ", out);
+        plc_report_reason(out, c, limit);
+    }
+    for (int i = 0; i < nties; i++) {
+        fputs(i ? ", " : "  tie: ", out);
+        plc_report_tie_text(out, &c->layout, &ties[i].layout);
+    }
+    fputc('\n', out);
+}
+
+/* n candidates, at most rows rows, exact ties folded into one row unless
+ * every candidate is asked for */
+static void table(FILE *out, const plc_candidate *c, int64_t n, int64_t rows, double limit, bool fold)
+{
+    int rank = 0;
+    for (int64_t i = 0; i < n && rank < rows;) {
+        int64_t j = i + 1;
+        while (fold && j < n && plc_report_tied(&c[i], &c[j])) j++;
+        table_row(out, ++rank, &c[i], c + i + 1, (int)(j - i - 1), limit);
+        i = j;
+    }
+}
+
+void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s, const plc_report_opts *o)
+{
+    char pc[32];
+    plc_report_job_header(out, job);
+    fprintf(out, "memory limit %.1f GiB per rank (%s of %.1f GiB); objective: %s\n", s->limit_bytes / PLC_GIB,
+            plc_word_percent(job->layout.memory_limit, pc, sizeof pc), job->cluster.hw.mem_bytes / PLC_GIB,
+            plc_objective_name(job->layout.objective));
+    if (s->pinned) {
+        fprintf(out, "the layout block pins every dimension: one layout evaluated\n\n");
+        table_header(out);
+        table(out, &s->single, 1, 1, s->limit_bytes, false);
+        return;
+    }
+    fprintf(out, "searched %lld layouts", (long long)s->enumerated);
+    if (o->timing) fprintf(out, " in %.3f s", s->seconds);
+    fprintf(out, ": %lld invalid, %lld pruned by the memory bound, %lld estimated, %lld fit\n\n",
+            (long long)s->invalid, (long long)s->pruned, (long long)s->evaluated, (long long)s->fitting);
+    table_header(out);
+    if (o->all) table(out, s->all, s->nall, s->nall, s->limit_bytes, false);
+    else table(out, s->ranked, s->nranked, o->top, s->limit_bytes, true);
+}

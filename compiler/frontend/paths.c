@@ -1,0 +1,81 @@
+/* paths.c: absolute, normalised file names for what a spec names, and the
+ * built-in catalog found beside the running program (rules in paths.h). */
+#include "compiler/frontend/paths.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef PLC_TREE_DATADIR
+#define PLC_TREE_DATADIR "../examples"
+#endif
+
+enum { PATH_BUF = 4096 };
+
+const char *plc_path_normalise(plc_arena *a, const char *path)
+{
+    size_t n = strlen(path);
+    char *out = plc_arena_alloc(a, n + 2);
+    size_t len = 0; /* out[0..len) is "/c1/c2..." with no trailing slash */
+    const char *p = path;
+    while (*p) {
+        while (*p == '/') p++;
+        const char *end = p;
+        while (*end && *end != '/') end++;
+        size_t k = (size_t)(end - p);
+        if (k == 0 || (k == 1 && p[0] == '.')) {
+            /* nothing, or "." */
+        } else if (k == 2 && p[0] == '.' && p[1] == '.') {
+            while (len > 0 && out[len - 1] != '/') len--;
+            if (len > 0) len--; /* the slash before the dropped component */
+        } else {
+            out[len++] = '/';
+            memcpy(out + len, p, k);
+            len += k;
+        }
+        p = end;
+    }
+    if (len == 0) out[len++] = '/';
+    out[len] = '\0';
+    return out;
+}
+
+const char *plc_path_absolute(plc_arena *a, const char *dir, const char *path)
+{
+    if (path[0] == '/') return plc_path_normalise(a, path);
+    const char *base = dir && dir[0] ? dir : ".";
+    if (base[0] != '/') {
+        char cwd[PATH_BUF];
+        if (!getcwd(cwd, sizeof cwd)) return NULL;
+        base = plc_arena_printf(a, "%s/%s", cwd, base);
+    }
+    return plc_path_normalise(a, plc_arena_printf(a, "%s/%s", base, path));
+}
+
+const char *plc_path_base(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+const char *plc_builtin_catalog(plc_arena *a, const char **tried)
+{
+    char exe[PATH_BUF];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe - 1) {
+        *tried = "nothing: the running program's own path is unknown (/proc/self/exe)";
+        return NULL;
+    }
+    exe[n] = '\0';
+    const char *slash = strrchr(exe, '/');
+    const char *dir = slash && slash != exe ? plc_arena_strndup(a, exe, (size_t)(slash - exe)) : "/";
+    const char *places[] = {"../share/plc/catalog.yaml", PLC_TREE_DATADIR "/catalog.yaml"};
+    const char *list = "";
+    for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
+        const char *path = plc_path_absolute(a, dir, places[i]);
+        if (access(path, R_OK) == 0) return path;
+        list = plc_arena_printf(a, "%s%s%s", list, i ? ", " : "", path);
+    }
+    *tried = list;
+    return NULL;
+}

@@ -1,0 +1,230 @@
+/* spec_checks.c: cross-block checks of a resolved spec. Legality is the
+ * rulebook's (common/layout_rules.h), checked over the dimensions the spec
+ * pins; this file adds where to point, the values that would work and a
+ * hint, and the warnings about settings that do nothing. */
+#include "compiler/frontend/spec_checks.h"
+
+#include <string.h>
+
+#include "common/layout_rules.h"
+
+static int64_t gcd64(int64_t a, int64_t b)
+{
+    while (b) {
+        int64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+const char *plc_divisors_text(plc_arena *a, int64_t n)
+{
+    enum { MAX_SHOWN = 32, MAX_DIVISORS = 16384 };
+    /* divisors up to sqrt(n) ascending, and their co-divisors (descending) */
+    int64_t *small = PLC_NEW_ARRAY(a, int64_t, MAX_DIVISORS), *large = PLC_NEW_ARRAY(a, int64_t, MAX_DIVISORS);
+    int ns = 0, nl = 0;
+    for (int64_t k = 1; k <= n / k && nl < MAX_DIVISORS; k++) {
+        if (n % k) continue;
+        small[ns++] = k;
+        if (k != n / k) large[nl++] = n / k;
+    }
+    char *s = plc_arena_alloc(a, (MAX_SHOWN + 2) * 24);
+    size_t len = 0;
+    int total = ns + nl;
+    for (int i = 0; i < total && i < MAX_SHOWN; i++) {
+        int64_t v = i < ns ? small[i] : large[nl - 1 - (i - ns)];
+        len += (size_t)sprintf(s + len, "%s%lld", i ? ", " : "", (long long)v);
+    }
+    if (total > MAX_SHOWN) strcpy(s + len, ", ...");
+    return s;
+}
+
+/* where to point for key: its value, or the block header when defaulted */
+static plc_loc at(const plc_block *b, const char *key)
+{
+    plc_pair *p = b ? plc_block_find_pair(b, key) : NULL;
+    if (p) return p->value->loc;
+    return b ? b->kind_loc : (plc_loc){0};
+}
+
+static bool fixed(const plc_choice *c, int64_t *v) { return plc_choice_fixed(c, v); }
+
+
+/* a broken rule, reported at its key with the hints a user needs */
+static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc_rule_input *in, plc_verdict v)
+{
+    const plc_model *m = in->model;
+    char msg[256];
+    plc_rule_message(in, v, msg, sizeof msg);
+    bool model_key = v.rule <= PLC_RULE_HEAD_DIM_ODD;
+    plc_loc loc = model_key ? at(f->model_block, v.key) : at(f->layout_block, v.key);
+    switch (v.rule) {
+    case PLC_RULE_KV_HEADS_HEADS:
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->heads));
+        plc_diag_hint(d, "grouped-query attention shares each key/value head among heads / kv_heads query heads");
+        break;
+    case PLC_RULE_HEADS_HIDDEN:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "the head dimension is hidden / heads, a whole number");
+        break;
+    case PLC_RULE_HEAD_DIM_ODD:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "RoPE rotates pairs of channels, so the head dimension must be even");
+        break;
+    case PLC_RULE_TP_HEADS:
+    case PLC_RULE_TP_KV_HEADS:
+    case PLC_RULE_TP_FFN:
+        plc_diag_error(d, loc, "%s; valid: %s", msg,
+                       plc_divisors_text(a, gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden)));
+        plc_diag_hint(d, "tensor parallelism splits heads, kv_heads and ffn_hidden evenly across tp ranks");
+        break;
+    case PLC_RULE_PP_LAYERS:
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->layers));
+        plc_diag_hint(d, "every pipeline stage holds the same number of layers");
+        break;
+    case PLC_RULE_VPP_LAYERS:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "each of the pp * vpp virtual stages holds the same number of layers");
+        break;
+    case PLC_RULE_VPP_SCHEDULE:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "virtual pipeline stages exist only in the interleaved schedule");
+        break;
+    case PLC_RULE_CP_SEQ:
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->seq_len % 2 ? 1 : m->seq_len / 2));
+        plc_diag_hint(d, "each cp rank holds two of the 2 * cp chunks, so causal work is even");
+        break;
+    case PLC_RULE_GPU_COUNT:
+        plc_diag_error(d, loc, "%s", msg);
+        if ((in->known & (PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp))) ==
+            (PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp))) /* all four pinned */
+            plc_diag_hint(d, "leave dp = auto and plc uses dp = GPUs / (tp * pp * cp)");
+        else
+            plc_diag_hint(d, "every rank belongs to one group of each kind, so the degrees' product divides the GPU count");
+        break;
+    case PLC_RULE_DP_BATCH:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "every data-parallel rank takes the same number of sequences per step");
+        break;
+    case PLC_RULE_DP_MB_BATCH:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "each data-parallel rank runs global_batch / (dp * micro_batch) micro-batches per step");
+        break;
+    default:
+        plc_diag_error(d, loc, "%s", msg);
+        break;
+    }
+}
+
+static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+{
+    plc_verdict v = plc_model_rules(f->model);
+    plc_rule_input in = {.model = f->model};
+    if (v.rule != PLC_RULE_OK && v.rule != PLC_RULE_MODEL_POSITIVE) report(d, a, f, &in, v);
+}
+
+static void check_tokens(plc_diag *d, plc_spec_facts *f)
+{
+    plc_train *t = f->train;
+    int64_t s = f->model->seq_len;
+    if (t->global_batch % s) {
+        int64_t lo = t->global_batch / s;
+        plc_diag_error(d, at(f->train_block, "global_batch"),
+                       "global_batch = %lld tokens is not a whole number of sequences of seq_len = %lld",
+                       (long long)t->global_batch, (long long)s);
+        if (lo > 0)
+            plc_diag_hint(d, "nearest: %lld tokens (%lld sequences) or %lld tokens (%lld sequences)", (long long)(lo * s),
+                          (long long)lo, (long long)((lo + 1) * s), (long long)(lo + 1));
+        else
+            plc_diag_hint(d, "one sequence is %lld tokens", (long long)s);
+        t->global_batch = 0;
+        return;
+    }
+    t->global_batch /= s;
+}
+
+/* the layout rules over the dimensions the spec pins, every broken one
+ * reported once: after a rule breaks it is skipped and the rest checked
+ * again */
+static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+{
+    const plc_layout_spec *ls = f->layout;
+    plc_rule_input in = {.model = f->model,
+                         .gpus = f->cluster ? plc_cluster_gpus(f->cluster) : 0,
+                         .global_batch = f->train && f->train->global_batch > 0 ? f->train->global_batch : 0,
+                         .precision = f->train ? f->train->precision : PLC_PREC_BF16,
+                         .precision_known = f->train != NULL};
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        int64_t v;
+        if (!fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) continue;
+        plc_layout_set(&in.layout, (plc_layout_dim)d, v);
+        in.known |= 1u << d;
+    }
+    for (int round = 0; round < PLC_RULE_COUNT; round++) {
+        plc_verdict r = plc_layout_rules(&in);
+        if (r.rule == PLC_RULE_OK) break;
+        if (r.rule <= PLC_RULE_HEAD_DIM_ODD) return; /* the model's own, reported by check_model */
+        report(d, a, f, &in, r);
+        if (in.skip >> r.rule & 1u) break; /* a rule without a skip test: reported once */
+        in.skip |= plc_rule_family_mask(r.rule);
+    }
+    /* a set of tp values none of which is legal */
+    if (ls->tp.kind == PLC_CHOICE_SET && ls->tp.n > 1) {
+        bool any = false;
+        for (int i = 0; i < ls->tp.n && !any; i++) {
+            plc_rule_input one = {.model = f->model, .layout = {.tp = ls->tp.v[i]}, .known = PLC_LD_BIT(tp)};
+            any = plc_layout_rules(&one).rule == PLC_RULE_OK;
+        }
+        const plc_model *m = f->model;
+        if (!any)
+            plc_diag_error(d, at(f->layout_block, "tp"), "no value of tp divides heads, kv_heads and ffn_hidden; valid: %s",
+                           plc_divisors_text(a, gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden)));
+    }
+}
+
+/* settings that are legal but do nothing, or cost more than they look */
+static void check_layout_warnings(plc_diag *d, const plc_spec_facts *f)
+{
+    const plc_layout_spec *l = f->layout;
+    int64_t sp = 0, tp = 0, zero = 0, dp = 0;
+    if (fixed(&l->sp, &sp) && sp == 1 && fixed(&l->tp, &tp) && tp == 1) {
+        plc_diag_warning(d, at(f->layout_block, "sp"), "sp = on has no effect with tp = 1");
+        plc_diag_hint(d, "sequence parallelism splits the tensor-parallel group's activations");
+    }
+    if (f->cluster && fixed(&l->tp, &tp) && tp > f->cluster->gpus_per_node && tp <= plc_cluster_gpus(f->cluster)) {
+        plc_diag_warning(d, at(f->layout_block, "tp"), "tp = %lld spans nodes (gpus_per_node = %lld)", (long long)tp,
+                         (long long)f->cluster->gpus_per_node);
+        plc_diag_hint(d, "tensor parallelism communicates every layer; across the network it is slow");
+    }
+    if (f->train && fixed(&l->zero, &zero) && zero > 0 && fixed(&l->dp, &dp) && dp == 1) {
+        plc_diag_warning(d, at(f->layout_block, "zero"), "zero = %lld has no effect with dp = 1", (long long)zero);
+        plc_diag_hint(d, "ZeRO shards optimizer state across data-parallel ranks");
+    }
+}
+
+/* a sane limit on the tokens of one step: token counts stay exact in a
+ * double (the solver's arithmetic), which still admits 1e12 sequences of
+ * 2048 tokens */
+#define PLC_MAX_STEP_TOKENS (INT64_C(1) << 53)
+static void check_step_tokens(plc_diag *d, plc_spec_facts *f)
+{
+    const plc_train *t = f->train;
+    if (t->global_batch <= PLC_MAX_STEP_TOKENS / f->model->seq_len) return;
+    plc_diag_error(d, at(f->train_block, "global_batch"),
+                   "global_batch = %lld sequences of seq_len = %lld is more than %lld tokens per step",
+                   (long long)t->global_batch, (long long)f->model->seq_len, (long long)PLC_MAX_STEP_TOKENS);
+    f->train = NULL;
+}
+
+void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
+{
+    if (f->model) check_model(d, a, f);
+    if (f->train && f->batch_in_tokens) {
+        if (f->model) check_tokens(d, f);
+        else f->train = NULL;
+    }
+    if (f->train && f->model && f->train->global_batch > 0) check_step_tokens(d, f);
+    if (f->layout && f->model) check_layout_rules(d, a, f);
+    if (f->layout) check_layout_warnings(d, f);
+}

@@ -1,0 +1,141 @@
+/* spec_keys.c: tables of blocks and keys (canonical order = fmt order). */
+#include "compiler/frontend/spec_keys.h"
+
+#include <string.h>
+
+#include "compiler/frontend/units.h"
+#include "plc/job.h"
+
+/* spellings, in enum order (the same as plc_*_name in common/job.c) */
+const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular", NULL};
+const char *const plc_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
+const char *const plc_precision_names[] = {"bf16", "fp32", NULL};
+const char *const plc_objective_names[] = {"time", "memory", NULL};
+const char *const plc_optimizer_names[] = {"adamw", NULL};
+
+#define K(name, type, unit, names, req, doc) {name, type, unit, names, req, doc}
+
+static const plc_key_def model_keys[] = {
+    K("layers", PLC_KEY_INT, 0, NULL, true, "number of transformer layers, e.g. layers = 32"),
+    K("hidden", PLC_KEY_INT, 0, NULL, true, "model width, e.g. hidden = 4096"),
+    K("ffn_hidden", PLC_KEY_INT, 0, NULL, true, "SwiGLU inner width, e.g. ffn_hidden = 11008"),
+    K("heads", PLC_KEY_INT, 0, NULL, true, "attention heads, e.g. heads = 32"),
+    K("kv_heads", PLC_KEY_INT, 0, NULL, false, "key/value heads (grouped-query attention); default: heads"),
+    K("vocab", PLC_KEY_INT, 0, NULL, true, "vocabulary size, e.g. vocab = 32000"),
+    K("seq_len", PLC_KEY_INT, 0, NULL, true, "tokens per sequence, e.g. seq_len = 2048"),
+    K("tie_embeddings", PLC_KEY_BOOL, 0, NULL, false, "share input and output embeddings; default off"),
+    K("norm_eps", PLC_KEY_REAL, 0, NULL, false, "RMSNorm epsilon; default 1e-5"),
+    K("rope_theta", PLC_KEY_REAL, 0, NULL, false, "RoPE base; default 10000"),
+};
+
+/* cluster: the fixed keys, then one key per catalog figure (PLC_HW_FIELDS) */
+static const plc_key_def cluster_keys[] = {
+    K("gpu", PLC_KEY_STRING, 0, NULL, true, "catalog entry, e.g. gpu = \"A100-SXM4-80GB\""),
+    K("catalog", PLC_KEY_STRING, 0, NULL, false, "hardware catalog file, relative to the spec"),
+    K("nodes", PLC_KEY_INT, 0, NULL, false, "number of nodes; default 1"),
+    K("gpus_per_node", PLC_KEY_INT, 0, NULL, false, "GPUs (ranks) per node; default 8"),
+#define HW_KEY(member, key, unit) K(key, PLC_KEY_QUANTITY, unit, NULL, false, "overrides the catalog's " key),
+    PLC_HW_FIELDS(HW_KEY)
+#undef HW_KEY
+};
+
+static const plc_key_def train_keys[] = {
+    K("global_batch", PLC_KEY_BATCH, 0, NULL, true, "sequences per optimizer step (or a token count: 4M tokens)"),
+    K("steps", PLC_KEY_INT, 0, NULL, true, "optimizer steps, e.g. steps = 1000"),
+    K("precision", PLC_KEY_ENUM, 0, plc_precision_names, false, "bf16 or fp32; default bf16"),
+    K("seed", PLC_KEY_INT, 0, NULL, false, "seed of weights and synthetic data; default 1"),
+    K("data", PLC_KEY_DATA, 0, NULL, false, "synthetic or a token file \"path\"; default synthetic"),
+    K("optimizer", PLC_KEY_ENUM, 0, plc_optimizer_names, false, "adamw (the only one); default adamw"),
+    K("adamw.beta1", PLC_KEY_REAL, 0, NULL, false, "AdamW first-moment decay in [0, 1); default 0.9"),
+    K("adamw.beta2", PLC_KEY_REAL, 0, NULL, false, "AdamW second-moment decay in [0, 1); default 0.95"),
+    K("adamw.eps", PLC_KEY_REAL, 0, NULL, false, "AdamW denominator epsilon; default 1e-8"),
+    K("adamw.weight_decay", PLC_KEY_REAL, 0, NULL, false, "decoupled weight decay of matrices; default 0.1"),
+    K("lr.peak", PLC_KEY_REAL, 0, NULL, false, "learning rate after warmup; default 3e-4"),
+    K("lr.floor", PLC_KEY_REAL, 0, NULL, false, "learning rate after cosine decay; default lr.peak / 10"),
+    K("lr.warmup", PLC_KEY_INT, 0, NULL, false, "linear warmup steps; default 0"),
+    K("lr.decay_steps", PLC_KEY_INT, 0, NULL, false, "step where cosine decay ends; default steps"),
+    K("grad_clip", PLC_KEY_REAL, 0, NULL, false, "global gradient-norm clip, 0 = off; default 1.0"),
+};
+
+static const plc_key_def layout_keys[] = {
+    K("dp", PLC_KEY_CHOICE_INT, 0, NULL, false, "data-parallel degree"),
+    K("tp", PLC_KEY_CHOICE_INT, 0, NULL, false, "tensor-parallel degree"),
+    K("pp", PLC_KEY_CHOICE_INT, 0, NULL, false, "pipeline-parallel degree"),
+    K("cp", PLC_KEY_CHOICE_INT, 0, NULL, false, "context-parallel degree"),
+    K("sp", PLC_KEY_CHOICE_BOOL, 0, NULL, false, "sequence parallelism, on or off"),
+    K("vpp", PLC_KEY_CHOICE_INT, 0, NULL, false, "virtual stages per pipeline rank (interleaved)"),
+    K("micro_batch", PLC_KEY_CHOICE_INT, 0, NULL, false, "sequences per micro-batch"),
+    K("schedule", PLC_KEY_CHOICE_ENUM, 0, plc_schedule_names, false, "pipeline schedule"),
+    K("recompute", PLC_KEY_CHOICE_ENUM, 0, plc_recompute_names, false, "activation recomputation"),
+    K("zero", PLC_KEY_CHOICE_INT, 0, NULL, false, "ZeRO stage 0..3"),
+    K("attention", PLC_KEY_CHOICE_ENUM, 0, plc_attention_names, false, "attention kernel"),
+    K("fused_rmsnorm", PLC_KEY_CHOICE_BOOL, 0, NULL, false, "fused RMSNorm kernel, on or off"),
+    K("memory_limit", PLC_KEY_QUANTITY, PLC_UNIT_PERCENT, NULL, false, "share of device memory; default 100%"),
+    K("objective", PLC_KEY_ENUM, 0, plc_objective_names, false, "time or memory; default time"),
+};
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+const plc_block_def plc_block_defs[] = {
+    {"model", true, true, model_keys, N(model_keys)},
+    {"cluster", false, true, cluster_keys, N(cluster_keys)},
+    {"train", false, true, train_keys, N(train_keys)},
+    {"layout", false, false, layout_keys, N(layout_keys)},
+};
+const int plc_nblock_defs = N(plc_block_defs);
+
+const plc_block_def *plc_block_def_find(const char *kind)
+{
+    for (int i = 0; i < plc_nblock_defs; i++)
+        if (strcmp(plc_block_defs[i].kind, kind) == 0) return &plc_block_defs[i];
+    return NULL;
+}
+
+int plc_key_index(const plc_block_def *def, const char *key)
+{
+    for (int i = 0; i < def->nkeys; i++)
+        if (strcmp(def->keys[i].name, key) == 0) return i;
+    return -1;
+}
+
+const char *plc_suggest(const char *word, const char *const *cands, int n)
+{
+    int len = (int)strlen(word);
+    /* short words: one edit; longer ones: two (a transposition), or a third of the length */
+    int cap = len <= 3 ? 1 : len / 3 > 2 ? len / 3 : 2;
+    if (cap > 3) cap = 3;
+    const char *best = NULL;
+    int best_d = cap + 1;
+    for (int i = 0; i < n; i++) {
+        int d = plc_edit_distance(word, cands[i], cap);
+        if (d < best_d) { best_d = d; best = cands[i]; }
+    }
+    return best;
+}
+
+const char *plc_suggest_key(const plc_block_def *def, const char *key)
+{
+    const char *names[64] = {0};
+    int n = 0;
+    for (int i = 0; i < def->nkeys && n < 64; i++) names[n++] = def->keys[i].name;
+    const char *s = plc_suggest(key, names, n);
+    if (s) return s;
+    /* `beta1` for `adamw.beta1`: match the last component */
+    for (int i = 0; i < n; i++) {
+        const char *dot = strrchr(names[i], '.');
+        if (dot && strcmp(dot + 1, key) == 0) return names[i];
+    }
+    return NULL;
+}
+
+const char *plc_join_names(plc_arena *a, const char *const *names, int n)
+{
+    size_t len = 1;
+    for (int i = 0; i < n && names[i]; i++) len += strlen(names[i]) + 2;
+    char *s = plc_arena_alloc(a, len);
+    for (int i = 0; i < n && names[i]; i++) {
+        if (i) strcat(s, ", ");
+        strcat(s, names[i]);
+    }
+    return s;
+}

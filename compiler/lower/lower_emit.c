@@ -1,0 +1,138 @@
+/* lower_emit.c: the program builder: buffers and instructions appended to
+ * arena-backed arrays that double when full. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/lower/lower_int.h"
+
+/* the arrays grow with realloc while a program is built (large blocks grow
+ * in place); lw_prog_finish copies them into the arena once */
+static void *grow(void *p, size_t size)
+{
+    void *q = realloc(p, size);
+    if (!q) {
+        fprintf(stderr, "plc: out of memory (%zu bytes)\n", size);
+        exit(3);
+    }
+    return q;
+}
+
+static void grow_bufs(lw_prog *P)
+{
+    uint32_t cap = P->capb ? P->capb * 2 : 256;
+    P->bufs = grow(P->bufs, sizeof *P->bufs * cap);
+    P->persistent = grow(P->persistent, sizeof *P->persistent * cap);
+    P->alias_first = grow(P->alias_first, sizeof *P->alias_first * cap);
+    P->alias_last = grow(P->alias_last, sizeof *P->alias_last * cap);
+    P->capb = cap;
+}
+
+void lw_prog_finish(lw_prog *P, plc_program *out)
+{
+    out->buffers = PLC_NEW_ARRAY(P->a, plc_buffer, P->nbufs ? P->nbufs : 1);
+    out->instrs = PLC_NEW_ARRAY(P->a, plc_instr, P->nins ? P->nins : 1);
+    if (P->nbufs) memcpy(out->buffers, P->bufs, sizeof *P->bufs * P->nbufs);
+    if (P->nins) memcpy(out->instrs, P->ins, sizeof *P->ins * P->nins);
+    lw_prog_free(P);
+}
+
+void lw_prog_free(lw_prog *P)
+{
+    free(P->bufs);
+    free(P->persistent);
+    free(P->alias_first);
+    free(P->alias_last);
+    free(P->ins);
+    P->bufs = NULL;
+    P->persistent = NULL;
+    P->alias_first = P->alias_last = NULL;
+    P->ins = NULL;
+    P->nbufs = P->capb = P->nins = P->capi = 0;
+}
+
+static int32_t new_buf(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, int64_t elems,
+                       const char *fmt, va_list ap)
+{
+    if (P->nbufs == P->capb) grow_bufs(P);
+    int32_t id = (int32_t)P->nbufs++;
+    plc_buffer *b = &P->bufs[id];
+    memset(b, 0, sizeof *b);
+    char name[128];
+    vsnprintf(name, sizeof name, fmt, ap);
+    b->name = plc_arena_strdup(P->a, name);
+    b->kind = kind;
+    b->dtype = dt;
+    b->rows = rows;
+    b->cols = cols;
+    int64_t n = rows * cols > elems ? rows * cols : elems;
+    b->bytes = (uint64_t)n * plc_dtype_size(dt);
+    b->tensor = -1;
+    b->shard = PLC_SHARD_NONE;
+    b->nshards = 1;
+    b->flat_shards = 1;
+    P->persistent[id] = false;
+    P->alias_first[id] = P->alias_last[id] = -1;
+    return id;
+}
+
+int32_t lw_buf(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int32_t id = new_buf(P, kind, dt, rows, cols, 0, fmt, ap);
+    va_end(ap);
+    return id;
+}
+
+int32_t lw_buf_padded(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, int64_t elems,
+                      const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int32_t id = new_buf(P, kind, dt, rows, cols, elems, fmt, ap);
+    va_end(ap);
+    return id;
+}
+
+int32_t lw_emit(lw_prog *P, plc_op op, plc_stream s, const int32_t *bufs, int nbufs, const int64_t *args, int nargs,
+                double f0)
+{
+    if (P->nins == P->capi) {
+        uint32_t cap = P->capi ? P->capi * 2 : 1024;
+        P->ins = grow(P->ins, sizeof *P->ins * cap);
+        P->capi = cap;
+    }
+    int32_t idx = (int32_t)P->nins++;
+    plc_instr *in = &P->ins[idx];
+    memset(in, 0, sizeof *in);
+    in->op = op;
+    in->stream = s;
+    in->phase = P->phase;
+    in->layer = P->layer;
+    in->micro = P->micro;
+    in->group = -1;
+    in->peer = -1;
+    in->wait = -1;
+    for (int k = 0; k < PLC_INSTR_BUFS; k++) in->buf[k] = k < nbufs ? bufs[k] : -1;
+    for (int k = 0; k < nargs && k < PLC_INSTR_ARGS; k++) in->arg[k] = args[k];
+    in->farg[0] = f0;
+    return idx;
+}
+
+const char *lw_loc(lw_prog *P, int64_t layers)
+{
+    if (P->layer < 0) return plc_arena_printf(P->a, "embed.m%d", P->micro);
+    if (P->layer >= layers) return plc_arena_printf(P->a, "head.m%d", P->micro);
+    return plc_arena_printf(P->a, "L%d.m%d", P->layer, P->micro);
+}
+
+plc_instr *lw_last(lw_prog *P) { return &P->ins[P->nins - 1]; }
+
+void lw_where(lw_prog *P, plc_phase ph, int32_t layer, int32_t micro)
+{
+    P->phase = ph;
+    P->layer = layer;
+    P->micro = micro;
+}

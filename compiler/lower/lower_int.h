@@ -1,0 +1,174 @@
+/* lower_int.h: the lowering's internal state, shared by lower*.c.
+ *
+ * lower.c          driver: checks, groups, one program per stage, assembly
+ * lower_emit.c     program builder: buffers and instructions
+ * lower_schedule.c pipeline placement and the per-stage unit order (pipeline_order.h)
+ * lower_layer.c    embedding, transformer layer, head: forward, backward, recompute
+ * lower_comm.c     tp/sp/cp collectives, gradient sync (dp, ZeRO), send/recv
+ * lower_optim.c    the step epilogue: norm, clipping, AdamW, parameter gathers
+ */
+#ifndef PLC_LOWER_INT_H
+#define PLC_LOWER_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "common/tensors.h"
+#include "compiler/lower/lower.h"
+#include "compiler/solver/pipeline_order.h"
+
+/* ---- program builder ------------------------------------------------------ */
+typedef struct lw_prog {
+    plc_arena *a;
+    plc_buffer *bufs;
+    bool *persistent; /* placed in the persistent region (not by lifetime) */
+    int32_t *alias_first, *alias_last; /* alias buffers: span of member buffers, else -1 */
+    uint32_t nbufs, capb;
+    plc_instr *ins;
+    uint32_t nins, capi;
+    /* source location stamped on new instructions */
+    plc_phase phase;
+    int32_t layer, micro;
+} lw_prog;
+
+int32_t lw_buf(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+/* a buffer holding at least `elems` elements (padding for flat shards) */
+int32_t lw_buf_padded(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, int64_t elems,
+                      const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* appends an instruction; returns its index */
+int32_t lw_emit(lw_prog *P, plc_op op, plc_stream s, const int32_t *bufs, int nbufs, const int64_t *args,
+                int nargs, double f0);
+#define LW_B(...) ((const int32_t[]){__VA_ARGS__}), (int)(sizeof((const int32_t[]){__VA_ARGS__}) / sizeof(int32_t))
+#define LW_A(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
+#define LW_NOARGS NULL, 0
+plc_instr *lw_last(lw_prog *P);
+/* copies the built arrays into the arena (out->buffers, out->instrs) and frees them */
+void lw_prog_finish(lw_prog *P, plc_program *out);
+void lw_prog_free(lw_prog *P);
+/* "L3.m1", "embed.m0", "head.m2": the name prefix of the current location */
+const char *lw_loc(lw_prog *P, int64_t layers);
+void lw_where(lw_prog *P, plc_phase ph, int32_t layer, int32_t micro);
+
+/* ---- pipeline schedule -------------------------------------------------------- */
+typedef plc_pipe_unit lw_unit;
+
+typedef struct lw_sched {
+    int64_t nchunks;
+    int64_t *chunk_lo, *chunk_hi; /* layers [lo, hi) of each chunk */
+    int32_t *owner;               /* pipeline rank of each chunk */
+    lw_unit **order;              /* [pp] units of each stage, in execution order */
+    int64_t *norder;
+} lw_sched;
+
+int lw_schedule_build(const plc_layout *l, int64_t layers, int64_t micro_batches, plc_arena *a, lw_sched *out,
+                      char *err, size_t errlen);
+
+/* ---- per tensor state on the stage being lowered -------------------------- */
+typedef struct lw_tensor {
+    bool present;
+    plc_tensor_info info;
+    int64_t rows, cols; /* tp-local block */
+    int64_t n;          /* rows * cols */
+    int64_t chunk;      /* ZeRO flat shard size: ceil(n / nz) */
+    bool tp_sharded;    /* distinct per tp rank (else replicated over tp) */
+    plc_shard_kind shard;
+    int32_t param;       /* PARAM: the tp-local block (ZeRO 3: its flat shard) */
+    int32_t grad;        /* GRAD accumulator: the block (ZeRO <= 1) or the shard (ZeRO >= 2) */
+    int32_t master, m, v;
+    int32_t gathered;    /* ZeRO 3: the gathered block while it is in use, else -1 */
+    int32_t gather_op;   /* instruction that gathered it */
+    int32_t full_grad;   /* ZeRO 2/3: this micro-batch run's block gradient, else -1 */
+    int32_t grad_shard;  /* ZeRO 1: reduce-scattered shard, else -1 */
+    int32_t sync_op;     /* comm instruction completing this tensor's gradient, -1 none */
+} lw_tensor;
+
+/* activations of one (layer, micro-batch) kept from forward to backward */
+typedef struct lw_act {
+    int32_t x_in, rstd1, hn, q, k, v, att, stats, x_mid, rstd2, hn2, g, u, s;
+} lw_act;
+
+/* deferred ACCUMULATE of a reduce-scattered gradient (ZeRO 2/3) */
+typedef struct lw_pending_acc {
+    int32_t tensor, src, op;
+} lw_pending_acc;
+
+typedef struct lw_ctx {
+    const plc_job *job;
+    plc_model m;
+    plc_layout L;
+    plc_arena *a;
+    char *err;
+    size_t errlen;
+
+    /* derived sizes */
+    int64_t M;              /* micro-batches per step per data-parallel rank */
+    int64_t mb, S, Sl;      /* micro_batch, seq_len, local seq_len (S / cp) */
+    int64_t R, Rs;          /* rows of a micro-batch; rows of the residual stream (R / tp with sp) */
+    int64_t h, hd, Hl, KVl, qd, kvd, Fl, V, Vl;
+    int64_t nz;             /* ZeRO shards: dp * cp, or 1 when zero is 0 */
+    int zero;               /* effective ZeRO stage (0 when dp * cp == 1) */
+    bool sp, vocab_sharded;
+    plc_dtype act_dt, param_dt, grad_dt;
+    double loss_scale;      /* 1 / (global_batch * seq_len) */
+
+    /* groups: ids in the plan, -1 when the group has one member */
+    plc_group groups[16];
+    uint32_t ngroups;
+    int32_t g_tp, g_cp, g_dpcp, g_embed;
+
+    lw_sched sched;
+
+    /* the stage being lowered */
+    int64_t stage;
+    lw_prog *P;
+    int64_t ntensors;
+    lw_tensor *T;
+    lw_act *acts;          /* [layers][M], valid for this stage's layers */
+    int32_t *x_out;        /* [chunks][M]: output of a forward chunk kept for the next chunk */
+    int32_t *dx_in;        /* [chunks][M]: input gradient of a backward chunk for the previous chunk */
+    int32_t *tokens, *targets; /* [M] data buffers of this stage */
+    int32_t *head_dx;      /* [M] gradient into the final norm output (head backward done early) */
+    int32_t *head_x;       /* [M] input of the final norm */
+    int32_t *head_rstd;    /* [M] */
+    int32_t *last_bwd_micro; /* [chunks] micro-batch of the stage's last backward of each chunk */
+    int32_t loss_buf, gnorm_buf;
+    int32_t *bucket;       /* [layers + 2]: gradient bucket of key k-1 (-1 embed .. L head), -1 none */
+    int32_t cur_key;       /* layer whose gathered weights / pending gradients are live (-2 none) */
+    lw_pending_acc *pend;  /* ZeRO 2/3 */
+    int32_t npend, cappend;
+    int32_t *outstanding;  /* comm instructions not yet waited for */
+    int32_t nout, capout;
+    int32_t pre_buf, pre_op;   /* RECV posted for the next unit, -1 none */
+    bool sends_wait_at_end;  /* wait for sends at the end of the step (else two units later) */
+    int32_t *sends_prev, *sends_cur; /* send instructions of the previous / current unit */
+    int32_t nsends_prev, nsends_cur;
+} lw_ctx;
+
+/* lower_layer.c */
+int32_t lw_embed_fwd(lw_ctx *c, int64_t m);
+void lw_embed_bwd(lw_ctx *c, int64_t m, int32_t dx0);
+int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompute);
+int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out);
+void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x);
+int32_t lw_head_bwd(lw_ctx *c, int64_t m);
+
+/* lower_comm.c */
+int32_t lw_group(lw_ctx *c, uint32_t dims, uint32_t flags, const char *name);
+int32_t lw_tp_allgather_rows(lw_ctx *c, int32_t src, int64_t cols, const char *what); /* sp: [Rs] -> [R] */
+int32_t lw_tp_reduce_rows(lw_ctx *c, int32_t partial, int64_t cols, const char *what); /* row-parallel out */
+int32_t lw_weight(lw_ctx *c, int64_t tensor);       /* the block to compute with (ZeRO 3: gathers) */
+int32_t lw_weight_grad(lw_ctx *c, int64_t tensor);  /* the block gradient to accumulate into */
+void lw_switch_layer(lw_ctx *c, int32_t key);       /* ends the live weights / gradients of other layers */
+void lw_flush_pending(lw_ctx *c);                   /* emits deferred ZeRO 2/3 accumulations */
+void lw_grad_sync(lw_ctx *c, int32_t bucket, const int64_t *tensors, int n); /* after a last backward */
+void lw_track(lw_ctx *c, int32_t comm_instr);       /* a comm op to wait for before the epilogue */
+void lw_wait_all(lw_ctx *c);
+
+/* lower_optim.c */
+void lw_step_begin(lw_ctx *c);  /* zero accumulators and the loss */
+void lw_epilogue(lw_ctx *c);    /* norms, clipping, AdamW, parameter all-gathers */
+int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[9]); /* tensors of a layer key (-1 embed, L head) here */
+void lw_setup_tensors(lw_ctx *c); /* persistent buffers of the stage */
+
+#endif

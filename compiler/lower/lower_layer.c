@@ -1,0 +1,286 @@
+/* lower_layer.c: the math of one micro-batch through the embedding, a
+ * transformer layer and the head, forward and backward (docs/model.md).
+ *
+ * Shapes: R = micro_batch x seq_len/cp rows; Rs = R/tp with sequence
+ * parallelism (else R) rows of the residual stream; per tp rank Hl heads,
+ * KVl KV heads and Fl FFN columns. Weights are stored [in, out]. Backward ops
+ * accumulate, so every gradient is zeroed (or written by a beta = 0 matmul)
+ * before it is accumulated into. */
+#include "compiler/lower/lower_int.h"
+
+#define TID(role, l) plc_tensor_id(&c->m, (role), (l))
+#define B(...) LW_B(__VA_ARGS__)
+#define A(...) LW_A(__VA_ARGS__)
+#define COMPUTE PLC_STREAM_COMPUTE
+
+static int32_t act(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
+{
+    return lw_buf(c->P, PLC_BUF_ACT, dt, rows, cols, "%s.%s", lw_loc(c->P, c->m.layers), what);
+}
+
+static int32_t tmp(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
+{
+    return lw_buf(c->P, PLC_BUF_TEMP, dt, rows, cols, "%s.%s", lw_loc(c->P, c->m.layers), what);
+}
+
+static void zero(lw_ctx *c, int32_t b) { lw_emit(c->P, PLC_OP_ZERO, COMPUTE, B(b), LW_NOARGS, 0.0); }
+
+/* C[M,N] = op(A) op(B) + beta C */
+static void matmul(lw_ctx *c, int32_t C, int32_t Am, int32_t Bm, int64_t M, int64_t N, int64_t K, int ta, int tb,
+                   double beta)
+{
+    lw_emit(c->P, PLC_OP_MATMUL, COMPUTE, B(C, Am, Bm), A(M, N, K, ta, tb), beta);
+}
+
+static int64_t attn_form(const lw_ctx *c) { return c->L.attention >= PLC_ATTN_FLASH1 ? 1 : 0; }
+
+static int32_t attn_stats(lw_ctx *c, const char *what)
+{
+    int64_t Tk = c->Sl * c->L.cp;
+    int64_t n = attn_form(c) ? c->mb * c->Hl * c->Sl : c->mb * c->Hl * c->Sl * Tk;
+    return lw_buf(c->P, PLC_BUF_ACT, PLC_F32, 1, n, "%s.%s", lw_loc(c->P, c->m.layers), what);
+}
+
+static void attn_fwd(lw_ctx *c, int32_t out, int32_t stats, const lw_act *a)
+{
+    lw_emit(c->P, PLC_OP_ATTN_FWD, COMPUTE, B(out, stats, a->q, a->k, a->v),
+            A(c->mb, c->Sl, c->Sl * c->L.cp, c->Hl, c->KVl, c->hd, attn_form(c)), 0.0);
+}
+
+/* K or V of the local chunk -> the whole sequence (cp all-gather) */
+static int32_t cp_gather(lw_ctx *c, int32_t local, const char *what)
+{
+    if (c->g_cp < 0) return local;
+    int32_t full = act(c, c->act_dt, c->R * c->L.cp, c->kvd, what);
+    lw_emit(c->P, PLC_OP_ALLGATHER, COMPUTE, B(full, local), A(c->R * c->kvd), 0.0);
+    lw_last(c->P)->group = c->g_cp;
+    return full;
+}
+
+static int32_t cp_scatter(lw_ctx *c, int32_t full, const char *what)
+{
+    if (c->g_cp < 0) return full;
+    int32_t local = tmp(c, c->act_dt, c->R, c->kvd, what);
+    lw_emit(c->P, PLC_OP_REDUCE_SCATTER, COMPUTE, B(local, full), A(c->R * c->kvd), 0.0);
+    lw_last(c->P)->group = c->g_cp;
+    return local;
+}
+
+/* ---- embedding ---------------------------------------------------------------- */
+
+int32_t lw_embed_fwd(lw_ctx *c, int64_t m)
+{
+    lw_where(c->P, PLC_PHASE_FORWARD, -1, (int32_t)m);
+    lw_switch_layer(c, -1);
+    int64_t emb = TID(PLC_ROLE_TOK_EMB, 0);
+    int32_t w = lw_weight(c, emb);
+    int32_t e = act(c, c->act_dt, c->R, c->h, "embed");
+    lw_emit(c->P, PLC_OP_EMBED_FWD, COMPUTE, B(e, c->tokens[m], w), A(c->R, c->h, c->Vl, c->vocab_sharded), 0.0);
+    return lw_tp_reduce_rows(c, e, c->h, "x0");
+}
+
+void lw_embed_bwd(lw_ctx *c, int64_t m, int32_t dx0)
+{
+    lw_where(c->P, PLC_PHASE_BACKWARD, -1, (int32_t)m);
+    lw_switch_layer(c, -1);
+    int64_t emb = TID(PLC_ROLE_TOK_EMB, 0);
+    int32_t d = lw_tp_allgather_rows(c, dx0, c->h, "d_embed");
+    int32_t g = lw_weight_grad(c, emb);
+    lw_emit(c->P, PLC_OP_EMBED_BWD, COMPUTE, B(g, c->tokens[m], d), A(c->R, c->h, c->Vl, c->vocab_sharded), 0.0);
+}
+
+/* ---- transformer layer ------------------------------------------------------------ */
+
+static void attention_core(lw_ctx *c, lw_act *a, plc_phase ph)
+{
+    plc_phase saved = c->P->phase;
+    c->P->phase = ph;
+    a->att = act(c, c->act_dt, c->R, c->qd, "att");
+    a->stats = attn_stats(c, attn_form(c) ? "lse" : "probs");
+    attn_fwd(c, a->att, a->stats, a);
+    c->P->phase = saved;
+}
+
+int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompute)
+{
+    lw_where(c->P, recompute ? PLC_PHASE_RECOMPUTE : PLC_PHASE_FORWARD, (int32_t)l, (int32_t)m);
+    lw_switch_layer(c, (int32_t)l);
+    lw_act *a = &c->acts[l * c->M + m];
+    a->x_in = x_in;
+    int64_t R = c->R, Rs = c->Rs, h = c->h;
+    /* attention block */
+    a->hn = act(c, c->act_dt, Rs, h, "hn");
+    a->rstd1 = act(c, PLC_F32, Rs, 1, "rstd1");
+    lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE, B(a->hn, a->rstd1, x_in, lw_weight(c, TID(PLC_ROLE_ATTN_NORM, l))),
+            A(Rs, h), c->m.norm_eps);
+    a->hn = lw_tp_allgather_rows(c, a->hn, h, "hn_full");
+    int32_t q = tmp(c, c->act_dt, R, c->qd, "q_pre"), k = tmp(c, c->act_dt, R, c->kvd, "k_pre");
+    a->v = act(c, c->act_dt, R, c->kvd, "v");
+    matmul(c, q, a->hn, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, c->qd, h, 0, 0, 0.0);
+    matmul(c, k, a->hn, lw_weight(c, TID(PLC_ROLE_WK, l)), R, c->kvd, h, 0, 0, 0.0);
+    matmul(c, a->v, a->hn, lw_weight(c, TID(PLC_ROLE_WV, l)), R, c->kvd, h, 0, 0, 0.0);
+    a->q = act(c, c->act_dt, R, c->qd, "q");
+    int32_t kr = act(c, c->act_dt, R, c->kvd, "k");
+    lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(a->q, q), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
+    lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(kr, k), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
+    a->k = cp_gather(c, kr, "k_full");
+    a->v = cp_gather(c, a->v, "v_full");
+    attention_core(c, a, c->P->phase);
+    int32_t o = tmp(c, c->act_dt, R, h, "attn_out");
+    matmul(c, o, a->att, lw_weight(c, TID(PLC_ROLE_WO, l)), R, h, c->qd, 0, 0, 0.0);
+    o = lw_tp_reduce_rows(c, o, h, "attn_out_rs");
+    a->x_mid = act(c, c->act_dt, Rs, h, "x_mid");
+    lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(a->x_mid, x_in, o), A(Rs * h), 0.0);
+    /* MLP block */
+    a->hn2 = act(c, c->act_dt, Rs, h, "hn2");
+    a->rstd2 = act(c, PLC_F32, Rs, 1, "rstd2");
+    lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE,
+            B(a->hn2, a->rstd2, a->x_mid, lw_weight(c, TID(PLC_ROLE_MLP_NORM, l))), A(Rs, h), c->m.norm_eps);
+    a->hn2 = lw_tp_allgather_rows(c, a->hn2, h, "hn2_full");
+    a->g = act(c, c->act_dt, R, c->Fl, "gate");
+    a->u = act(c, c->act_dt, R, c->Fl, "up");
+    matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, c->Fl, h, 0, 0, 0.0);
+    matmul(c, a->u, a->hn2, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, c->Fl, h, 0, 0, 0.0);
+    a->s = act(c, c->act_dt, R, c->Fl, "swiglu");
+    lw_emit(c->P, PLC_OP_SWIGLU_FWD, COMPUTE, B(a->s, a->g, a->u), A(R * c->Fl), 0.0);
+    if (recompute) return -1; /* the layer output is not needed again */
+    int32_t d = tmp(c, c->act_dt, R, h, "mlp_out");
+    matmul(c, d, a->s, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, h, c->Fl, 0, 0, 0.0);
+    d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
+    int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
+    lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
+    return x_out;
+}
+
+int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
+{
+    lw_act *a = &c->acts[l * c->M + m];
+    if (c->L.recompute == PLC_RECOMPUTE_FULL) lw_layer_fwd(c, l, m, a->x_in, true);
+    lw_where(c->P, PLC_PHASE_BACKWARD, (int32_t)l, (int32_t)m);
+    lw_switch_layer(c, (int32_t)l);
+    int64_t R = c->R, Rs = c->Rs, h = c->h, Fl = c->Fl;
+    /* MLP block: dd = d(loss)/d(mlp_out) = dx_out */
+    int32_t dd = lw_tp_allgather_rows(c, dx_out, h, "d_mlp_out");
+    int32_t ds = tmp(c, c->act_dt, R, Fl, "d_swiglu");
+    matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, Fl, h, 0, 1, 0.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_DOWN, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
+    int32_t dg = tmp(c, c->act_dt, R, Fl, "d_gate"), du = tmp(c, c->act_dt, R, Fl, "d_up");
+    zero(c, dg);
+    zero(c, du);
+    lw_emit(c->P, PLC_OP_SWIGLU_BWD, COMPUTE, B(dg, du, ds, a->g, a->u), A(R * Fl), 0.0);
+    int32_t dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
+    matmul(c, dh2, dg, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, h, Fl, 0, 1, 0.0);
+    matmul(c, dh2, du, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, h, Fl, 0, 1, 1.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_GATE, l)), a->hn2, dg, h, Fl, R, 1, 0, 1.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_UP, l)), a->hn2, du, h, Fl, R, 1, 0, 1.0);
+    dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
+    int32_t dx_mid = tmp(c, c->act_dt, Rs, h, "d_x_mid");
+    lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_mid, dx_out), LW_NOARGS, 0.0);
+    lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
+            B(dx_mid, lw_weight_grad(c, TID(PLC_ROLE_MLP_NORM, l)), dh2, a->x_mid,
+              lw_weight(c, TID(PLC_ROLE_MLP_NORM, l)), a->rstd2),
+            A(Rs, h), 0.0);
+    /* attention block */
+    int32_t dout = lw_tp_allgather_rows(c, dx_mid, h, "d_attn_out");
+    if (c->L.recompute == PLC_RECOMPUTE_SELECTIVE) attention_core(c, a, PLC_PHASE_RECOMPUTE);
+    int32_t datt = tmp(c, c->act_dt, R, c->qd, "d_att");
+    matmul(c, datt, dout, lw_weight(c, TID(PLC_ROLE_WO, l)), R, c->qd, h, 0, 1, 0.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WO, l)), a->att, dout, c->qd, h, R, 1, 0, 1.0);
+    int64_t Rk = R * c->L.cp;
+    int32_t dq = tmp(c, c->act_dt, R, c->qd, "d_q"), dk = tmp(c, c->act_dt, Rk, c->kvd, "d_k_full"),
+            dv = tmp(c, c->act_dt, Rk, c->kvd, "d_v_full");
+    zero(c, dq);
+    zero(c, dk);
+    zero(c, dv);
+    lw_emit(c->P, PLC_OP_ATTN_BWD, COMPUTE, B(dq, dk, dv, datt, a->q, a->k, a->v, a->att, a->stats),
+            A(c->mb, c->Sl, c->Sl * c->L.cp, c->Hl, c->KVl, c->hd, attn_form(c)), 0.0);
+    dk = cp_scatter(c, dk, "d_k");
+    dv = cp_scatter(c, dv, "d_v");
+    int32_t dq0 = tmp(c, c->act_dt, R, c->qd, "d_q_pre"), dk0 = tmp(c, c->act_dt, R, c->kvd, "d_k_pre");
+    zero(c, dq0);
+    zero(c, dk0);
+    lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dq0, dq), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
+    lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dk0, dk), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
+    int32_t dh = tmp(c, c->act_dt, R, h, "d_hn");
+    matmul(c, dh, dq0, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, h, c->qd, 0, 1, 0.0);
+    matmul(c, dh, dk0, lw_weight(c, TID(PLC_ROLE_WK, l)), R, h, c->kvd, 0, 1, 1.0);
+    matmul(c, dh, dv, lw_weight(c, TID(PLC_ROLE_WV, l)), R, h, c->kvd, 0, 1, 1.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WQ, l)), a->hn, dq0, h, c->qd, R, 1, 0, 1.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WK, l)), a->hn, dk0, h, c->kvd, R, 1, 0, 1.0);
+    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WV, l)), a->hn, dv, h, c->kvd, R, 1, 0, 1.0);
+    dh = lw_tp_reduce_rows(c, dh, h, "d_hn_rs");
+    int32_t dx_in = tmp(c, c->act_dt, Rs, h, "d_x_in");
+    lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_in, dx_mid), LW_NOARGS, 0.0);
+    lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
+            B(dx_in, lw_weight_grad(c, TID(PLC_ROLE_ATTN_NORM, l)), dh, a->x_in,
+              lw_weight(c, TID(PLC_ROLE_ATTN_NORM, l)), a->rstd1),
+            A(Rs, h), 0.0);
+    return dx_in;
+}
+
+/* ---- head and loss -------------------------------------------------------------- */
+
+/* Final norm, logits, cross-entropy and the logits' backward, all at once,
+ * so the [rows, vocab] buffers live only inside this call; the gradient into
+ * the final norm's output waits for the backward unit. */
+void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x)
+{
+    int32_t L = (int32_t)c->m.layers;
+    lw_where(c->P, PLC_PHASE_FORWARD, L, (int32_t)m);
+    lw_switch_layer(c, L);
+    int64_t R = c->R, Rs = c->Rs, h = c->h, Vl = c->Vl;
+    int64_t fn = TID(PLC_ROLE_FINAL_NORM, 0);
+    bool tied = c->m.tie_embeddings;
+    int64_t wid = tied ? TID(PLC_ROLE_TOK_EMB, 0) : TID(PLC_ROLE_LM_HEAD, 0);
+    int32_t xf = act(c, c->act_dt, Rs, h, "xf"), rstd = act(c, PLC_F32, Rs, 1, "rstd_f");
+    lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE, B(xf, rstd, x, lw_weight(c, fn)), A(Rs, h), c->m.norm_eps);
+    xf = lw_tp_allgather_rows(c, xf, h, "xf_full");
+    int32_t W = lw_weight(c, wid);
+    int32_t logits = tmp(c, c->act_dt, R, Vl, "logits");
+    matmul(c, logits, xf, W, R, Vl, h, 0, tied ? 1 : 0, 0.0);
+    int32_t rowmax = tmp(c, PLC_F32, R, 1, "rowmax"), rowsum = tmp(c, PLC_F32, R, 1, "rowsum"),
+            tlogit = tmp(c, PLC_F32, R, 1, "target_logit");
+    lw_emit(c->P, PLC_OP_XENT_MAX, COMPUTE, B(rowmax, logits), A(R, Vl), 0.0);
+    if (c->vocab_sharded) {
+        lw_emit(c->P, PLC_OP_ALLREDUCE, COMPUTE, B(rowmax), A(R, 1), 0.0);
+        lw_last(c->P)->group = c->g_tp;
+    }
+    lw_emit(c->P, PLC_OP_XENT_SUMEXP, COMPUTE, B(rowsum, tlogit, logits, c->targets[m], rowmax),
+            A(R, Vl, c->vocab_sharded), 0.0);
+    if (c->vocab_sharded) {
+        lw_emit(c->P, PLC_OP_ALLREDUCE, COMPUTE, B(rowsum), A(R, 0), 0.0);
+        lw_last(c->P)->group = c->g_tp;
+        lw_emit(c->P, PLC_OP_ALLREDUCE, COMPUTE, B(tlogit), A(R, 0), 0.0);
+        lw_last(c->P)->group = c->g_tp;
+    }
+    lw_where(c->P, PLC_PHASE_BACKWARD, L, (int32_t)m);
+    int32_t dlogits = tmp(c, c->act_dt, R, Vl, "d_logits");
+    zero(c, dlogits);
+    lw_emit(c->P, PLC_OP_XENT_LOSS, COMPUTE, B(dlogits, c->loss_buf, logits, c->targets[m], rowmax, rowsum, tlogit),
+            A(R, Vl, c->vocab_sharded), c->loss_scale);
+    int32_t dxf = tmp(c, c->act_dt, R, h, "d_xf");
+    if (tied) {
+        matmul(c, dxf, dlogits, W, R, h, Vl, 0, 0, 0.0);
+        matmul(c, lw_weight_grad(c, wid), dlogits, xf, Vl, h, R, 1, 0, 1.0);
+    } else {
+        matmul(c, dxf, dlogits, W, R, h, Vl, 0, 1, 0.0);
+        matmul(c, lw_weight_grad(c, wid), xf, dlogits, h, Vl, R, 1, 0, 1.0);
+    }
+    c->head_dx[m] = lw_tp_reduce_rows(c, dxf, h, "d_xf_rs");
+    c->head_x[m] = x;
+    c->head_rstd[m] = rstd;
+}
+
+int32_t lw_head_bwd(lw_ctx *c, int64_t m)
+{
+    int32_t L = (int32_t)c->m.layers;
+    lw_where(c->P, PLC_PHASE_BACKWARD, L, (int32_t)m);
+    lw_switch_layer(c, L);
+    int64_t fn = TID(PLC_ROLE_FINAL_NORM, 0);
+    int32_t dx = tmp(c, c->act_dt, c->Rs, c->h, "d_x_final");
+    zero(c, dx);
+    lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
+            B(dx, lw_weight_grad(c, fn), c->head_dx[m], c->head_x[m], lw_weight(c, fn), c->head_rstd[m]),
+            A(c->Rs, c->h), 0.0);
+    return dx;
+}

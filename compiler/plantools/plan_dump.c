@@ -1,0 +1,142 @@
+/* plan_dump.c: plc dump's text form. */
+#include "compiler/plantools/plan_dump.h"
+
+#include <inttypes.h>
+
+#include "common/plan_io.h"
+#include "compiler/cli/report.h"
+#include "compiler/plantools/words.h"
+
+static void dims_text(FILE *out, uint32_t dims)
+{
+    static const char *const names[] = {"tp", "cp", "dp", "pp"};
+    int any = 0;
+    for (int i = 0; i < 4; i++)
+        if (dims & (1u << i)) {
+            fprintf(out, "%s%s", any ? "," : "", names[i]);
+            any = 1;
+        }
+    if (!any) fputc('-', out);
+}
+
+void plc_dump_header(FILE *out, const plc_plan *p)
+{
+    const plc_model *m = &p->model;
+    const plc_layout *l = &p->layout;
+    const plc_train *t = &p->train;
+    fprintf(out, "plan version %u\n", p->version);
+    fprintf(out, "spec %s (%" PRIu64 " bytes, fnv1a64 %016" PRIx64 ")\n", p->spec_path ? p->spec_path : "-", p->spec_len,
+            p->spec_hash);
+    fprintf(out, "model %s: layers=%lld hidden=%lld ffn_hidden=%lld heads=%lld kv_heads=%lld vocab=%lld seq_len=%lld "
+                 "tie_embeddings=%s norm_eps=%g rope_theta=%g\n",
+            m->name, (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,
+            (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, plc_word_onoff(m->tie_embeddings),
+            m->norm_eps, m->rope_theta);
+    fprintf(out, "train: global_batch=%lld precision=%s steps=%lld seed=%llu lr=%g..%g warmup=%lld decay=%lld "
+                 "betas=%g,%g eps=%g weight_decay=%g grad_clip=%g data=%s\n",
+            (long long)t->global_batch, plc_precision_name(t->precision) ? plc_precision_name(t->precision) : "?",
+            (long long)t->steps, (unsigned long long)t->seed, t->lr_peak, t->lr_floor, (long long)t->warmup_steps,
+            (long long)t->decay_steps, t->beta1, t->beta2, t->eps, t->weight_decay, t->grad_clip,
+            t->data_path ? t->data_path : "synthetic");
+    fprintf(out, "cluster: %s x %lld node%s x %lld per node\n", p->hw.name, (long long)p->nodes,
+            plc_word_plural(p->nodes), (long long)p->gpus_per_node);
+    fputs("layout: ", out);
+    plc_report_layout_line(out, l);
+    fputc('\n', out);
+    fprintf(out, "predicted: step %.6g s, %.6g tokens/s, MFU %.2f%%, peak %.0f bytes (solver), %.0f bytes (plan)\n",
+            p->pred.step_time_s, p->pred.tokens_per_s, 100.0 * p->pred.mfu, p->pred.peak_bytes_estimate,
+            p->pred.peak_bytes_plan);
+    fprintf(out, "world %lld ranks (rank = tp + tp*(cp + cp*(dp + dp*pp)))\n", (long long)p->world_size);
+    for (uint32_t i = 0; i < p->ngroups; i++) {
+        fprintf(out, "group %u %s: dims=", i, p->groups[i].name ? p->groups[i].name : "?");
+        dims_text(out, p->groups[i].dims);
+        fprintf(out, "%s size=%lld\n", p->groups[i].flags & PLC_GROUP_PP_ENDS ? " pipeline-ends" : "",
+                (long long)plc_plan_group_size(&p->layout, &p->groups[i]));
+    }
+    for (int64_t s = 0; s < l->pp; s++) fprintf(out, "stage %lld: program %d\n", (long long)s, p->stage_program[s]);
+}
+
+static const char *buf_name(const plc_program *g, int32_t b) { return g->buffers[b].name ? g->buffers[b].name : "?"; }
+
+static void dump_buffer(FILE *out, const plc_program *g, uint32_t i)
+{
+    const plc_buffer *b = &g->buffers[i];
+    fprintf(out, "  buf %u %s %s %s [%lld x %lld] @%" PRIu64 " +%" PRIu64, i, buf_name(g, (int32_t)i),
+            plc_buf_kind_name(b->kind), plc_dtype_name(b->dtype), (long long)b->rows, (long long)b->cols, b->offset,
+            b->bytes);
+    if (b->tensor >= 0) {
+        fprintf(out, " tensor=%d", b->tensor);
+        if (b->shard != PLC_SHARD_NONE) {
+            static const char *const k[] = {"none", "rows", "cols", "flat"};
+            fprintf(out, " shard=%s/", k[b->shard]);
+            dims_text(out, b->shard_dims);
+            fprintf(out, "/%lld", (long long)b->nshards);
+        }
+        if (b->flat_shards > 1) {
+            fprintf(out, " zero=");
+            dims_text(out, b->flat_dims);
+            fprintf(out, "/%lld", (long long)b->flat_shards);
+        }
+    }
+    fputc('\n', out);
+}
+
+void plc_dump_instr(FILE *out, const plc_plan *p, const plc_program *g, uint32_t index, bool numbered)
+{
+    const plc_instr *in = &g->instrs[index];
+    char where[24];
+    if (in->layer < 0) snprintf(where, sizeof where, "-");
+    else if (in->layer == p->model.layers) snprintf(where, sizeof where, "head");
+    else snprintf(where, sizeof where, "L%d", in->layer);
+    char micro[16];
+    if (in->micro < 0) snprintf(micro, sizeof micro, "-");
+    else snprintf(micro, sizeof micro, "m%d", in->micro);
+    if (numbered) fprintf(out, "%6u ", index);
+    fprintf(out, "%-9s %-5s %-4s %s%s", plc_phase_name(in->phase), where, micro,
+            in->stream == PLC_STREAM_COMM ? "comm:" : "", plc_op_name(in->op));
+    int nb = 0;
+    for (int k = 0; k < PLC_INSTR_BUFS; k++)
+        if (in->buf[k] >= 0) nb = k + 1;
+    for (int k = 0; k < nb; k++) fprintf(out, "%s%s", k ? ", " : " ", in->buf[k] >= 0 ? buf_name(g, in->buf[k]) : "-");
+    int na = 0;
+    for (int k = 0; k < PLC_INSTR_ARGS; k++)
+        if (in->arg[k]) na = k + 1;
+    if (na) {
+        fprintf(out, " (");
+        for (int k = 0; k < na; k++) fprintf(out, "%s%lld", k ? " " : "", (long long)in->arg[k]);
+        fputc(')', out);
+    }
+    if (in->farg[0] != 0 || in->farg[1] != 0) fprintf(out, " f=%.9g", in->farg[0]);
+    if (in->farg[1] != 0) fprintf(out, ",%.9g", in->farg[1]);
+    if (in->group >= 0) fprintf(out, " group=%s", p->groups[in->group].name ? p->groups[in->group].name : "?");
+    if (in->peer >= 0) fprintf(out, " peer=%d", in->peer);
+    if (in->wait >= 0 && numbered) fprintf(out, " wait=%d", in->wait);
+    if (in->wait >= 0 && !numbered) fprintf(out, " wait=%d back", (int)index - in->wait);
+}
+
+void plc_dump_program(FILE *out, const plc_plan *p, uint32_t pi, bool with_buffers, bool numbered)
+{
+    const plc_program *g = &p->programs[pi];
+    fprintf(out, "program %u: arena %" PRIu64 " bytes, %u buffers, %u instructions, loss=%s gnorm=%s\n", pi,
+            g->arena_bytes, g->nbuffers, g->ninstrs, g->loss_buf >= 0 ? buf_name(g, g->loss_buf) : "-",
+            g->gnorm_buf >= 0 ? buf_name(g, g->gnorm_buf) : "-");
+    if (with_buffers)
+        for (uint32_t i = 0; i < g->nbuffers; i++) dump_buffer(out, g, i);
+    for (uint32_t i = 0; i < g->ninstrs; i++) {
+        plc_dump_instr(out, p, g, i, numbered);
+        fputc('\n', out);
+    }
+}
+
+void plc_dump_plan(FILE *out, const plc_plan *p, int64_t rank, bool with_buffers)
+{
+    plc_dump_header(out, p);
+    if (rank >= 0) {
+        plc_rank_coords c = plc_rank_to_coords(&p->layout, rank);
+        fprintf(out, "rank %lld: tp=%lld cp=%lld dp=%lld pp=%lld\n", (long long)rank, (long long)c.tp, (long long)c.cp,
+                (long long)c.dp, (long long)c.pp);
+        plc_dump_program(out, p, (uint32_t)p->stage_program[c.pp], with_buffers, true);
+        return;
+    }
+    for (uint32_t i = 0; i < p->nprograms; i++) plc_dump_program(out, p, i, with_buffers, true);
+}

@@ -1,0 +1,187 @@
+/* plan_svg.c: plc trace --svg (see plan_svg.h). Events arrive from the
+ * simulation one instruction at a time; a rank's timeline has tens of
+ * thousands of them, far more than pixels. So each row is binned: every
+ * pixel column accumulates the time of each kind in it, a column more than
+ * half busy takes its largest kind's colour (else it is idle), and runs of
+ * one colour become one rectangle. The picture stays small and readable at
+ * 8 and at 64 ranks alike. */
+#include "compiler/plantools/plan_svg.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/plantools/plan_sim.h"
+#include "compiler/plantools/plan_trace.h"
+#include "compiler/plantools/svg.h"
+#include "compiler/plantools/words.h"
+
+/* the kinds drawn, each with its colour and legend name */
+typedef enum kind { K_FORWARD, K_BACKWARD, K_RECOMPUTE, K_COMM, K_OPTIMIZER, K_OTHER, K_COUNT } kind;
+static const char *const kind_color[K_COUNT] = {"#4e79a7", "#f28e2b", "#b07aa1", "#e15759", "#59a14f", "#9c9c9c"};
+static const char *const kind_name[K_COUNT] = {"forward", "backward", "recompute", "communication", "optimizer",
+                                               "other (data, loss)"};
+#define BUBBLE_COLOR "#f3ecc8"
+
+static bool is_comm_op(plc_op op)
+{
+    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
+           op == PLC_OP_SEND || op == PLC_OP_RECV;
+}
+
+static kind kind_of(const plc_instr *in)
+{
+    if (is_comm_op(in->op)) return K_COMM;
+    switch (in->phase) {
+    case PLC_PHASE_FORWARD: return K_FORWARD;
+    case PLC_PHASE_BACKWARD: return K_BACKWARD;
+    case PLC_PHASE_RECOMPUTE: return K_RECOMPUTE;
+    case PLC_PHASE_GRAD_SYNC:
+    case PLC_PHASE_OPTIMIZER: return K_OPTIMIZER;
+    default: return K_OTHER;
+    }
+}
+
+#define COLUMNS 1000 /* pixel columns of the time axis */
+
+typedef struct drawer {
+    int64_t *row_of_rank; /* world rank -> row */
+    float *cover;         /* [rows][2 streams][COLUMNS][K_COUNT]: seconds of each kind */
+    double bin;           /* seconds per column */
+} drawer;
+
+static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const plc_instr *in, double start, double end)
+{
+    (void)stage;
+    (void)i;
+    drawer *d = ctx;
+    if (end <= start) return;
+    int64_t row = d->row_of_rank[rank];
+    int stream = in->stream == PLC_STREAM_COMM;
+    int k = kind_of(in);
+    float *c = d->cover + ((size_t)row * 2 + (size_t)stream) * COLUMNS * K_COUNT;
+    int64_t a = (int64_t)(start / d->bin), b = (int64_t)(end / d->bin);
+    for (int64_t x = a; x <= b && x < COLUMNS; x++) {
+        double lo = (double)x * d->bin, hi = lo + d->bin;
+        double t = (end < hi ? end : hi) - (start > lo ? start : lo);
+        if (t > 0) c[x * K_COUNT + k] += (float)t;
+    }
+}
+
+/* one row's stream as rectangles: runs of columns of one kind */
+static void draw_row(FILE *out, const float *c, double bin, double x0, double px, double y, double h)
+{
+    int run = -1, from = 0;
+    for (int x = 0; x <= COLUMNS; x++) {
+        int k = -1;
+        if (x < COLUMNS) {
+            double busy = 0, best = 0;
+            for (int j = 0; j < K_COUNT; j++) {
+                busy += c[x * K_COUNT + j];
+                if (c[x * K_COUNT + j] > best) { best = c[x * K_COUNT + j]; k = j; }
+            }
+            if (busy < 0.5 * bin) k = -1;
+        }
+        if (k == run) continue;
+        if (run >= 0) plc_svg_rect(out, x0 + from * px, y, (x - from) * px, h, kind_color[run], NULL);
+        run = k;
+        from = x;
+    }
+}
+
+int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_t errlen)
+{
+    /* first pass: the step time, for the scale */
+    plc_trace_cost_ctx *cost = plc_trace_cost_ctx_new(p);
+    if (!cost) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    plc_sim_opts o = {all_ranks, plc_trace_cost, cost, NULL, NULL};
+    plc_sim_result res;
+    if (plc_sim_run(p, &o, &res, err, errlen)) {
+        plc_trace_cost_ctx_free(cost);
+        return -1;
+    }
+    int64_t rows = all_ranks ? p->world_size : p->layout.pp;
+    drawer d = {0};
+    d.row_of_rank = calloc((size_t)p->world_size, sizeof *d.row_of_rank);
+    d.cover = calloc((size_t)rows * 2 * COLUMNS * K_COUNT, sizeof *d.cover);
+    int64_t *rank_of_row = calloc((size_t)rows, sizeof *rank_of_row);
+    if (!d.row_of_rank || !d.cover || !rank_of_row) {
+        snprintf(err, errlen, "out of memory");
+        free(d.row_of_rank);
+        free(d.cover);
+        free(rank_of_row);
+        plc_trace_cost_ctx_free(cost);
+        return -1;
+    }
+    for (int64_t k = 0; k < rows; k++) {
+        int64_t r = all_ranks ? k : plc_coords_to_rank(&p->layout, (plc_rank_coords){0, 0, 0, k});
+        d.row_of_rank[r] = k;
+        rank_of_row[k] = r;
+    }
+    double T = res.end_time > 0 ? res.end_time : 1;
+    d.bin = T / COLUMNS;
+    o.event = on_event;
+    o.event_ctx = &d;
+    int rc = plc_sim_run(p, &o, &res, err, errlen);
+
+    /* geometry: rows shrink from 40 px (a few ranks) to 10 px (many) */
+    double width = 1200, left = 170, right = 30, top = 90;
+    double row_h = 480.0 / (double)rows;
+    if (row_h > 40) row_h = 40;
+    if (row_h < 10) row_h = 10;
+    double comp_h = row_h * 0.62, comm_h = row_h * 0.22;
+    double height = top + (double)rows * row_h + 50;
+    double px = (width - left - right) / COLUMNS;
+
+    char title[256];
+    snprintf(title, sizeof title, "plc trace: predicted step of %s, %lld rank%s, %.4g s", p->spec_path ? p->spec_path : "plan",
+             (long long)p->world_size, plc_word_plural(p->world_size), T);
+    plc_svg_begin(out, width, height, title);
+    const plc_layout *l = &p->layout;
+    plc_svg_text(out, 12, 24, 15, "start", "#222222", "Predicted step: %.4g s, %lld rank%s%s", T, (long long)p->world_size,
+                 plc_word_plural(p->world_size), all_ranks ? "" : " (one row per pipeline stage)");
+    plc_svg_text(out, 12, 44, 11.5, "start", "#444444",
+                 "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld %s, recompute %s, zero %lld; "
+                 "thin rows: the communication stream",
+                 (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, plc_word_onoff(l->sp),
+                 (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
+                 plc_recompute_name(l->recompute), (long long)l->zero);
+    double lx = 12;
+    for (int k = 0; k <= K_COUNT; k++) {
+        const char *c = k < K_COUNT ? kind_color[k] : BUBBLE_COLOR;
+        const char *n = k < K_COUNT ? kind_name[k] : "idle (bubble, waiting)";
+        plc_svg_rect(out, lx, 56, 12, 12, c, NULL);
+        plc_svg_text(out, lx + 16, 66, 11.5, "start", "#333333", "%s", n);
+        lx += 28 + 7.0 * (double)strlen(n);
+    }
+    double label = row_h < 14 ? row_h * 0.8 : 11.5;
+    int64_t every = rows > 64 ? (rows + 63) / 64 : 1;
+    for (int64_t k = 0; k < rows; k++) {
+        double y = top + (double)k * row_h;
+        plc_svg_rect(out, left, y, width - left - right, comp_h, BUBBLE_COLOR, NULL);
+        const float *c = d.cover + (size_t)k * 2 * COLUMNS * K_COUNT;
+        draw_row(out, c, d.bin, left, px, y, comp_h);
+        draw_row(out, c + COLUMNS * K_COUNT, d.bin, left, px, y + comp_h + 1, comm_h);
+        if (k % every == 0) {
+            plc_rank_coords rc2 = plc_rank_to_coords(l, rank_of_row[k]);
+            plc_svg_text(out, left - 8, y + comp_h * 0.8, label, "end", "#333333", "rank %lld (pp %lld)",
+                         (long long)rank_of_row[k], (long long)rc2.pp);
+        }
+    }
+    double axis_y = top + (double)rows * row_h + 8;
+    plc_svg_line(out, left, axis_y, width - right, axis_y, "#555555", 1, NULL);
+    double step = plc_svg_tick_step(T, 8);
+    for (int i = 0; (double)i * step <= T * 1.0001; i++) {
+        double x = left + (double)i * step * (width - left - right) / T;
+        plc_svg_line(out, x, axis_y, x, axis_y + 5, "#555555", 1, NULL);
+        plc_svg_text(out, x, axis_y + 18, 11, "middle", "#333333", "%g s", (double)i * step);
+    }
+    plc_svg_end(out);
+    free(d.row_of_rank);
+    free(d.cover);
+    free(rank_of_row);
+    plc_trace_cost_ctx_free(cost);
+    return rc;
+}

@@ -1,0 +1,191 @@
+/* plan_trace.c: costs of instructions from the solver's primitives, and the
+ * Chrome trace-event writer. */
+#include "compiler/plantools/plan_trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/chrome_trace.h"
+#include "common/plan_io.h"
+#include "compiler/solver/solver.h"
+
+struct plc_trace_cost_ctx {
+    int64_t *group_size, *group_per_node;
+    bool pp_cross_node; /* neighbouring pipeline stages sit on different nodes */
+};
+
+plc_trace_cost_ctx *plc_trace_cost_ctx_new(const plc_plan *p)
+{
+    plc_trace_cost_ctx *c = calloc(1, sizeof *c);
+    if (!c) return NULL;
+    size_t ng = p->ngroups ? p->ngroups : 1;
+    c->group_size = calloc(ng, sizeof *c->group_size);
+    c->group_per_node = calloc(ng, sizeof *c->group_per_node);
+    if (!c->group_size || !c->group_per_node) {
+        plc_trace_cost_ctx_free(c);
+        return NULL;
+    }
+    const plc_layout *l = &p->layout;
+    int64_t gpn = p->gpus_per_node > 0 ? p->gpus_per_node : 1;
+    for (uint32_t g = 0; g < p->ngroups; g++) {
+        const plc_group *gr = &p->groups[g];
+        int64_t n = plc_plan_group_size(l, gr), on_node0 = 0;
+        /* members of the group holding rank 0 (rank 0 is in PP_ENDS groups too) */
+        int64_t ntp = gr->dims & PLC_DIM_TP ? l->tp : 1, ncp = gr->dims & PLC_DIM_CP ? l->cp : 1;
+        int64_t ndp = gr->dims & PLC_DIM_DP ? l->dp : 1, npp = gr->dims & PLC_DIM_PP ? l->pp : 1;
+        for (int64_t a = 0; a < ntp; a++)
+            for (int64_t b = 0; b < ncp; b++)
+                for (int64_t d = 0; d < ndp; d++)
+                    for (int64_t q = 0; q < npp; q++) {
+                        if ((gr->flags & PLC_GROUP_PP_ENDS) && q != 0 && q != l->pp - 1) continue;
+                        int64_t r = plc_coords_to_rank(l, (plc_rank_coords){a, b, d, q});
+                        if (r / gpn == 0) on_node0++;
+                    }
+        c->group_size[g] = n;
+        c->group_per_node[g] = on_node0 > 0 ? on_node0 : 1;
+    }
+    c->pp_cross_node = l->tp * l->cp * l->dp >= gpn;
+    return c;
+}
+
+void plc_trace_cost_ctx_free(plc_trace_cost_ctx *c)
+{
+    if (!c) return;
+    free(c->group_size);
+    free(c->group_per_node);
+    free(c);
+}
+
+static double buf_bytes(const plc_program *g, int32_t b) { return b >= 0 ? (double)g->buffers[b].bytes : 0.0; }
+
+static double elem_size(const plc_program *g, int32_t b) { return b >= 0 ? (double)plc_dtype_size(g->buffers[b].dtype) : 4.0; }
+
+double plc_trace_cost(void *ctx, const plc_plan *p, const plc_program *g, const plc_instr *in)
+{
+    plc_trace_cost_ctx *c = ctx;
+    const plc_hw *hw = &p->hw;
+    plc_precision prec = p->train.precision;
+    const int64_t *a = in->arg;
+    double launch = hw->kernel_launch;
+    switch (in->op) {
+    case PLC_OP_NOP:
+    case PLC_OP_WAIT:
+        return 0;
+    case PLC_OP_MATMUL:
+        return launch + plc_cost_matmul(hw, prec, a[0], a[1], a[2]);
+    case PLC_OP_ATTN_FWD:
+    case PLC_OP_ATTN_BWD: {
+        /* QK^T and PV per head, causal (half the products) */
+        double t = plc_cost_matmul(hw, prec, a[0] * a[3] * a[1], a[2], a[5]);
+        double io = a[6] ? 0 : 4.0 * (double)(a[0] * a[3] * a[1]) * (double)a[2] * 2;
+        double f = in->op == PLC_OP_ATTN_FWD ? 1.0 : 2.5;
+        return launch + f * t + plc_cost_memory_bound(hw, f * io);
+    }
+    case PLC_OP_ALLREDUCE:
+    case PLC_OP_REDUCE_SCATTER:
+    case PLC_OP_ALLGATHER:
+    case PLC_OP_BROADCAST: {
+        if (in->group < 0 || !c) return 0;
+        int64_t n = c->group_size[in->group];
+        double es = elem_size(g, in->buf[0]);
+        double bytes = (double)a[0] * es;
+        plc_collective_kind k = PLC_COLL_ALL_REDUCE;
+        if (in->op == PLC_OP_REDUCE_SCATTER) { k = PLC_COLL_REDUCE_SCATTER; bytes *= (double)n; }
+        if (in->op == PLC_OP_ALLGATHER) { k = PLC_COLL_ALL_GATHER; bytes *= (double)n; }
+        if (in->op == PLC_OP_BROADCAST) k = PLC_COLL_BROADCAST;
+        return plc_cost_collective(hw, k, bytes, n, c->group_per_node[in->group]);
+    }
+    case PLC_OP_SEND:
+    case PLC_OP_RECV:
+        return plc_cost_p2p(hw, (double)a[0] * elem_size(g, in->buf[0]), c ? c->pp_cross_node : false);
+    default: {
+        /* memory-bound: every operand read or written once */
+        double bytes = 0;
+        for (int k = 0; k < PLC_INSTR_BUFS; k++) bytes += buf_bytes(g, in->buf[k]);
+        return launch + plc_cost_memory_bound(hw, bytes);
+    }
+    }
+}
+
+/* ---- the writer ---------------------------------------------------------------- */
+
+typedef struct writer {
+    const plc_plan *p;
+    FILE *out;
+    plc_trace_summary *sum;
+    int64_t *index_of_rank; /* world rank -> summary index (only for simulated ranks) */
+    plc_ctrace ct;
+} writer;
+
+static bool is_comm_op(plc_op op)
+{
+    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
+           op == PLC_OP_SEND || op == PLC_OP_RECV;
+}
+
+static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const plc_instr *in, double start, double end)
+{
+    (void)stage;
+    writer *w = ctx;
+    int64_t k = w->index_of_rank[rank];
+    if (in->stream == PLC_STREAM_COMM) w->sum->comm_s[k] += end - start;
+    else if (!is_comm_op(in->op)) w->sum->busy_s[k] += end - start;
+    w->sum->events++;
+    if (!w->out || end <= start) return;
+    plc_ctrace_instr(&w->ct, rank, i, in, start, end, -1);
+}
+
+void plc_trace_summary_free(plc_trace_summary *s)
+{
+    free(s->busy_s);
+    free(s->comm_s);
+    free(s->world_rank);
+    memset(s, 0, sizeof *s);
+}
+
+int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void *cost_ctx, FILE *out,
+                  plc_trace_summary *sum, char *err, size_t errlen)
+{
+    memset(sum, 0, sizeof *sum);
+    int64_t n = all_ranks ? p->world_size : p->layout.pp;
+    sum->ranks = n;
+    sum->busy_s = calloc((size_t)n, sizeof *sum->busy_s);
+    sum->comm_s = calloc((size_t)n, sizeof *sum->comm_s);
+    sum->world_rank = calloc((size_t)n, sizeof *sum->world_rank);
+    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}};
+    plc_trace_cost_ctx *own = NULL;
+    int rc = -1;
+    if (!sum->busy_s || !sum->comm_s || !sum->world_rank || !w.index_of_rank) {
+        snprintf(err, errlen, "out of memory");
+        goto done;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        int64_t r = all_ranks ? k : plc_coords_to_rank(&p->layout, (plc_rank_coords){0, 0, 0, k});
+        sum->world_rank[k] = r;
+        w.index_of_rank[r] = k;
+    }
+    if (!cost) {
+        own = plc_trace_cost_ctx_new(p);
+        if (!own) {
+            snprintf(err, errlen, "out of memory");
+            goto done;
+        }
+        cost = plc_trace_cost;
+        cost_ctx = own;
+    }
+    if (out) {
+        plc_ctrace_begin(&w.ct, out, "plc trace", p->world_size, n);
+        for (int64_t k = 0; k < n; k++) plc_ctrace_rank(&w.ct, &p->layout, sum->world_rank[k]);
+    }
+    plc_sim_opts o = {all_ranks, cost, cost_ctx, on_event, &w};
+    plc_sim_result res;
+    if (plc_sim_run(p, &o, &res, err, errlen)) goto done;
+    sum->step_time_s = res.end_time;
+    if (out) plc_ctrace_end(&w.ct);
+    rc = 0;
+done:
+    plc_trace_cost_ctx_free(own);
+    free(w.index_of_rank);
+    if (rc) plc_trace_summary_free(sum);
+    return rc;
+}

@@ -1,0 +1,80 @@
+/* svg.c: plc's SVG writer (see svg.h). */
+#include "compiler/plantools/svg.h"
+
+#include <math.h>
+#include <stdarg.h>
+
+static void escaped(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        default: fputc(*s, out);
+        }
+    }
+}
+
+void plc_svg_begin(FILE *out, double w, double h, const char *title)
+{
+    fprintf(out,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%.0f\" height=\"%.0f\" "
+            "viewBox=\"0 0 %.0f %.0f\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n<title>",
+            w, h, w, h);
+    escaped(out, title);
+    fprintf(out, "</title>\n<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"#ffffff\"/>\n", w, h);
+}
+
+void plc_svg_end(FILE *out) { fputs("</svg>\n", out); }
+
+void plc_svg_rect(FILE *out, double x, double y, double w, double h, const char *fill, const char *tip)
+{
+    fprintf(out, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"", x, y, w, h, fill);
+    if (tip) {
+        fputs("><title>", out);
+        escaped(out, tip);
+        fputs("</title></rect>\n", out);
+    } else {
+        fputs("/>\n", out);
+    }
+}
+
+void plc_svg_line(FILE *out, double x1, double y1, double x2, double y2, const char *stroke, double width, const char *dash)
+{
+    fprintf(out, "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"%s\" stroke-width=\"%.2f\"%s%s%s/>\n", x1,
+            y1, x2, y2, stroke, width, dash ? " stroke-dasharray=\"" : "", dash ? dash : "", dash ? "\"" : "");
+}
+
+void plc_svg_polyline(FILE *out, const double *x, const double *y, int n, const char *stroke, double width)
+{
+    fputs("<polyline fill=\"none\" points=\"", out);
+    for (int i = 0; i < n; i++) fprintf(out, "%s%.2f,%.2f", i ? " " : "", x[i], y[i]);
+    fprintf(out, "\" stroke=\"%s\" stroke-width=\"%.2f\"/>\n", stroke, width);
+}
+
+void plc_svg_circle(FILE *out, double x, double y, double r, const char *fill)
+{
+    fprintf(out, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"%.2f\" fill=\"%s\"/>\n", x, y, r, fill);
+}
+
+void plc_svg_text(FILE *out, double x, double y, double size, const char *anchor, const char *fill, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.1f\" text-anchor=\"%s\" fill=\"%s\">", x, y, size, anchor, fill);
+    escaped(out, buf);
+    fputs("</text>\n", out);
+}
+
+double plc_svg_tick_step(double range, int ticks)
+{
+    if (!(range > 0) || ticks < 1) return 1;
+    double raw = range / ticks, mag = pow(10, floor(log10(raw))), f = raw / mag;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}

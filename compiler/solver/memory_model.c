@@ -1,0 +1,189 @@
+/* memory_model.c: per-rank, per-stage memory; see memory_model.h and
+ * docs/solver.md for the accounting and its sources. */
+#include "compiler/solver/memory_model.h"
+
+#include "compiler/solver/model_math.h"
+#include "compiler/solver/schedule_model.h"
+
+/* cuBLAS keeps a workspace per handle and stream (32 MiB on Hopper) */
+#define PLC_MATMUL_WORKSPACE (32.0 * 1024 * 1024)
+
+plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job)
+{
+    plc_dtype_bytes d;
+    if (job->train.precision == PLC_PREC_FP32) {
+        d = (plc_dtype_bytes){.weight = 4, .grad = 4, .optimizer = 8, .act = 4};
+    } else {
+        d = (plc_dtype_bytes){.weight = 2, .grad = 4, .optimizer = 12, .act = 2};
+    }
+    if (job->cluster.hw.grad_bytes > 0) d.grad = job->cluster.hw.grad_bytes;
+    return d;
+}
+
+/* communication library buffers: one set per communicator group */
+static double comm_library_bytes(const plc_hw *hw, const plc_layout *l)
+{
+    int groups = (l->tp > 1) + (l->cp > 1) + (l->dp * l->cp > 1) + (l->pp > 1);
+    return (double)groups * hw->comm_buffer;
+}
+
+double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    return comm_library_bytes(hw, l) + PLC_MATMUL_WORKSPACE + hw->runtime_reserved;
+}
+
+static double tokens_per_micro_batch(const plc_job *job, const plc_layout *l)
+{
+    return (double)l->micro_batch * (double)job->model.seq_len / (double)l->cp;
+}
+
+static bool materialises_scores(plc_attention a) { return a == PLC_ATTN_NAIVE || a == PLC_ATTN_FUSED; }
+
+/* bytes per saved attention-score element: both paths keep the masked
+ * scores and the probabilities the PV matmul reads (in the activation type);
+ * the plain path also keeps the fp32 softmax output its backward reads */
+static double score_bytes(plc_attention a, double act)
+{
+    return a == PLC_ATTN_NAIVE ? 4.0 + 2.0 * act : 2.0 * act;
+}
+
+double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recompute policy)
+{
+    const plc_model *m = &job->model;
+    double a = plc_dtype_bytes_of(job).act;
+    double T = tokens_per_micro_batch(job, l);
+    double tp = (double)l->tp;
+    double spd = (l->sp && l->tp > 1) ? tp : 1.0; /* sequence-parallel share */
+    double h = (double)m->hidden, f = (double)m->ffn_hidden;
+    double hd = (double)plc_head_dim(m);
+    double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+
+    if (policy == PLC_RECOMPUTE_FULL) return T * h * a / spd; /* the layer input */
+
+    /* two RMSNorms: input and output each; the unfused form also keeps an
+     * fp32 copy of its input for the backward */
+    double norms = 2.0 * (2.0 * h * a + (l->fused_rmsnorm ? 0.0 : 4.0 * h)) / spd;
+    double qkv = (q + 2.0 * kv) / tp * a; /* after RoPE, read by the attention backward */
+    double out = q / tp * a;              /* attention output = input of wo */
+    double core = 0.0;
+    if (materialises_scores(l->attention)) {
+        if (policy == PLC_RECOMPUTE_NONE)
+            core = (double)m->heads / tp * (double)m->seq_len * score_bytes(l->attention, a);
+    } else {
+        core = (double)m->heads / tp * 4.0; /* log-sum-exp, fp32 */
+        if (l->attention == PLC_ATTN_FLASH1)
+            core += (q + 2.0 * kv) / tp * a; /* v1's packed qkv copy (unpadded interface) */
+    }
+    double mlp = 4.0 * f / tp * a; /* gate, up, silu(gate), product */
+    return T * (norms + qkv + out + core + mlp);
+}
+
+/* transient buffers while one layer of one micro-batch runs its backward */
+static double layer_temporaries(const plc_job *job, const plc_layout *l)
+{
+    const plc_model *m = &job->model;
+    double a = plc_dtype_bytes_of(job).act;
+    double T = tokens_per_micro_batch(job, l);
+    double tp = (double)l->tp;
+    double h = (double)m->hidden, f = (double)m->ffn_hidden;
+    double hd = (double)plc_head_dim(m);
+    double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
+    double t = T * (3.0 * f / tp + 2.0 * h + (q + 2.0 * kv) / tp) * a;
+    if (materialises_scores(l->attention)) {
+        double scores = T * (double)m->heads / tp * (double)m->seq_len;
+        t += scores * (a + (l->attention == PLC_ATTN_NAIVE ? 4.0 : 0.0)); /* score gradients */
+        if (l->recompute != PLC_RECOMPUTE_NONE) t += scores * score_bytes(l->attention, a);
+    }
+    if (l->recompute == PLC_RECOMPUTE_FULL) t += plc_act_layer_bytes(job, l, PLC_RECOMPUTE_NONE);
+    return t;
+}
+
+static void static_state(const plc_job *job, const plc_layout *l, double params, double *w,
+                         double *g, double *o)
+{
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    double shard = (double)(l->dp * l->cp);
+    *w = params * d.weight / (l->zero >= 3 ? shard : 1.0);
+    *g = params * d.grad / (l->zero >= 2 ? shard : 1.0);
+    *o = params * d.optimizer / (l->zero >= 1 ? shard : 1.0);
+}
+
+void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    double T = tokens_per_micro_batch(job, l);
+    int64_t local = job->train.global_batch / l->dp;
+    int64_t micro = local / l->micro_batch;
+    double act_layer = plc_act_layer_bytes(job, l, l->recompute);
+    double temps = layer_temporaries(job, l);
+    double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
+
+    double comm = comm_library_bytes(hw, l);
+    double layer_w = (double)plc_params_layer_matrices(m) / (double)l->tp;
+    if (l->zero >= 3) comm += 2.0 * layer_w * d.weight; /* gathered layer + prefetch */
+    if (l->zero == 2) comm += layer_w * d.grad;         /* one layer's grads before reduce-scatter */
+
+    est->stages = (int)l->pp;
+    est->limit_bytes = job->layout.memory_limit * hw->mem_bytes;
+    est->peak_bytes = 0;
+    est->peak_stage = 0;
+    for (int64_t s = 0; s < l->pp; s++) {
+        /* the first and last stage bound the others (middle stages hold no
+         * embedding or head and no more micro-batches than the first) */
+        if (!all_stages && s != 0 && s != l->pp - 1) continue;
+        plc_stage_params sp;
+        plc_stage_params_of(m, l->tp, l->pp, s, &sp);
+        double params = plc_stage_params_total(&sp);
+        double *c = est->stage_mem[s];
+        est->stage_params[s] = params;
+        static_state(job, l, params, &c[PLC_MEM_WEIGHTS], &c[PLC_MEM_GRADS], &c[PLC_MEM_OPTIMIZER]);
+        double inflight = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, s);
+        c[PLC_MEM_ACTIVATIONS] = inflight * (double)sp.layers * act_layer;
+        c[PLC_MEM_LOGITS] = 0;
+        if (sp.has_head) {
+            double elems = T * (double)plc_vocab_local(m->vocab, l->tp); /* padded vocabulary */
+            /* fp32 softmax kept for the backward of every micro-batch in
+             * flight, bf16 logits and the fp32 gradient of the current one,
+             * final norm input and output */
+            c[PLC_MEM_LOGITS] = inflight * elems * 4.0 + elems * (d.act + 4.0) +
+                                inflight * 2.0 * T * (double)m->hidden * d.act / spd;
+        }
+        c[PLC_MEM_TEMPORARIES] = temps;
+        /* a caching allocator (not plc's static plan) loses a share of the
+         * memory that churns every micro-batch to fragmentation */
+        double frag = hw->alloc_overhead * (c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + temps);
+        c[PLC_MEM_RESERVED] = hw->runtime_reserved + frag;
+        c[PLC_MEM_COMM] = comm;
+        c[PLC_MEM_WORKSPACE] = PLC_MATMUL_WORKSPACE; /* with comm_library_bytes and runtime_reserved: plc_runtime_fixed_bytes */
+        double total = 0;
+        for (int k = 0; k < PLC_MEM_COUNT; k++) total += c[k];
+        if (total > est->peak_bytes) { est->peak_bytes = total; est->peak_stage = (int)s; }
+    }
+    est->fits = est->valid && est->peak_bytes <= est->limit_bytes;
+}
+
+double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
+                              int64_t cp, int64_t zero)
+{
+    plc_layout l = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero, .vpp = 1, .micro_batch = 1};
+    double best = 0;
+    int64_t stages[2] = {0, pp - 1};
+    for (int i = 0; i < 2; i++) {
+        plc_stage_params sp;
+        plc_stage_params_of(&job->model, tp, pp, stages[i], &sp);
+        double w, g, o;
+        static_state(job, &l, plc_stage_params_total(&sp), &w, &g, &o);
+        if (w + g + o > best) best = w + g + o;
+    }
+    return best + job->cluster.hw.runtime_reserved;
+}
+
+const char *plc_mem_component_name(plc_mem_component c)
+{
+    static const char *const names[] = {"weights", "grads", "optimizer", "activations", "logits",
+                                         "temporaries", "comm", "workspace", "reserved"};
+    return (unsigned)c < PLC_MEM_COUNT ? names[c] : "?";
+}

@@ -1,0 +1,42 @@
+/* memory_model.h: bytes one rank holds at its peak, per pipeline stage and
+ * component (weights, gradients, optimizer, activations, logits, temporaries,
+ * communication buffers, workspaces, reserved). See docs/solver.md. */
+#ifndef PLC_MEMORY_MODEL_H
+#define PLC_MEMORY_MODEL_H
+
+#include "compiler/solver/solver.h"
+
+/* Bytes per element of the tensors of a precision. bf16 training: bf16
+ * weights and activations, gradients accumulated in grad_bytes (fp32 unless
+ * the catalog's grad_bytes says otherwise), fp32 master copy, Adam m and v
+ * (2 + 4 + 12). fp32 training: 4 + 4 + 8. */
+typedef struct plc_dtype_bytes {
+    double weight, grad, optimizer, act;
+} plc_dtype_bytes;
+
+plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job);
+
+/* Saved activation bytes of one transformer layer for one micro-batch on one
+ * rank, without recompute effects beyond the layer itself:
+ *   policy none: everything the backward reads; selective: the attention
+ *   scores are recomputed; full: only the layer input. */
+double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recompute policy);
+
+/* Fills est->stage_mem, stage_params, peak_bytes, peak_stage, limit_bytes and
+ * fits (est->valid must already be true). all_stages false: only the first
+ * and last stage (which bound the others) are filled in, for the search. */
+void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est);
+
+/* Bytes a rank of plrun holds outside its plan's arena: the communication
+ * library's buffers (comm_buffer per group the rank belongs to), the matmul
+ * workspace and the runtime's reserve (process baseline, CUDA context:
+ * runtime_reserved), all figures the catalog measures. A lowered plan fits
+ * when every stage's arena_bytes plus this is within the limit. */
+double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l);
+
+/* A lower bound of the peak of any layout with these tp, pp, dp, cp and zero
+ * (static state of the heaviest stage and reserved memory), for pruning. */
+double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
+                              int64_t cp, int64_t zero);
+
+#endif

@@ -1,0 +1,106 @@
+/* pipeline_order.c: chunks, owners and per-rank unit order of every pipeline
+ * schedule (see pipeline_order.h). */
+#include "compiler/solver/pipeline_order.h"
+
+int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out)
+{
+    *out = (plc_pipe_shape){.schedule = s, .pp = pp, .vpp = 1, .layers = layers};
+    if (pp < 1 || layers < 1) return -1;
+    switch (s) {
+    case PLC_SCHED_GPIPE:
+    case PLC_SCHED_1F1B: out->nchunks = pp; break;
+    case PLC_SCHED_INTERLEAVED:
+        if (vpp < 1) return -1;
+        out->vpp = vpp;
+        out->nchunks = pp * vpp;
+        out->looping = true;
+        break;
+    case PLC_SCHED_LAYERED: out->nchunks = layers; break;
+    case PLC_SCHED_MODULAR: out->nchunks = layers; out->looping = true; break;
+    default: return -1;
+    }
+    if (layers % out->nchunks || out->nchunks % pp) return -1;
+    out->per_rank = out->nchunks / pp;
+    return 0;
+}
+
+int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c)
+{
+    return sh->looping ? c % sh->pp : c / sh->per_rank;
+}
+
+int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
+{
+    int64_t total = M * sh->per_rank, w;
+    switch (sh->schedule) {
+    case PLC_SCHED_1F1B: w = sh->pp - r - 1; break;
+    /* Megatron: (pp - r - 1) * 2 + (vpp - 1) * pp warm-up chunks */
+    case PLC_SCHED_INTERLEAVED: w = (sh->pp - r - 1) * 2 + (sh->vpp - 1) * sh->pp; break;
+    default: w = total; break; /* every forward before any backward */
+    }
+    return w < total ? w : total;
+}
+
+double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
+{
+    int64_t total = M * sh->per_rank, held = plc_pipe_warmup(sh, M, r) + 1;
+    if (held > total) held = total;
+    return (double)held / (double)sh->per_rank;
+}
+
+static void add(plc_pipe_unit *u, int64_t *n, int bwd, int64_t chunk, int64_t micro)
+{
+    u[*n] = (plc_pipe_unit){(uint8_t)bwd, (int32_t)chunk, (int32_t)micro};
+    (*n)++;
+}
+
+int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *u)
+{
+    int64_t pp = sh->pp, per = sh->per_rank, n = 0;
+    /* interleaved groups micro-batches by pp (rule INTERLEAVED_MICRO) */
+    if (M < 1 || r < 0 || r >= pp || (sh->schedule == PLC_SCHED_INTERLEAVED && M % pp)) return -1;
+    /* this rank's j-th chunk, in ascending order */
+#define MINE(j) (sh->looping ? (j) * pp + r : r * per + (j))
+    int64_t w = plc_pipe_warmup(sh, M, r);
+    switch (sh->schedule) {
+    case PLC_SCHED_1F1B:
+        for (int64_t m = 0; m < w; m++) add(u, &n, 0, MINE(0), m);
+        for (int64_t i = 0; i < M - w; i++) {
+            add(u, &n, 0, MINE(0), w + i);
+            add(u, &n, 1, MINE(0), i);
+        }
+        for (int64_t m = M - w; m < M; m++) add(u, &n, 1, MINE(0), m);
+        break;
+    case PLC_SCHED_INTERLEAVED: {
+        /* the k-th forward (backward) of the rank: micro-batches in groups of
+         * pp, each group through the rank's chunks in order (reverse order
+         * for backwards) */
+        int64_t vpp = per, total = M * vpp;
+#define IL_MICRO(k) (((k) / (pp * vpp)) * pp + (k) % pp)
+#define IL_CHUNK_F(k) (((k) % (pp * vpp)) / pp)
+#define IL_CHUNK_B(k) (vpp - 1 - IL_CHUNK_F(k))
+        for (int64_t i = 0; i < w; i++) add(u, &n, 0, MINE(IL_CHUNK_F(i)), IL_MICRO(i));
+        for (int64_t i = 0; i < total - w; i++) {
+            add(u, &n, 0, MINE(IL_CHUNK_F(w + i)), IL_MICRO(w + i));
+            add(u, &n, 1, MINE(IL_CHUNK_B(i)), IL_MICRO(i));
+        }
+        for (int64_t i = total - w; i < total; i++) add(u, &n, 1, MINE(IL_CHUNK_B(i)), IL_MICRO(i));
+#undef IL_MICRO
+#undef IL_CHUNK_F
+#undef IL_CHUNK_B
+        break;
+    }
+    case PLC_SCHED_GPIPE:
+    case PLC_SCHED_LAYERED:
+    case PLC_SCHED_MODULAR:
+    default:
+        /* all forwards, chunk by chunk (layer-major), then all backwards */
+        for (int64_t j = 0; j < per; j++)
+            for (int64_t m = 0; m < M; m++) add(u, &n, 0, MINE(j), m);
+        for (int64_t j = per - 1; j >= 0; j--)
+            for (int64_t m = 0; m < M; m++) add(u, &n, 1, MINE(j), m);
+        break;
+    }
+#undef MINE
+    return 0;
+}

@@ -1,0 +1,288 @@
+/* schedule_model.c: pipeline schedules as per-rank orders of work units,
+ * simulated to find the bubble; in-flight micro-batches per stage.
+ *
+ * The chunks, their owners and each rank's order of work units come from
+ * compiler/solver/pipeline_order.h, the same generator the lowering uses. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/solver/schedule_model.h"
+
+#include "compiler/solver/pipeline_order.h"
+
+double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro, int64_t stage)
+{
+    plc_pipe_shape sh;
+    if (plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return (double)micro;
+    return plc_pipe_inflight(&sh, micro, stage);
+}
+
+/* ---- simulation ----------------------------------------------------------- */
+
+typedef struct sim {
+    int64_t nchunks, micro;
+    int32_t *chunk_rank;
+    double *t_f, *t_b;       /* per chunk */
+    double *done_f, *done_b; /* [chunk * micro + mb], < 0 while not done */
+    plc_pipe_unit **order;   /* per rank, from plc_pipe_order */
+    int64_t *count, *next;
+} sim;
+
+int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
+                       double tf, double tb, double first_extra, double last_extra,
+                       double p2p, plc_sched_sim *out)
+{
+    memset(out, 0, sizeof *out);
+    plc_pipe_shape sh;
+    if (micro < 1 || plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return -1;
+    sim S = {.micro = micro, .nchunks = sh.nchunks};
+    int64_t per_chunk_layers = layers / S.nchunks;
+    int64_t cells = S.nchunks * micro;
+    S.chunk_rank = calloc((size_t)S.nchunks, sizeof *S.chunk_rank);
+    S.t_f = calloc((size_t)S.nchunks, sizeof *S.t_f);
+    S.t_b = calloc((size_t)S.nchunks, sizeof *S.t_b);
+    S.done_f = malloc((size_t)cells * sizeof *S.done_f);
+    S.done_b = malloc((size_t)cells * sizeof *S.done_b);
+    S.order = calloc((size_t)pp, sizeof *S.order);
+    S.count = calloc((size_t)pp, sizeof *S.count);
+    S.next = calloc((size_t)pp, sizeof *S.next);
+    plc_pipe_unit *pool = malloc((size_t)cells * 2 * sizeof *pool);
+    double *free_at = calloc((size_t)pp, sizeof *free_at);
+    double *busy = calloc((size_t)pp, sizeof *busy);
+    int rc = -1;
+    if (!S.chunk_rank || !S.t_f || !S.t_b || !S.done_f || !S.done_b || !S.order || !S.count ||
+        !S.next || !pool || !free_at || !busy)
+        goto done;
+    int64_t per_rank = plc_pipe_units(&sh, micro);
+    for (int64_t r = 0; r < pp; r++) {
+        S.order[r] = pool + r * per_rank;
+        S.count[r] = per_rank;
+        if (plc_pipe_order(&sh, micro, r, S.order[r])) goto done;
+    }
+    for (int64_t c = 0; c < S.nchunks; c++) {
+        S.chunk_rank[c] = (int32_t)plc_pipe_chunk_rank(&sh, c);
+        S.t_f[c] = tf * (double)per_chunk_layers;
+        S.t_b[c] = tb * (double)per_chunk_layers;
+    }
+    /* embedding and head: on the first and last chunk */
+    S.t_f[0] += first_extra / 3.0;
+    S.t_b[0] += first_extra * 2.0 / 3.0;
+    S.t_f[S.nchunks - 1] += last_extra / 3.0;
+    S.t_b[S.nchunks - 1] += last_extra * 2.0 / 3.0;
+    for (int64_t i = 0; i < cells; i++) S.done_f[i] = S.done_b[i] = -1.0;
+
+    int64_t remaining = cells * 2;
+    while (remaining > 0) {
+        int64_t progress = 0;
+        for (int64_t r = 0; r < pp; r++) {
+            while (S.next[r] < S.count[r]) {
+                plc_pipe_unit u = S.order[r][S.next[r]];
+                int64_t cell = (int64_t)u.chunk * micro + u.micro;
+                double ready = free_at[r];
+                if (!u.bwd) {
+                    if (u.chunk > 0) {
+                        double d = S.done_f[cell - micro];
+                        if (d < 0) break;
+                        if (S.chunk_rank[u.chunk - 1] != r) d += p2p;
+                        if (d > ready) ready = d;
+                    }
+                } else {
+                    double d = S.done_f[cell];
+                    if (d < 0) break;
+                    if (d > ready) ready = d;
+                    if (u.chunk < S.nchunks - 1) {
+                        d = S.done_b[cell + micro];
+                        if (d < 0) break;
+                        if (S.chunk_rank[u.chunk + 1] != r) d += p2p;
+                        if (d > ready) ready = d;
+                    }
+                }
+                double t = u.bwd ? S.t_b[u.chunk] : S.t_f[u.chunk];
+                double fin = ready + t;
+                if (u.bwd) S.done_b[cell] = fin; else S.done_f[cell] = fin;
+                free_at[r] = fin;
+                busy[r] += t;
+                S.next[r]++;
+                remaining--;
+                progress++;
+            }
+        }
+        if (progress == 0) goto done; /* an order that deadlocks: a bug, reported */
+    }
+    double makespan = 0, bmax = 0, bsum = 0;
+    for (int64_t r = 0; r < pp; r++) {
+        if (free_at[r] > makespan) makespan = free_at[r];
+        if (busy[r] > bmax) bmax = busy[r];
+        bsum += busy[r];
+    }
+    out->makespan = makespan;
+    out->busy_max = bmax;
+    out->busy_mean = bsum / (double)pp;
+    out->units = cells * 2;
+    rc = 0;
+done:
+    free(S.chunk_rank); free(S.t_f); free(S.t_b); free(S.done_f); free(S.done_b);
+    free(S.order); free(S.count); free(S.next); free(pool); free(free_at); free(busy);
+    return rc;
+}
+
+/* ---- layer-major schedules: the makespan without a unit-level simulation --- */
+
+/* A rank running one chunk (one layer) for all m micro-batches sees its
+ * inputs as a stream: the first at `first`, then one every `gap` (the
+ * producer's pace). It starts when both it and the first input are there,
+ * runs units of `unit` seconds, never ahead of its inputs, and hands its
+ * outputs on as a stream of the same form (the mean spacing). */
+typedef struct stream { double first, gap; } stream;
+
+/* fmax is a libm call here (no -ffast-math); the walk is the search's hot
+ * path and its figures are never NaN */
+static inline double max2(double a, double b) { return a > b ? a : b; }
+
+static stream run_chunk(double *free_at, stream in, double m, double unit)
+{
+    double start = max2(*free_at, in.first);
+    double last = max2(start + m * unit, in.first + (m - 1.0) * in.gap + unit);
+    *free_at = last;
+    stream out = {start + unit, m > 1.0 ? (last - (start + unit)) / (m - 1.0) : 0.0};
+    return out;
+}
+
+/* State of the walk after a round of layers: every rank's free time and the
+ * stream handed on. */
+typedef struct walk {
+    double *free_at;
+    int64_t pp;
+    stream in;
+} walk;
+
+/* Once a whole round (one layer on every rank) shifts the state by the
+ * same amount everywhere, with the same spacing, every later round of
+ * plain layers does too (the walk is a max-plus map: shifting its input
+ * shifts its output): returns that shift, or -1. */
+static double uniform_shift(const walk *w, const double *before, stream in_before)
+{
+    double shift = w->in.first - in_before.first;
+    double tol = 1e-12 * (fabs(w->in.first) + 1e-30);
+    if (fabs(w->in.gap - in_before.gap) > tol) return -1.0;
+    for (int64_t r = 0; r < w->pp; r++)
+        if (fabs((w->free_at[r] - before[r]) - shift) > tol) return -1.0;
+    return shift;
+}
+
+/* Layer-major schedules run every micro-batch through a layer before the
+ * next layer (layered: contiguous stages; modular: layer i on rank i mod
+ * pp), backward in reverse. Walking the layers in order, each one is a
+ * stream through its rank; runs of identical work are skipped once they
+ * repeat (layered: a rank's layers after its first run back to back;
+ * modular: rounds after the pipeline's pace is set), so the cost is
+ * O(pp) rounds, not O(layers x micro-batches) units as in the unit-level
+ * simulation (plc_sched_simulate, which the unit tests compare it with). */
+double plc_sched_layer_major_makespan(plc_schedule s, int64_t pp, int64_t layers, int64_t micro, double tf,
+                                      double tb, double first_extra, double last_extra, double p2p)
+{
+    double m = (double)micro;
+    if (pp <= 1 || layers % pp || pp > PLC_SCHED_MAX_RANKS)
+        return m * ((double)layers * (tf + tb) + first_extra + last_extra); /* one rank */
+    double free_at[PLC_SCHED_MAX_RANKS] = {0}, before[PLC_SCHED_MAX_RANKS];
+    int64_t per = layers / pp;
+    bool layered = s == PLC_SCHED_LAYERED;
+    walk w = {free_at, pp, {0.0, 0.0}};
+    for (int dir = 0; dir < 2; dir++) { /* forward, then backward from the last layer */
+        double t = dir == 0 ? tf : tb;
+        double share = dir == 0 ? 1.0 / 3.0 : 2.0 / 3.0; /* of the extras, as the simulator */
+        w.in = (stream){0.0, 0.0}; /* the data (forward) or the loss (backward): all there */
+        int64_t prev = -1;
+        stream in_before = w.in;
+        for (int64_t i = 0; i < layers; i++) {
+            int64_t l = dir == 0 ? i : layers - 1 - i;
+            int64_t r = layered ? l / per : l % pp;
+            bool plain = l != 0 && l != layers - 1;
+            if (layered && plain && prev == r) {
+                /* the rest of this rank's block: its own outputs, back to back */
+                int64_t left = 0; /* plain layers left on this rank after this one */
+                while (i + 1 + left < layers) {
+                    int64_t l2 = dir == 0 ? i + 1 + left : layers - 2 - i - left;
+                    if (l2 / per != r || l2 == 0 || l2 == layers - 1) break;
+                    left++;
+                }
+                free_at[r] += (double)(left + 1) * m * t;
+                w.in = (stream){free_at[r] - m * t + t, t};
+                i += left;
+                continue;
+            }
+            if (!layered && i % pp == 0) {
+                memcpy(before, free_at, (size_t)pp * sizeof *before);
+                in_before = w.in;
+            }
+            if (prev >= 0 && prev != r) w.in.first += p2p;
+            double unit = t + (l == 0 ? first_extra * share : 0.0) + (l == layers - 1 ? last_extra * share : 0.0);
+            w.in = run_chunk(&free_at[r], w.in, m, unit);
+            prev = r;
+            if (!layered && i % pp == pp - 1 && i >= pp) {
+                /* a whole plain round done: skip the plain rounds that repeat it */
+                double shift = uniform_shift(&w, before, in_before);
+                int64_t rounds_left = (layers - 1 - i) / pp - 1; /* the last round holds an end layer */
+                if (shift >= 0 && rounds_left > 0) {
+                    for (int64_t q = 0; q < pp; q++) free_at[q] += (double)rounds_left * shift;
+                    w.in.first += (double)rounds_left * shift;
+                    i += rounds_left * pp;
+                }
+            }
+        }
+    }
+    double makespan = 0;
+    for (int64_t r = 0; r < pp; r++) makespan = max2(makespan, free_at[r]);
+    return makespan;
+}
+
+/* ---- bubble ratio, memoised for the simulated schedules ----------------- */
+
+#define MEMO_SIZE 4096
+typedef struct memo_entry {
+    bool used;
+    plc_schedule s;
+    int64_t pp, layers, micro;
+    double ratio, value;
+} memo_entry;
+
+/* Per-thread memo would be needed for a threaded search; plc is single-threaded. */
+static memo_entry memo[MEMO_SIZE];
+
+double plc_sched_bubble_ratio(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers,
+                              int64_t micro, double ratio)
+{
+    if (pp <= 1) return 0.0;
+    switch (s) {
+    case PLC_SCHED_GPIPE:
+    case PLC_SCHED_1F1B: return (double)(pp - 1) / (double)micro;
+    case PLC_SCHED_INTERLEAVED: return (double)(pp - 1) / (double)(micro * vpp);
+    case PLC_SCHED_LAYERED: {
+        /* a stage starts once the one before has run all but the last
+         * micro-batch of all but its last layer: (pp-1)((L/pp-1)m+1) units of
+         * idle each way against (L/pp)m busy ones */
+        if (layers % pp) break;
+        double per = (double)(layers / pp), m = (double)micro;
+        return (double)(pp - 1) * ((per - 1.0) * m + 1.0) / (per * m);
+    }
+    case PLC_SCHED_MODULAR:
+        /* with at least pp micro-batches a layer's input arrives before it is
+         * needed: only the fill and drain, pp - 1 layers each way */
+        if (micro >= pp && layers % pp == 0) return (double)pp * (double)(pp - 1) / ((double)micro * (double)layers);
+        break;
+    default: break;
+    }
+    uint64_t h = (uint64_t)s * 1000003u ^ (uint64_t)pp * 7919u ^ (uint64_t)layers * 104729u ^
+                 (uint64_t)micro * 2654435761u ^ (uint64_t)(ratio * 1000.0);
+    memo_entry *e = &memo[h % MEMO_SIZE];
+    if (e->used && e->s == s && e->pp == pp && e->layers == layers && e->micro == micro &&
+        e->ratio == ratio)
+        return e->value;
+    plc_sched_sim r;
+    double value = 1e9; /* invalid: an enormous bubble, never chosen */
+    if (plc_sched_simulate(s, pp, 1, layers, micro, 1.0, ratio, 0, 0, 0, &r) == 0 && r.busy_max > 0)
+        value = (r.makespan - r.busy_max) / r.busy_max;
+    *e = (memo_entry){true, s, pp, layers, micro, ratio, value};
+    return value;
+}

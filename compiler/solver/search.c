@@ -1,0 +1,469 @@
+/* search.c: legality of layouts, the estimate of one layout, and the search
+ * over the space the spec's layout block allows.
+ *
+ * The search walks tp, pp, cp (dp follows from the GPU count), then ZeRO
+ * stage; a memory lower bound (static state of the heaviest stage) prunes
+ * whole subtrees before the inner dimensions (sp, schedule, vpp,
+ * micro-batch, recompute, attention, fused RMSNorm) are walked. Each inner
+ * candidate gets its memory figure; only those that fit (or, with --all,
+ * every one) get a time figure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compiler/solver/search.h"
+
+#include "compiler/solver/memory_model.h"
+#include "compiler/solver/model_math.h"
+#include "compiler/solver/schedule_model.h"
+#include "compiler/solver/time_model.h"
+
+const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS] = {
+#define PLC_DIM_NAME(name, type, kind, what) #name,
+    PLC_LAYOUT_FIELDS(PLC_DIM_NAME)
+#undef PLC_DIM_NAME
+};
+
+int64_t plc_layout_dim_value(const plc_layout *l, int dim) { return plc_layout_get(l, (plc_layout_dim)dim); }
+
+const char *plc_layout_dim_text(int dim, int64_t v, char *buf, size_t size)
+{
+    const char *name = NULL;
+    switch (plc_layout_dim_kind((plc_layout_dim)dim)) {
+    case PLC_DIMK_SCHEDULE: name = plc_schedule_name((plc_schedule)v); break;
+    case PLC_DIMK_RECOMPUTE: name = plc_recompute_name((plc_recompute)v); break;
+    case PLC_DIMK_ATTENTION: name = plc_attention_name((plc_attention)v); break;
+    case PLC_DIMK_ONOFF: name = v ? "on" : "off"; break;
+    case PLC_DIMK_DEGREE:
+    case PLC_DIMK_ZERO: break;
+    }
+    if (name) snprintf(buf, size, "%s", name);
+    else snprintf(buf, size, "%lld", (long long)v);
+    return buf;
+}
+
+bool plc_layout_check(const plc_job *job, const plc_layout *l, char *why, size_t size)
+{
+    plc_verdict v = plc_layout_rules_job(job, l);
+    if (v.rule == PLC_RULE_OK) {
+        if (why && size) why[0] = '\0';
+        return true;
+    }
+    /* why may be NULL (the search's fast path): the verdict only */
+    if (why) plc_layout_rules_job_message(job, l, v, why, size);
+    return false;
+}
+
+static int job_usable(const plc_job *job, char *why, size_t size)
+{
+    if (plc_cluster_gpus(&job->cluster) < 1) { snprintf(why, size, "the cluster has no GPUs"); return -1; }
+    plc_verdict v = plc_model_rules(&job->model);
+    if (v.rule != PLC_RULE_OK) {
+        plc_rule_input in = {.model = &job->model};
+        plc_rule_message(&in, v, why, size);
+        return -1;
+    }
+    if (job->train.global_batch < 1) { snprintf(why, size, "global_batch must be positive"); return -1; }
+    if (job->cluster.hw.mem_bytes <= 0 || job->cluster.hw.flops_bf16 <= 0 || job->cluster.hw.hbm_bw <= 0) {
+        snprintf(why, size, "the hardware entry lacks memory, bf16_flops or hbm_bw");
+        return -1;
+    }
+    return 0;
+}
+
+static void estimate(const plc_job *job, const plc_layout *l, bool all_stages, bool always_time,
+                     bool reasons, plc_estimate *out)
+{
+    out->layout = *l;
+    out->reason[0] = '\0';
+    out->fits = false;
+    out->peak_bytes = out->step_time_s = out->tokens_per_s = out->mfu = 0;
+    out->valid = plc_layout_check(job, l, reasons ? out->reason : NULL, sizeof out->reason);
+    if (!out->valid) return;
+    plc_memory_estimate(job, l, all_stages, out);
+    if (!out->fits && reasons)
+        snprintf(out->reason, sizeof out->reason,
+                 "needs %.1f GiB on a stage-%d rank, more than the %.1f GiB limit",
+                 out->peak_bytes / 1073741824.0, out->peak_stage, out->limit_bytes / 1073741824.0);
+    if (out->fits || always_time) plc_time_estimate(job, l, out);
+}
+
+int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *out)
+{
+    memset(out, 0, sizeof *out);
+    out->layout = *l;
+    if (job_usable(job, out->reason, sizeof out->reason)) return -1;
+    estimate(job, l, true, true, true, out);
+    return 0;
+}
+
+/* ---- ordering --------------------------------------------------------------- */
+
+int plc_candidate_compare(const plc_job *job, const plc_candidate *a, const plc_candidate *b)
+{
+    if (a->fits != b->fits) return a->fits ? -1 : 1;
+    if (!a->fits) { /* closest to fitting first */
+        if (a->valid != b->valid) return a->valid ? -1 : 1;
+        return (a->peak_bytes > b->peak_bytes) - (a->peak_bytes < b->peak_bytes);
+    }
+    if (job->layout.objective == PLC_OBJ_MEMORY && a->peak_bytes != b->peak_bytes)
+        return a->peak_bytes < b->peak_bytes ? -1 : 1;
+    if (a->step_time_s != b->step_time_s) return a->step_time_s < b->step_time_s ? -1 : 1;
+    if (a->peak_bytes != b->peak_bytes) return a->peak_bytes < b->peak_bytes ? -1 : 1;
+    /* equal figures (a schedule that makes no difference at pp = 1, say):
+     * the plainer layout first */
+    const plc_layout *x = &a->layout, *y = &b->layout;
+    int64_t kx[] = {x->schedule != PLC_SCHED_1F1B, x->zero, x->sp, x->recompute, x->tp, x->pp, x->cp, x->vpp};
+    int64_t ky[] = {y->schedule != PLC_SCHED_1F1B, y->zero, y->sp, y->recompute, y->tp, y->pp, y->cp, y->vpp};
+    for (size_t i = 0; i < sizeof kx / sizeof kx[0]; i++)
+        if (kx[i] != ky[i]) return kx[i] < ky[i] ? -1 : 1;
+    return 0;
+}
+
+/* ---- the search ------------------------------------------------------------- */
+
+#define MAX_VALUES 256
+
+typedef struct values { int n; int64_t v[MAX_VALUES]; } values;
+
+static void add_value(values *vs, const plc_choice *c, int64_t x)
+{
+    if (vs->n < MAX_VALUES && plc_choice_allows(c, x)) vs->v[vs->n++] = x;
+}
+
+/* divisors of n that the choice allows, ascending (and, for explicit values
+ * that do not divide n, nothing: they are invalid for every layout). Trial
+ * division up to sqrt(n), so a batch of 1e12 sequences costs a millisecond. */
+static void divisors(values *vs, const plc_choice *c, int64_t n)
+{
+    int64_t large[MAX_VALUES];
+    int nl = 0;
+    vs->n = 0;
+    if (c->kind == PLC_CHOICE_SET) { /* the values given, ascending */
+        for (int i = 0; i < c->n; i++)
+            if (c->v[i] >= 1 && n % c->v[i] == 0) add_value(vs, c, c->v[i]);
+        return;
+    }
+    if (c->kind == PLC_CHOICE_RANGE && c->hi - c->lo < MAX_VALUES) { /* a short range: its values */
+        for (int64_t d = c->lo < 1 ? 1 : c->lo; d <= c->hi && d <= n; d++)
+            if (n % d == 0) add_value(vs, c, d);
+        return;
+    }
+    for (int64_t d = 1; d <= n / d; d++) {
+        if (n % d) continue;
+        add_value(vs, c, d);
+        if (d != n / d && nl < MAX_VALUES && plc_choice_allows(c, n / d)) large[nl++] = n / d;
+    }
+    for (int i = nl - 1; i >= 0; i--)
+        if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
+}
+
+/* does the partial layout l (the dimensions in `known`) break a rule? */
+static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
+{
+    plc_rule_input in = {.model = &job->model, .gpus = plc_cluster_gpus(&job->cluster),
+                         .global_batch = job->train.global_batch, .precision = job->train.precision,
+                         .precision_known = true, .layout = *l, .known = known};
+    return plc_layout_rules(&in).rule != PLC_RULE_OK;
+}
+
+static void enum_values(values *vs, const plc_choice *c, int64_t count)
+{
+    vs->n = 0;
+    for (int64_t x = 0; x < count; x++) add_value(vs, c, x);
+}
+
+#define REGION_VALUES 64
+typedef struct region_list { int n; plc_region r[REGION_VALUES]; } region_list;
+
+typedef struct search {
+    const plc_job *job;
+    plc_arena *arena;
+    plc_solve_opts opts;
+    plc_solution *out;
+    plc_estimate est; /* scratch */
+    int64_t all_cap;
+    region_list regions[PLC_LAYOUT_NDIMS];
+} search;
+
+static plc_candidate candidate_of(const plc_estimate *e)
+{
+    plc_candidate c = {.layout = e->layout, .valid = e->valid, .fits = e->fits,
+                       .peak_bytes = e->peak_bytes, .step_time_s = e->step_time_s,
+                       .tokens_per_s = e->tokens_per_s, .mfu = e->mfu, .reason = ""};
+    return c;
+}
+
+static void keep_ranked(search *S, const plc_candidate *c)
+{
+    plc_solution *o = S->out;
+    int top = S->opts.top;
+    if (o->nranked == top && plc_candidate_compare(S->job, c, &o->ranked[top - 1]) >= 0) return;
+    int i = o->nranked < top ? o->nranked++ : top - 1;
+    while (i > 0 && plc_candidate_compare(S->job, c, &o->ranked[i - 1]) < 0) {
+        o->ranked[i] = o->ranked[i - 1];
+        i--;
+    }
+    o->ranked[i] = *c;
+}
+
+static void keep_closest(search *S, const plc_candidate *c)
+{
+    plc_solution *o = S->out;
+    int cap = (int)(sizeof o->closest / sizeof o->closest[0]);
+    if (o->nclosest == cap && plc_candidate_compare(S->job, c, &o->closest[cap - 1]) >= 0) return;
+    int i = o->nclosest < cap ? o->nclosest++ : cap - 1;
+    while (i > 0 && plc_candidate_compare(S->job, c, &o->closest[i - 1]) < 0) {
+        o->closest[i] = o->closest[i - 1];
+        i--;
+    }
+    o->closest[i] = *c;
+}
+
+static void keep_regions(search *S, const plc_candidate *c)
+{
+    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++) {
+        int64_t v = plc_layout_dim_value(&c->layout, d);
+        region_list *rl = &S->regions[d];
+        int i;
+        for (i = 0; i < rl->n; i++)
+            if (rl->r[i].value == v) break;
+        if (i == rl->n) {
+            if (rl->n == REGION_VALUES) continue;
+            rl->r[rl->n++] = (plc_region){.dim = d, .value = v, .best = *c};
+        } else if (plc_candidate_compare(S->job, c, &rl->r[i].best) < 0) {
+            rl->r[i].best = *c;
+        }
+    }
+}
+
+static void keep_all(search *S, const plc_candidate *c)
+{
+    plc_solution *o = S->out;
+    if (o->nall == S->all_cap) {
+        int64_t cap = S->all_cap ? S->all_cap * 2 : 1024;
+        plc_candidate *n = PLC_NEW_ARRAY(S->arena, plc_candidate, cap);
+        if (o->nall) memcpy(n, o->all, (size_t)o->nall * sizeof *n);
+        o->all = n;
+        S->all_cap = cap;
+    }
+    o->all[o->nall++] = *c;
+}
+
+static void record(search *S, plc_candidate *c, const char *reason)
+{
+    c->reason = reason;
+    if (c->fits) {
+        S->out->fitting++;
+        keep_ranked(S, c);
+    } else if (c->valid) {
+        keep_closest(S, c);
+    }
+    if (c->valid) keep_regions(S, c);
+    if (S->opts.all) keep_all(S, c);
+}
+
+static const char *arena_reason(search *S, const char *text)
+{
+    return text[0] ? plc_arena_strdup(S->arena, text) : "";
+}
+
+/* one fully specified candidate */
+static void evaluate(search *S, const plc_layout *l)
+{
+    estimate(S->job, l, false, S->opts.all, S->opts.all || S->out->pinned, &S->est);
+    plc_candidate c = candidate_of(&S->est);
+    if (!S->est.valid) {
+        S->out->invalid++;
+        /* reasons of invalid candidates are kept only where they are shown */
+        record(S, &c, S->opts.all || S->out->pinned ? arena_reason(S, S->est.reason) : "invalid layout");
+        return;
+    }
+    S->out->evaluated++;
+    /* non-fitting reasons are formatted where they are printed (figures in the candidate) */
+    record(S, &c, S->est.fits ? "" : "does not fit in memory");
+}
+
+typedef struct inner_values {
+    values sp, sched, mb, rc, attn, frms, vpp_all;
+} inner_values;
+
+/* the vpp values of a schedule: those the rulebook allows with pp */
+static bool vpp_fits_schedule(const plc_job *job, plc_schedule sched, int64_t vpp, int64_t pp)
+{
+    plc_layout l = {.schedule = sched, .vpp = vpp, .pp = pp};
+    return !breaks_rule(job, &l, PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) | PLC_LD_BIT(pp));
+}
+
+static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t pp, int64_t tp)
+{
+    int64_t per_sched = 0;
+    for (int i = 0; i < iv->sched.n; i++)
+        for (int j = 0; j < iv->vpp_all.n; j++)
+            if (vpp_fits_schedule(job, (plc_schedule)iv->sched.v[i], iv->vpp_all.v[j], pp)) per_sched++;
+    int64_t sp_n = 0;
+    for (int i = 0; i < iv->sp.n; i++) if (!(iv->sp.v[i] == 1 && tp == 1 && iv->sp.n > 1)) sp_n++;
+    return sp_n * per_sched * iv->mb.n * iv->rc.n * iv->attn.n * iv->frms.n;
+}
+
+static void walk_inner(search *S, plc_layout base, const inner_values *iv)
+{
+    const plc_job *job = S->job;
+    const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(zero);
+    for (int a = 0; a < iv->sp.n; a++) {
+        base.sp = iv->sp.v[a];
+        if (base.sp == 1 && base.tp == 1 && iv->sp.n > 1) continue; /* same as sp off */
+        for (int b = 0; b < iv->sched.n; b++) {
+            base.schedule = (plc_schedule)iv->sched.v[b];
+            for (int c = 0; c < iv->vpp_all.n; c++) {
+                base.vpp = iv->vpp_all.v[c];
+                if (!vpp_fits_schedule(job, base.schedule, base.vpp, base.pp)) continue; /* not a value of this schedule */
+                for (int d = 0; d < iv->mb.n; d++) {
+                    base.micro_batch = iv->mb.v[d];
+                    uint32_t known = outer | PLC_LD_BIT(sp) | PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) |
+                                     PLC_LD_BIT(micro_batch);
+                    if (!S->opts.all && breaks_rule(job, &base, known)) {
+                        /* every inner combination is invalid for the same reason */
+                        S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
+                        continue;
+                    }
+                    for (int e = 0; e < iv->rc.n; e++) {
+                        base.recompute = (plc_recompute)iv->rc.v[e];
+                        for (int f = 0; f < iv->attn.n; f++) {
+                            base.attention = (plc_attention)iv->attn.v[f];
+                            for (int g = 0; g < iv->frms.n; g++) {
+                                base.fused_rmsnorm = iv->frms.v[g];
+                                evaluate(S, &base);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool all_pinned(const plc_layout_spec *ls, plc_layout *l)
+{
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        int64_t v;
+        if (!plc_choice_fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) return false;
+        plc_layout_set(l, (plc_layout_dim)d, v);
+    }
+    return true;
+}
+
+plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out)
+{
+    double t0 = now_s();
+    memset(out, 0, sizeof *out);
+    if (job_usable(job, out->error, sizeof out->error)) return PLC_E_INPUT;
+    search *S = calloc(1, sizeof *S);
+    if (!S) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return PLC_E_SYSTEM;
+    }
+    S->job = job;
+    S->arena = a;
+    S->out = out;
+    S->opts = opts ? *opts : (plc_solve_opts){0};
+    if (S->opts.top <= 0) S->opts.top = 10;
+    out->ranked = PLC_NEW_ARRAY(a, plc_candidate, S->opts.top);
+    out->limit_bytes = job->layout.memory_limit * job->cluster.hw.mem_bytes;
+
+    const plc_layout_spec *ls = &job->layout;
+    const plc_model *m = &job->model;
+    int64_t gpus = plc_cluster_gpus(&job->cluster);
+    plc_layout pinned_layout;
+    if (all_pinned(ls, &pinned_layout)) {
+        out->pinned = true;
+        evaluate(S, &pinned_layout);
+        /* the single candidate, fit or not, with its time */
+        plc_estimate *e = &S->est;
+        if (e->valid && !e->fits) plc_time_estimate(job, &pinned_layout, e);
+        out->single = candidate_of(e);
+        out->single.reason = arena_reason(S, e->reason);
+    } else {
+        inner_values iv;
+        values tps, pps, cps, zeros;
+        divisors(&tps, &ls->tp, gpus);
+        enum_values(&iv.sp, &ls->sp, 2);
+        enum_values(&iv.sched, &ls->schedule, PLC_SCHED_COUNT);
+        enum_values(&iv.rc, &ls->recompute, PLC_RECOMPUTE_COUNT);
+        enum_values(&iv.attn, &ls->attention, PLC_ATTN_COUNT);
+        enum_values(&iv.frms, &ls->fused_rmsnorm, 2);
+        enum_values(&zeros, &ls->zero, 4);
+        divisors(&iv.vpp_all, &ls->vpp, m->layers);
+        if (job->train.precision == PLC_PREC_FP32 && ls->attention.kind == PLC_CHOICE_AUTO)
+            enum_values(&iv.attn, &ls->attention, PLC_ATTN_FLASH1); /* naive, fused */
+        for (int i = 0; i < tps.n; i++) {
+            int64_t tp = tps.v[i];
+            plc_layout part = {.tp = tp};
+            if (breaks_rule(job, &part, PLC_LD_BIT(tp))) { out->invalid++; continue; }
+            divisors(&pps, &ls->pp, gpus / tp);
+            for (int j = 0; j < pps.n; j++) {
+                int64_t pp = pps.v[j];
+                part.pp = pp;
+                if (breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp))) { out->invalid++; continue; }
+                divisors(&cps, &ls->cp, gpus / (tp * pp));
+                for (int k = 0; k < cps.n; k++) {
+                    int64_t cp = cps.v[k];
+                    int64_t dp = gpus / (tp * pp * cp);
+                    part.cp = cp;
+                    part.dp = dp;
+                    if (!plc_choice_allows(&ls->dp, dp) ||
+                        breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp))) {
+                        out->invalid++;
+                        continue;
+                    }
+                    divisors(&iv.mb, &ls->micro_batch, job->train.global_batch / dp);
+                    for (int z = 0; z < zeros.n; z++) {
+                        int64_t zero = zeros.v[z];
+                        /* without data or context parallelism every stage is the same */
+                        if (dp * cp == 1 && zero > 0 && zeros.n > 1) continue;
+                        plc_layout base = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero};
+                        double bound = plc_memory_lower_bound(job, tp, pp, dp, cp, zero);
+                        if (bound > out->limit_bytes) {
+                            int64_t n = count_inner(job, &iv, pp, tp);
+                            out->pruned += n;
+                            if (n > 0) { /* a representative for "closest" output */
+                                plc_candidate c = {.layout = base, .valid = true, .peak_bytes = bound,
+                                                   .reason = "weights, gradients and optimizer state alone exceed the limit"};
+                                c.layout.vpp = 1; c.layout.micro_batch = 1;
+                                c.layout.schedule = PLC_SCHED_1F1B;
+                                c.layout.recompute = PLC_RECOMPUTE_FULL;
+                                c.layout.attention = PLC_ATTN_FLASH2;
+                                c.layout.fused_rmsnorm = 1;
+                                keep_closest(S, &c);
+                            }
+                            continue;
+                        }
+                        walk_inner(S, base, &iv);
+                    }
+                }
+            }
+        }
+    }
+    out->enumerated = out->invalid + out->pruned + out->evaluated;
+    int nregions = 0;
+    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++) nregions += S->regions[d].n;
+    out->regions = PLC_NEW_ARRAY(a, plc_region, nregions ? nregions : 1);
+    for (int d = 0; d < PLC_LAYOUT_NDIMS; d++)
+        for (int i = 0; i < S->regions[d].n; i++) out->regions[out->nregions++] = S->regions[d].r[i];
+    free(S);
+    out->seconds = now_s() - t0;
+    return PLC_OK;
+}
+
+plc_status plc_solve(const plc_job *job, plc_arena *a, plc_solution *out)
+{
+    return plc_solve_opts_run(job, a, NULL, out);
+}

@@ -1,0 +1,343 @@
+/* time_model.c: one training step's time; see time_model.h, docs/solver.md. */
+#include <math.h>
+
+#include "compiler/solver/time_model.h"
+
+#include "compiler/solver/collectives.h"
+#include "compiler/solver/memory_model.h"
+#include "compiler/solver/model_math.h"
+#include "compiler/solver/schedule_model.h"
+
+/* Attention kernels. Tiled (flash) kernels run the score matmuls from on-chip
+ * memory at a share of the dense-matmul efficiency (FlashAttention-2 paper:
+ * v2 reaches 50-73% of A100 peak where dense GEMMs reach ~80%, v1 25-40%),
+ * skip the masked half, and recompute the scores in the backward (2.5x the
+ * forward FLOPs). The materialising kernels run two batched GEMMs with the
+ * head dimension as inner size, over the full square, and move every score
+ * element through HBM: bytes per element over forward and backward. */
+typedef struct attention_kernel {
+    bool tiled;
+    double tiled_eff;   /* share of matmul efficiency */
+    double score_bytes; /* HBM traffic per score element, forward + backward, bf16 */
+    int kernels_f;      /* launches per layer forward for the attention core */
+} attention_kernel;
+
+static const attention_kernel kernels[PLC_ATTN_COUNT] = {
+    [PLC_ATTN_NAIVE] = {false, 0.0, 70.0, 7}, /* bmm, scale, mask, fp32 softmax, casts, bmm */
+    [PLC_ATTN_FUSED] = {false, 0.0, 16.0, 3}, /* bmm, fused scale-mask-softmax, bmm */
+    [PLC_ATTN_FLASH1] = {true, 0.50, 0.0, 1},
+    [PLC_ATTN_FLASH2] = {true, 0.85, 0.0, 1},
+};
+
+/* HBM bytes per element of the element-wise work, forward + backward:
+ * fused RMSNorm reads x, writes y, and in the backward reads x and dy and
+ * writes dx; the unfused one runs six kernels each way on an fp32 copy */
+#define NORM_FUSED_BYTES_PER_ACT 5.0
+#define NORM_UNFUSED_BYTES 108.0
+/* cross-entropy over the logits, forward + backward: logits out, fp32 upcast,
+ * max, exp-sum, gradient, cast */
+#define XENT_BYTES 24.0
+
+double plc_peak_flops(const plc_job *job)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    return job->train.precision == PLC_PREC_FP32 ? hw->flops_fp32 : hw->flops_bf16;
+}
+
+static double dim_eff(double d, double half) { return half > 0 ? d / (d + half) : 1.0; }
+
+double plc_cost_matmul(const plc_hw *hw, plc_precision p, int64_t M, int64_t N, int64_t K)
+{
+    if (M <= 0 || N <= 0 || K <= 0) return 0.0;
+    double peak = p == PLC_PREC_FP32 ? hw->flops_fp32 : hw->flops_bf16;
+    double eff = (hw->matmul_eff > 0 ? hw->matmul_eff : 1.0) * dim_eff((double)M, hw->matmul_half_dim) *
+                 dim_eff((double)N, hw->matmul_half_dim) * dim_eff((double)K, hw->matmul_half_dim);
+    return 2.0 * (double)M * (double)N * (double)K / (peak * eff);
+}
+
+double plc_cost_memory_bound(const plc_hw *hw, double bytes)
+{
+    if (bytes <= 0) return 0.0;
+    return bytes / (hw->hbm_bw * (hw->hbm_eff > 0 ? hw->hbm_eff : 1.0));
+}
+
+void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *o)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    plc_precision p = job->train.precision;
+    double a = plc_dtype_bytes_of(job).act;
+    int64_t tp = l->tp;
+    int64_t T = l->micro_batch * m->seq_len / l->cp; /* tokens per micro-batch per rank */
+    int64_t h = m->hidden, f = m->ffn_hidden, hd = plc_head_dim(m);
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
+    int64_t heads = m->heads / tp;
+    double spd = (l->sp && tp > 1) ? (double)tp : 1.0;
+    const attention_kernel *ak = &kernels[l->attention];
+    *o = (plc_layer_times){0};
+
+    /* linear layers: qkv, wo, gate+up, down; backward = data and weight gradients */
+    o->matmul_f = plc_cost_matmul(hw, p, T, (q + 2 * kv) / tp, h) + plc_cost_matmul(hw, p, T, h, q / tp) +
+                  plc_cost_matmul(hw, p, T, 2 * f / tp, h) + plc_cost_matmul(hw, p, T, h, f / tp);
+    o->matmul_b = 2.0 * o->matmul_f;
+
+    /* attention core */
+    double seqs = (double)l->micro_batch; /* sequences per micro-batch */
+    double sq = (double)(m->seq_len / l->cp), skv = (double)m->seq_len;
+    double attn_mem_f = 0, attn_mem_b = 0;
+    if (ak->tiled) {
+        double flops = 4.0 * sq * (skv + 1.0) / 2.0 * (double)(heads * hd) * seqs;
+        double peak = plc_peak_flops(job);
+        double eff = (hw->matmul_eff > 0 ? hw->matmul_eff : 1.0) * ak->tiled_eff;
+        o->attn_f = flops / (peak * eff);
+        o->attn_b = 2.5 * o->attn_f;
+    } else {
+        /* two batched GEMMs per head: (sq x hd) x (hd x skv) and (sq x skv) x (skv x hd) */
+        double one = plc_cost_matmul(hw, p, (int64_t)sq, (int64_t)skv, hd) +
+                     plc_cost_matmul(hw, p, (int64_t)sq, hd, (int64_t)skv);
+        o->attn_f = one * (double)heads * seqs;
+        o->attn_b = 2.0 * o->attn_f;
+        double elems = sq * skv * (double)heads * seqs;
+        double bytes = elems * ak->score_bytes * (a / 2.0);
+        attn_mem_f = bytes / 3.0;
+        attn_mem_b = bytes * 2.0 / 3.0;
+    }
+
+    /* element-wise work, bytes per token */
+    double norm = l->fused_rmsnorm ? NORM_FUSED_BYTES_PER_ACT * a : NORM_UNFUSED_BYTES * (a / 2.0);
+    double norms = 2.0 * norm * (double)h / spd;
+    double rope = 4.0 * (double)(q + kv) / (double)tp * a;          /* read + write, both passes */
+    double swiglu = 9.0 * (double)f / (double)tp * a;               /* silu(g) * u and its gradient */
+    double residual = 2.0 * 5.0 * (double)h * a / spd;              /* two adds, forward and gradient */
+    double per_token = norms + rope + swiglu + residual;
+    double elementwise = plc_cost_memory_bound(hw, (double)T * per_token);
+    o->mem_f = elementwise / 3.0 + plc_cost_memory_bound(hw, attn_mem_f);
+    o->mem_b = elementwise * 2.0 / 3.0 + plc_cost_memory_bound(hw, attn_mem_b);
+
+    /* tensor parallelism: two all-reduces (or all-gather + reduce-scatter
+     * pairs with sequence parallelism) each way, on the critical path */
+    if (tp > 1) {
+        plc_layout_groups g;
+        plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
+        double bytes = (double)T * (double)h * a;
+        double one = l->sp ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) +
+                                 plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, bytes, g.tp)
+                           : plc_cost_group(hw, PLC_COLL_ALL_REDUCE, bytes, g.tp);
+        o->tp_f = 2.0 * one;
+        o->tp_b = 2.0 * one;
+    }
+    /* context parallelism: ring exchange of K and V (and their gradients in
+     * the backward), overlapped with the attention of the chunk in hand */
+    if (l->cp > 1) {
+        plc_layout_groups g;
+        plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
+        double bytes = (double)T * 2.0 * (double)kv / (double)tp * a;
+        bool cross = g.cp.per_node < g.cp.size;
+        double ring = (double)(l->cp - 1) * plc_cost_p2p(hw, bytes, cross);
+        o->cp_f = fmax(0.0, ring - o->attn_f);
+        o->cp_b = fmax(0.0, 2.0 * ring - o->attn_b);
+    }
+
+    int kernels_f = (l->fused_rmsnorm ? 2 : 12) + 4 /* gemms */ + 2 /* rope */ + 2 /* swiglu */ +
+                    2 /* residual */ + ak->kernels_f;
+    o->launch_f = kernels_f * hw->kernel_launch;
+    o->launch_b = 2.0 * o->launch_f;
+
+    switch (l->recompute) {
+    case PLC_RECOMPUTE_FULL:
+        o->recompute = o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f;
+        break;
+    case PLC_RECOMPUTE_SELECTIVE:
+        if (!ak->tiled) o->recompute = o->attn_f + plc_cost_memory_bound(hw, attn_mem_f);
+        break;
+    default: break;
+    }
+}
+
+/* embedding (first stage) and head with loss (last stage), per micro-batch,
+ * forward + backward */
+static void ends_times(const plc_job *job, const plc_layout *l, double *first, double *last)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    double a = plc_dtype_bytes_of(job).act;
+    int64_t T = l->micro_batch * m->seq_len / l->cp;
+    double emb_bytes = (double)T * (double)m->hidden * (a + 4.0 + a); /* gather; scatter-add of grads */
+    *first = plc_cost_memory_bound(hw, emb_bytes);
+    int64_t Vl = plc_vocab_local(m->vocab, l->tp); /* padded: the padding columns cost their share */
+    double head = 3.0 * plc_cost_matmul(hw, job->train.precision, T, Vl, m->hidden);
+    double xent = plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES);
+    *last = head + xent;
+    if (l->tp > 1) { /* vocab-parallel loss: max and sum all-reduces, tiny */
+        plc_layout_groups g;
+        plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
+        *last += 3.0 * plc_cost_group(hw, PLC_COLL_ALL_REDUCE, (double)T * 4.0, g.tp);
+    }
+}
+
+void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    plc_layer_times lt;
+    plc_layer_times_of(job, l, &lt);
+    int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
+    int64_t layers = m->layers / l->pp;
+    double first, last;
+    ends_times(job, l, &first, &last);
+
+    double tf = lt.matmul_f + lt.attn_f + lt.mem_f + lt.tp_f + lt.cp_f + lt.launch_f;
+    double tb = lt.matmul_b + lt.attn_b + lt.mem_b + lt.tp_b + lt.cp_b + lt.launch_b + lt.recompute;
+    double layer_mb = tf + tb;
+    /* busiest stage per micro-batch: the last (head) or the first (embedding) */
+    double ends = l->pp == 1 ? first + last : fmax(first, last);
+
+    plc_layout_groups g;
+    plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
+
+    /* pipeline send/recv of activations (forward) and their gradients
+     * (backward): the mean cost of a hop between neighbouring ranks, which
+     * crosses a node boundary only between the last stage on a node and
+     * the first on the next (and, for the schedules whose chunks wrap
+     * around from the last rank to the first, on the way back) */
+    bool layer_major = l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR;
+    double msg = 0;
+    if (l->pp > 1) {
+        double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
+        double bytes = (double)(l->micro_batch * m->seq_len / l->cp) * (double)m->hidden * d.act / spd;
+        bool ring = l->schedule == PLC_SCHED_MODULAR || l->schedule == PLC_SCHED_INTERLEAVED;
+        double nodes = (double)g.pp.size / (double)g.pp.per_node; /* nodes the pp group spans */
+        double hops = ring ? (double)l->pp : (double)(l->pp - 1);
+        double cross = nodes <= 1.0 ? 0.0 : (ring ? nodes : nodes - 1.0) / hops;
+        msg = cross * plc_cost_p2p(hw, bytes, true) + (1.0 - cross) * plc_cost_p2p(hw, bytes, false);
+    }
+    /* ZeRO 3: plc's lowering gathers a layer's weights (one collective per
+     * tensor) on the compute stream whenever the stage enters the layer:
+     * for every micro-batch each way with depth-first schedules, once per
+     * step each way with layer-major ones (LGA) */
+    double layer_params = (double)plc_params_layer(m) / (double)l->tp;
+    double layer_gather = 0;
+    if (l->zero >= 3 && g.dpcp.size > 1)
+        layer_gather = PLC_LAYER_TENSORS * plc_cost_group(hw, PLC_COLL_ALL_GATHER,
+                                                          layer_params * d.weight / PLC_LAYER_TENSORS, g.dpcp);
+    double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
+    double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
+    double bubble = 0, pp_exposed = 0, gathers_exposed = entries * layer_gather;
+    if (l->pp > 1 && layer_major) {
+        /* breadth-first schedules: the step's makespan from the schedule's
+         * own order (fill, the wait at the turn from forward to backward
+         * behind the head and loss, rounds that wait for the ring when
+         * messages outlast the slack), without and with the messages and
+         * the ZeRO-3 gathers (spread over the layer's micro-batches: a
+         * gather while the rank waits for its input costs nothing) */
+        double mk0 = plc_sched_layer_major_makespan(l->schedule, l->pp, m->layers, micro, tf, tb, first, last, 0);
+        double mk1 = plc_sched_layer_major_makespan(l->schedule, l->pp, m->layers, micro, tf, tb, first, last, msg);
+        double mk2 = layer_gather > 0 ? plc_sched_layer_major_makespan(l->schedule, l->pp, m->layers, micro,
+                                                                       tf + layer_gather / (double)micro,
+                                                                       tb + layer_gather / (double)micro,
+                                                                       first, last, msg)
+                                      : mk1;
+        bubble = fmax(0.0, mk0 - busy);
+        pp_exposed = fmax(0.0, mk1 - mk0);
+        gathers_exposed = fmax(0.0, mk2 - mk1);
+    }
+    if (l->pp > 1 && !layer_major) {
+        /* depth-first schedules: the closed forms' idle share of a balanced
+         * pipeline (stage imbalance is in the busiest stage's work: the
+         * ends term of the components below), and every message a unit
+         * receives waited for */
+        double ratio = tf > 0 ? tb / tf : 2.0;
+        double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
+                                                     round(ratio * 2.0) / 2.0);
+        double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
+        bubble = bubble_ratio * (double)micro * balanced_mb;
+        pp_exposed = 2.0 * (double)micro * (double)l->vpp * msg;
+    }
+
+    /* data-parallel gradient reduction and ZeRO gathers over data x
+     * context, as plc's lowering issues them: one collective per parameter
+     * tensor (so each pays its latency), reductions on the communication
+     * stream behind the backward, ZeRO 1 and 2 gathers of the updated
+     * weights after the optimizer, ZeRO 3 gathers of a layer's weights on
+     * the compute stream whenever a stage enters the layer. */
+    double params = 0, tensors = 0;
+    int64_t ends_stages[2] = {0, l->pp - 1}; /* middle stages hold the fewest */
+    for (int i = 0; i < 2; i++) {
+        plc_stage_params sp;
+        plc_stage_params_of(m, l->tp, l->pp, ends_stages[i], &sp);
+        double p = plc_stage_params_total(&sp);
+        if (p > params) { params = p; tensors = (double)plc_stage_tensors(m, l->pp, &sp); }
+    }
+    bool lga = layer_major;
+    bool per_mb = l->zero >= 2 && !lga; /* ZeRO 2, 3: each run of backwards of a layer reduced */
+    double dp_exposed = 0, zero_exposed = 0, zeroing;
+    if (g.dpcp.size > 1) {
+        double grads = params * d.grad, weights = params * d.weight;
+        plc_collective_kind red = l->zero == 0 ? PLC_COLL_ALL_REDUCE : PLC_COLL_REDUCE_SCATTER;
+        /* ZeRO 0 reduces one bucket per layer, the others one tensor at a time */
+        double pieces = l->zero == 0 ? (double)layers + 1.0 : tensors;
+        double dp_comm = (per_mb ? (double)micro : 1.0) * pieces * plc_cost_group(hw, red, grads / pieces, g.dpcp);
+        /* a layer's reduction starts once its gradients are final: during
+         * the last micro-batch's backward (flush schedules), every
+         * micro-batch's (per-micro-batch reductions), or the whole
+         * layer-major backward (LGA). The first layer's come last: nothing
+         * hides its reduction. */
+        double bwd_mb = (double)layers * tb;
+        double window = (lga || per_mb) ? (double)micro * bwd_mb : bwd_mb;
+        dp_exposed = fmax(dp_comm / (double)layers, dp_comm - window);
+        if (l->zero == 1 || l->zero == 2)
+            zero_exposed = tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp);
+        if (l->zero == 3) zero_exposed = gathers_exposed;
+    }
+    /* gradient buffers zeroed for the step (ZeRO 2, 3: a layer's block for
+     * each run of backwards) */
+    double zeroed = l->zero >= 2 ? (per_mb ? (double)micro : 1.0) * layer_params * (double)layers : params;
+    zeroing = plc_cost_memory_bound(hw, zeroed * d.grad);
+
+    /* optimizer: AdamW over the rank's shard, memory-bound */
+    double shard = l->zero >= 1 ? (double)g.dpcp.size : 1.0;
+    double opt_bytes = params / shard * (d.grad + (d.optimizer + d.weight) * 2.0);
+    double optimizer = plc_cost_memory_bound(hw, opt_bytes) + zeroing;
+    double zero_gather_exposed = zero_exposed;
+
+    double *t = est->time;
+    for (int k = 0; k < PLC_TIME_COUNT; k++) t[k] = 0;
+    double per_mb_layers = (double)micro * (double)layers;
+    double recompute_compute = 0, recompute_mem = 0;
+    if (l->recompute == PLC_RECOMPUTE_FULL) {
+        recompute_compute = lt.matmul_f + lt.attn_f;
+        recompute_mem = lt.mem_f;
+    } else {
+        recompute_compute = lt.recompute;
+    }
+    t[PLC_TIME_COMPUTE] = per_mb_layers * (lt.matmul_f + lt.matmul_b + lt.attn_f + lt.attn_b + recompute_compute);
+    t[PLC_TIME_MEMORY] = per_mb_layers * (lt.mem_f + lt.mem_b + recompute_mem) + optimizer;
+    t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.tp_f : 0));
+    t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.cp_f : 0));
+    t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.launch_f : 0));
+    /* embedding and head work of the busiest stage counts as compute */
+    t[PLC_TIME_COMPUTE] += (double)micro * ends;
+    t[PLC_TIME_COMM_PP] = pp_exposed;
+    t[PLC_TIME_COMM_DP] = dp_exposed;
+    t[PLC_TIME_COMM_ZERO] = zero_gather_exposed;
+    t[PLC_TIME_BUBBLE] = bubble;
+
+    double step = 0;
+    for (int k = 0; k < PLC_TIME_COUNT; k++) step += t[k];
+    est->step_time_s = step;
+    est->micro_batches = micro;
+    est->bubble_fraction = step > 0 ? bubble / step : 0;
+    double tokens = (double)job->train.global_batch * (double)m->seq_len;
+    est->tokens_per_s = step > 0 ? tokens / step : 0;
+    est->model_flops = tokens * plc_flops_per_token_palm(m);
+    double gpus = (double)(l->dp * l->tp * l->pp * l->cp);
+    est->mfu = step > 0 ? est->model_flops / step / (gpus * plc_peak_flops(job)) : 0;
+}
+
+const char *plc_time_component_name(plc_time_component c)
+{
+    static const char *const names[] = {"compute", "memory-bound", "tp-comm", "cp-comm", "pp-comm",
+                                        "dp-comm", "zero-gather", "bubble", "overhead"};
+    return (unsigned)c < PLC_TIME_COUNT ? names[c] : "?";
+}
