@@ -207,7 +207,6 @@ int plc_cmd_compile(int argc, char **argv)
         plc_yaml_num(&y, "plan_bytes", (double)bytes);
         plc_yaml_int(&y, "ranks", plan.world_size);
         plc_yaml_num(&y, "fixed_bytes", fixed);
-        plc_yaml_num(&y, "limit_bytes", limit);
         plc_yaml_num(&y, "exact_peak_bytes", exact_peak);
         plc_report_yaml_estimate(&y, "layout", est, &plan);
         if (plc_yaml_end(&y)) rc = PLC_EXIT_INTERNAL;

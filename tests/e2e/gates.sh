@@ -36,6 +36,22 @@ grep -q 'takes a percentage' "$tmp/err" || die "bad percentage: no message"
 expect 1 "$PLC" check "$ex/tiny.plan" -D layout.tp=3 --min-mfu 1%
 expect 2 "$PLC" check "$spec" -D layout.tp=1 -D layout.pp=1 -D layout.dp=32 -D layout.zero=0 -D layout.micro_batch=64 \
     -D layout.recompute=none --min-mfu 1%
+# compile's memory gate judges the plan's exact figure (the most loaded
+# stage's arena plus the fixed costs it decides fit on), not the estimate
+read -r exact pred <<<"$("$PLC" compile "$spec" --format yaml -o "$tmp/x.bin" | /usr/bin/python3 -c '
+import sys, yaml
+d = yaml.safe_load(sys.stdin)
+dev = d["memory_limit_bytes"] / d["memory_limit"]
+print(100 * d["exact_peak_bytes"] / dev, 100 * d["layout"]["memory"]["peak_bytes"] / dev)')"
+expect 0 "$PLC" compile "$spec" -o "$tmp/x.bin" --max-memory "$(pct ceil "$exact")"
+grep -q '^gate memory: exact peak .*: pass$' "$tmp/out" || die "compile: no exact memory gate line"
+expect 4 "$PLC" compile "$spec" -o "$tmp/x.bin" --max-memory "$(pct floor "$exact")"
+grep -q 'gate failed: .*exact peak memory' "$tmp/err" || die "compile: exact memory gate message"
+if /usr/bin/python3 -c "import math, sys; sys.exit(0 if math.ceil($exact) < math.floor($pred) else 1)"; then
+    # a limit between the two: compile passes on the plan, check fails on the estimate
+    expect 0 "$PLC" compile "$spec" -o "$tmp/x.bin" --max-memory "$(pct ceil "$exact")"
+    expect 4 "$PLC" check "$spec" --max-memory "$(pct ceil "$exact")"
+fi
 expect 1 "$PLC" compile "$spec" --max-regression 2% -o "$tmp/x.bin"
 grep -q 'needs --baseline' "$tmp/err" || die "--max-regression alone: no message"
 
