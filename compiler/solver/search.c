@@ -6,7 +6,27 @@
  * whole subtrees before the inner dimensions (sp, schedule, vpp,
  * micro-batch, recompute, attention, fused RMSNorm) are walked. Each inner
  * candidate gets its memory figure; only those that fit (or, with --all,
- * every one) get a time figure. */
+ * every one) get a time figure.
+ *
+ * Branch and bound (unless opts.exhaustive or opts.all): once `top`
+ * candidates fit, a node (tp, pp, cp, zero, sp, schedule, vpp, micro-batch)
+ * whose lower bound on the objective is worse than the top-th best is
+ * skipped with its recompute x attention x fused-RMSNorm leaves. The bounds
+ * are admissible, so the ranking is the exhaustive one (ties included: a
+ * leaf is skipped only when its bound is strictly worse, and the leaves that
+ * are estimated are met in the same order):
+ *   time:   every component of the step is non-negative, and the per-layer
+ *           work of a micro-batch (plc_layer_times_of: linear layers,
+ *           attention core, element-wise work, tp and cp exchanges, kernel
+ *           launches) only grows with recompute; so the step takes at least
+ *           micro-batches x layers per stage x the least per-layer work over
+ *           the node's attention and RMSNorm choices, times 1 + the bubble
+ *           ratio for the schedules whose closed form does not depend on the
+ *           backward/forward ratio (GPipe, 1F1B, interleaved: their bubble is
+ *           that ratio times the balanced stage's work, itself at least the
+ *           layers' work);
+ *   memory: plc_memory_lower_bound (static state and reserve). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +204,7 @@ typedef struct search {
     plc_solution *out;
     plc_estimate est; /* scratch */
     int64_t all_cap;
+    bool bound; /* branch and bound (see the file header) */
     region_list regions[PLC_LAYOUT_NDIMS];
 } search;
 
@@ -260,7 +281,7 @@ static void record(search *S, plc_candidate *c, const char *reason)
     } else if (c->valid) {
         keep_closest(S, c);
     }
-    if (c->valid) keep_regions(S, c);
+    if (c->valid && !S->bound) keep_regions(S, c);
     if (S->opts.all) keep_all(S, c);
 }
 
@@ -307,10 +328,61 @@ static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t p
     return sp_n * per_sched * iv->mb.n * iv->rc.n * iv->attn.n * iv->frms.n;
 }
 
-static void walk_inner(search *S, plc_layout base, const inner_values *iv)
+/* the least per-layer work of one micro-batch (forward + backward, without
+ * recompute) over the attention and fused-RMSNorm choices of iv, for the
+ * layout l (tp, cp, sp, micro-batch known) */
+static double least_layer_work(const plc_job *job, plc_layout l, const inner_values *iv)
+{
+    double best = INFINITY;
+    l.recompute = PLC_RECOMPUTE_NONE;
+    for (int f = 0; f < iv->attn.n; f++) {
+        l.attention = (plc_attention)iv->attn.v[f];
+        for (int g = 0; g < iv->frms.n; g++) {
+            l.fused_rmsnorm = iv->frms.v[g];
+            plc_layer_times t;
+            plc_layer_times_of(job, &l, &t);
+            double w = t.matmul_f + t.matmul_b + t.attn_f + t.attn_b + t.mem_f + t.mem_b + t.tp_f + t.tp_b +
+                       t.cp_f + t.cp_b + t.launch_f + t.launch_b;
+            if (w < best) best = w;
+        }
+    }
+    return best;
+}
+
+/* a lower bound on the step time of every leaf under the node l (all but
+ * recompute, attention and fused RMSNorm known); work: least_layer_work */
+static double time_lower_bound(const plc_job *job, const plc_layout *l, double work)
+{
+    int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
+    double busy = (double)micro * (double)(job->model.layers / l->pp) * work;
+    double bubble = 0;
+    if (l->pp > 1 && (l->schedule == PLC_SCHED_GPIPE || l->schedule == PLC_SCHED_1F1B ||
+                      l->schedule == PLC_SCHED_INTERLEAVED))
+        bubble = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, job->model.layers, micro, 2.0);
+    return busy * (1.0 + bubble);
+}
+
+/* rounding margin: the bound and the estimate sum the same terms in another order */
+#define BOUND_MARGIN (1.0 - 1e-9)
+
+/* may the node l be skipped? (branch and bound; mem_bound: the memory
+ * lower bound of its (tp, pp, cp, dp, zero), work: least_layer_work) */
+static bool worse_than_top(const search *S, const plc_layout *l, double mem_bound, double work)
+{
+    const plc_solution *o = S->out;
+    if (!S->bound || o->nranked < S->opts.top) return false;
+    const plc_candidate *kth = &o->ranked[S->opts.top - 1];
+    if (S->job->layout.objective == PLC_OBJ_MEMORY) return mem_bound * BOUND_MARGIN > kth->peak_bytes;
+    return time_lower_bound(S->job, l, work) * BOUND_MARGIN > kth->step_time_s;
+}
+
+static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound)
 {
     const plc_job *job = S->job;
     const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(zero);
+    double work[2][MAX_VALUES]; /* least_layer_work by sp and micro-batch, computed when first needed */
+    for (int a = 0; a < 2; a++)
+        for (int d = 0; d < iv->mb.n; d++) work[a][d] = -1;
     for (int a = 0; a < iv->sp.n; a++) {
         base.sp = iv->sp.v[a];
         if (base.sp == 1 && base.tp == 1 && iv->sp.n > 1) continue; /* same as sp off */
@@ -327,6 +399,16 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv)
                         /* every inner combination is invalid for the same reason */
                         S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
                         continue;
+                    }
+                    if (S->bound && S->out->nranked == S->opts.top) {
+                        double *w = &work[base.sp ? 1 : 0][d];
+                        if (*w < 0) *w = least_layer_work(job, base, iv);
+                        if (worse_than_top(S, &base, mem_bound, *w)) {
+                            int64_t n = (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
+                            S->out->pruned += n;
+                            S->out->pruned_objective += n;
+                            continue;
+                        }
                     }
                     for (int e = 0; e < iv->rc.n; e++) {
                         base.recompute = (plc_recompute)iv->rc.v[e];
@@ -376,6 +458,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
     S->out = out;
     S->opts = opts ? *opts : (plc_solve_opts){0};
     if (S->opts.top <= 0) S->opts.top = 10;
+    S->bound = !S->opts.all && !S->opts.exhaustive;
     out->ranked = PLC_NEW_ARRAY(a, plc_candidate, S->opts.top);
     out->limit_bytes = job->layout.memory_limit * job->cluster.hw.mem_bytes;
 
@@ -446,7 +529,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                             }
                             continue;
                         }
-                        walk_inner(S, base, &iv);
+                        walk_inner(S, base, &iv, bound);
                     }
                 }
             }
