@@ -70,9 +70,11 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
         table_row(out, 1, &s->single, s->limit_bytes);
         return;
     }
-    fprintf(out, "searched %lld layouts in %.3f s: %lld invalid, %lld pruned by the memory bound, %lld estimated, %lld fit\n\n",
-            (long long)s->enumerated, s->seconds, (long long)s->invalid, (long long)s->pruned,
-            (long long)s->evaluated, (long long)s->fitting);
+    fprintf(out, "searched %lld layouts in %.3f s: %lld invalid, %lld pruned by the memory bound, "
+                 "%lld by the %s bound, %lld estimated, %lld fit\n\n",
+            (long long)s->enumerated, s->seconds, (long long)s->invalid, (long long)(s->pruned - s->pruned_objective),
+            (long long)s->pruned_objective, plc_objective_name(job->layout.objective), (long long)s->evaluated,
+            (long long)s->fitting);
     table_header(out);
     if (all) {
         for (int64_t i = 0; i < s->nall; i++) table_row(out, (int)(i + 1), &s->all[i], s->limit_bytes);

@@ -120,6 +120,7 @@ int plc_report_solve_yaml(FILE *out, const plc_job *job, const plc_solution *s, 
     key_int(&em, "enumerated", s->enumerated);
     key_int(&em, "invalid", s->invalid);
     key_int(&em, "pruned", s->pruned);
+    key_int(&em, "pruned_by_objective", s->pruned_objective);
     key_int(&em, "evaluated", s->evaluated);
     key_int(&em, "fitting", s->fitting);
     key_num(&em, "search_seconds", s->seconds, "%.6f");
