@@ -179,6 +179,55 @@ static void divisors(values *vs, const plc_choice *c, int64_t n)
         if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
 }
 
+/* divisors(vs, c, n) for n dividing a number whose ascending divisors are
+ * all[0..nall): the same values in the same order, without trial division
+ * (the micro-batch values of every dp, from the global batch's divisors) */
+static void divisors_among(values *vs, const plc_choice *c, int64_t n, const int64_t *all, int64_t nall)
+{
+    if (c->kind == PLC_CHOICE_SET || (c->kind == PLC_CHOICE_RANGE && c->hi - c->lo < MAX_VALUES)) {
+        divisors(vs, c, n);
+        return;
+    }
+    int64_t large[MAX_VALUES];
+    int nl = 0;
+    vs->n = 0;
+    for (int64_t i = 0; i < nall && all[i] <= n / all[i]; i++) {
+        int64_t d = all[i];
+        if (n % d) continue;
+        add_value(vs, c, d);
+        if (d != n / d && nl < MAX_VALUES && plc_choice_allows(c, n / d)) large[nl++] = n / d;
+    }
+    for (int i = nl - 1; i >= 0; i--)
+        if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
+}
+
+/* every divisor of n, ascending, malloc'd (NULL when out of memory) */
+static int64_t *all_divisors(int64_t n, int64_t *count)
+{
+    int64_t cap = 64, k = 0, nl = 0;
+    int64_t *small = malloc((size_t)cap * sizeof *small), *large = malloc((size_t)cap * sizeof *large);
+    for (int64_t d = 1; small && large && d <= n / d; d++) {
+        if (n % d) continue;
+        if (k == cap || nl == cap) {
+            cap *= 2;
+            int64_t *s2 = realloc(small, (size_t)cap * sizeof *s2);
+            if (s2) small = s2;
+            int64_t *l2 = s2 ? realloc(large, (size_t)cap * sizeof *l2) : NULL;
+            if (l2) large = l2;
+            if (!s2 || !l2) { free(small); free(large); return NULL; }
+        }
+        small[k++] = d;
+        if (d != n / d) large[nl++] = n / d;
+    }
+    if (!small || !large) { free(small); free(large); return NULL; }
+    int64_t *all = realloc(small, (size_t)(k + nl + 1) * sizeof *all);
+    if (!all) { free(small); free(large); return NULL; }
+    for (int64_t i = nl - 1; i >= 0; i--) all[k++] = large[i];
+    free(large);
+    *count = k;
+    return all;
+}
+
 /* does the partial layout l (the dimensions in `known`) break a rule? */
 static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
 {
@@ -205,6 +254,7 @@ typedef struct search {
     plc_estimate est; /* scratch */
     int64_t all_cap;
     bool bound; /* branch and bound (see the file header) */
+    double work[2][MAX_VALUES]; /* walk_inner's work_cache for the (tp, pp, cp) in hand */
     region_list regions[PLC_LAYOUT_NDIMS];
 } search;
 
@@ -376,13 +426,14 @@ static bool worse_than_top(const search *S, const plc_layout *l, double mem_boun
     return time_lower_bound(S->job, l, work) * BOUND_MARGIN > kth->step_time_s;
 }
 
-static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound)
+/* least_layer_work by sp and micro-batch index of one (tp, pp, cp): -1 until
+ * first needed (it does not depend on the ZeRO stage, schedule or vpp) */
+typedef double work_cache[2][MAX_VALUES];
+
+static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound, work_cache work)
 {
     const plc_job *job = S->job;
     const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(zero);
-    double work[2][MAX_VALUES]; /* least_layer_work by sp and micro-batch, computed when first needed */
-    for (int a = 0; a < 2; a++)
-        for (int d = 0; d < iv->mb.n; d++) work[a][d] = -1;
     for (int a = 0; a < iv->sp.n; a++) {
         base.sp = iv->sp.v[a];
         if (base.sp == 1 && base.tp == 1 && iv->sp.n > 1) continue; /* same as sp off */
@@ -395,11 +446,8 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                     base.micro_batch = iv->mb.v[d];
                     uint32_t known = outer | PLC_LD_BIT(sp) | PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) |
                                      PLC_LD_BIT(micro_batch);
-                    if (!S->opts.all && breaks_rule(job, &base, known)) {
-                        /* every inner combination is invalid for the same reason */
-                        S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
-                        continue;
-                    }
+                    /* the bound first: a skipped node needs no legality check
+                     * (its leaves count as pruned, legal or not) */
                     if (S->bound && S->out->nranked == S->opts.top) {
                         double *w = &work[base.sp ? 1 : 0][d];
                         if (*w < 0) *w = least_layer_work(job, base, iv);
@@ -409,6 +457,11 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                             S->out->pruned_objective += n;
                             continue;
                         }
+                    }
+                    if (!S->opts.all && breaks_rule(job, &base, known)) {
+                        /* every inner combination is invalid for the same reason */
+                        S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
+                        continue;
                     }
                     for (int e = 0; e < iv->rc.n; e++) {
                         base.recompute = (plc_recompute)iv->rc.v[e];
@@ -485,6 +538,13 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         enum_values(&iv.frms, &ls->fused_rmsnorm, 2);
         enum_values(&zeros, &ls->zero, 4);
         divisors(&iv.vpp_all, &ls->vpp, m->layers);
+        int64_t nbatch_div = 0;
+        int64_t *batch_div = all_divisors(job->train.global_batch, &nbatch_div);
+        if (!batch_div) {
+            free(S);
+            snprintf(out->error, sizeof out->error, "out of memory");
+            return PLC_E_SYSTEM;
+        }
         if (job->train.precision == PLC_PREC_FP32 && ls->attention.kind == PLC_CHOICE_AUTO)
             enum_values(&iv.attn, &ls->attention, PLC_ATTN_FLASH1); /* naive, fused */
         for (int i = 0; i < tps.n; i++) {
@@ -507,7 +567,9 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                         out->invalid++;
                         continue;
                     }
-                    divisors(&iv.mb, &ls->micro_batch, job->train.global_batch / dp);
+                    divisors_among(&iv.mb, &ls->micro_batch, job->train.global_batch / dp, batch_div, nbatch_div);
+                    for (int w = 0; w < 2; w++)
+                        for (int d = 0; d < iv.mb.n; d++) S->work[w][d] = -1;
                     for (int z = 0; z < zeros.n; z++) {
                         int64_t zero = zeros.v[z];
                         /* without data or context parallelism every stage is the same */
@@ -529,11 +591,12 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                             }
                             continue;
                         }
-                        walk_inner(S, base, &iv, bound);
+                        walk_inner(S, base, &iv, bound, S->work);
                     }
                 }
             }
         }
+        free(batch_div);
     }
     out->enumerated = out->invalid + out->pruned + out->evaluated;
     int nregions = 0;
