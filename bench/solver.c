@@ -74,9 +74,10 @@ static bool same_ranking(const plc_solution *x, const plc_solution *y)
     if (x->nranked != y->nranked) return false;
     for (int i = 0; i < x->nranked; i++) {
         const plc_candidate *a = &x->ranked[i], *b = &y->ranked[i];
-        if (memcmp(&a->layout, &b->layout, sizeof a->layout) || a->step_time_s != b->step_time_s ||
-            a->peak_bytes != b->peak_bytes)
-            return false;
+        for (int d = 0; d < PLC_LD_COUNT; d++) /* field by field: padding bytes are not the layout */
+            if (plc_layout_get(&a->layout, (plc_layout_dim)d) != plc_layout_get(&b->layout, (plc_layout_dim)d))
+                return false;
+        if (a->step_time_s != b->step_time_s || a->peak_bytes != b->peak_bytes) return false;
     }
     return true;
 }

@@ -11,7 +11,8 @@
  * Branch and bound (unless opts.exhaustive or opts.all): once `top`
  * candidates fit, a node (tp, pp, cp, zero, sp, schedule, vpp, micro-batch)
  * whose lower bound on the objective is worse than the top-th best is
- * skipped with its recompute x attention x fused-RMSNorm leaves. The bounds
+ * skipped with its recompute x attention x fused-RMSNorm leaves, and then
+ * each leaf by its own bound (its attention and RMSNorm known). The bounds
  * are admissible, so the ranking is the exhaustive one (ties included: a
  * leaf is skipped only when its bound is strictly worse, and the leaves that
  * are estimated are met in the same order):
@@ -246,6 +247,13 @@ static void enum_values(values *vs, const plc_choice *c, int64_t count)
 #define REGION_VALUES 64
 typedef struct region_list { int n; plc_region r[REGION_VALUES]; } region_list;
 
+/* per-layer work of one micro-batch (forward + backward, without recompute)
+ * for each attention and fused-RMSNorm choice of a node, and the least */
+typedef struct node_work {
+    double least; /* -1 until computed */
+    double by[PLC_ATTN_COUNT][2];
+} node_work;
+
 typedef struct search {
     const plc_job *job;
     plc_arena *arena;
@@ -254,7 +262,7 @@ typedef struct search {
     plc_estimate est; /* scratch */
     int64_t all_cap;
     bool bound; /* branch and bound (see the file header) */
-    double work[2][MAX_VALUES]; /* walk_inner's work_cache for the (tp, pp, cp) in hand */
+    struct node_work work[2][MAX_VALUES]; /* walk_inner's work_cache for the (tp, pp, cp) in hand */
     region_list regions[PLC_LAYOUT_NDIMS];
 } search;
 
@@ -378,12 +386,10 @@ static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t p
     return sp_n * per_sched * iv->mb.n * iv->rc.n * iv->attn.n * iv->frms.n;
 }
 
-/* the least per-layer work of one micro-batch (forward + backward, without
- * recompute) over the attention and fused-RMSNorm choices of iv, for the
- * layout l (tp, cp, sp, micro-batch known) */
-static double least_layer_work(const plc_job *job, plc_layout l, const inner_values *iv)
+/* fills w for the layout l (tp, cp, sp, micro-batch known) */
+static void layer_work(const plc_job *job, plc_layout l, const inner_values *iv, node_work *w)
 {
-    double best = INFINITY;
+    w->least = INFINITY;
     l.recompute = PLC_RECOMPUTE_NONE;
     for (int f = 0; f < iv->attn.n; f++) {
         l.attention = (plc_attention)iv->attn.v[f];
@@ -391,16 +397,17 @@ static double least_layer_work(const plc_job *job, plc_layout l, const inner_val
             l.fused_rmsnorm = iv->frms.v[g];
             plc_layer_times t;
             plc_layer_times_of(job, &l, &t);
-            double w = t.matmul_f + t.matmul_b + t.attn_f + t.attn_b + t.mem_f + t.mem_b + t.tp_f + t.tp_b +
+            double x = t.matmul_f + t.matmul_b + t.attn_f + t.attn_b + t.mem_f + t.mem_b + t.tp_f + t.tp_b +
                        t.cp_f + t.cp_b + t.launch_f + t.launch_b;
-            if (w < best) best = w;
+            w->by[l.attention][l.fused_rmsnorm ? 1 : 0] = x;
+            if (x < w->least) w->least = x;
         }
     }
-    return best;
 }
 
 /* a lower bound on the step time of every leaf under the node l (all but
- * recompute, attention and fused RMSNorm known); work: least_layer_work */
+ * recompute, attention and fused RMSNorm known, or all but recompute);
+ * work: the least per-layer work of those leaves (layer_work) */
 static double time_lower_bound(const plc_job *job, const plc_layout *l, double work)
 {
     int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
@@ -416,7 +423,7 @@ static double time_lower_bound(const plc_job *job, const plc_layout *l, double w
 #define BOUND_MARGIN (1.0 - 1e-9)
 
 /* may the node l be skipped? (branch and bound; mem_bound: the memory
- * lower bound of its (tp, pp, cp, dp, zero), work: least_layer_work) */
+ * lower bound of its (tp, pp, cp, dp, zero), work: as time_lower_bound's) */
 static bool worse_than_top(const search *S, const plc_layout *l, double mem_bound, double work)
 {
     const plc_solution *o = S->out;
@@ -426,9 +433,9 @@ static bool worse_than_top(const search *S, const plc_layout *l, double mem_boun
     return time_lower_bound(S->job, l, work) * BOUND_MARGIN > kth->step_time_s;
 }
 
-/* least_layer_work by sp and micro-batch index of one (tp, pp, cp): -1 until
+/* layer_work by sp and micro-batch index of one (tp, pp, cp), computed when
  * first needed (it does not depend on the ZeRO stage, schedule or vpp) */
-typedef double work_cache[2][MAX_VALUES];
+typedef node_work work_cache[2][MAX_VALUES];
 
 static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound, work_cache work)
 {
@@ -448,10 +455,10 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                                      PLC_LD_BIT(micro_batch);
                     /* the bound first: a skipped node needs no legality check
                      * (its leaves count as pruned, legal or not) */
+                    node_work *w = &work[base.sp ? 1 : 0][d];
                     if (S->bound && S->out->nranked == S->opts.top) {
-                        double *w = &work[base.sp ? 1 : 0][d];
-                        if (*w < 0) *w = least_layer_work(job, base, iv);
-                        if (worse_than_top(S, &base, mem_bound, *w)) {
+                        if (w->least < 0) layer_work(job, base, iv, w);
+                        if (worse_than_top(S, &base, mem_bound, w->least)) {
                             int64_t n = (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
                             S->out->pruned += n;
                             S->out->pruned_objective += n;
@@ -469,6 +476,14 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                             base.attention = (plc_attention)iv->attn.v[f];
                             for (int g = 0; g < iv->frms.n; g++) {
                                 base.fused_rmsnorm = iv->frms.v[g];
+                                /* the leaf's own bound (its attention and RMSNorm) */
+                                if (S->bound && S->out->nranked == S->opts.top && w->least >= 0 &&
+                                    worse_than_top(S, &base, mem_bound,
+                                                   w->by[base.attention][base.fused_rmsnorm ? 1 : 0])) {
+                                    S->out->pruned++;
+                                    S->out->pruned_objective++;
+                                    continue;
+                                }
                                 evaluate(S, &base);
                             }
                         }
@@ -569,7 +584,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                     }
                     divisors_among(&iv.mb, &ls->micro_batch, job->train.global_batch / dp, batch_div, nbatch_div);
                     for (int w = 0; w < 2; w++)
-                        for (int d = 0; d < iv.mb.n; d++) S->work[w][d] = -1;
+                        for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
                     for (int z = 0; z < zeros.n; z++) {
                         int64_t zero = zeros.v[z];
                         /* without data or context parallelism every stage is the same */
