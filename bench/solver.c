@@ -1,13 +1,33 @@
-/* bench/solver.c: the solver's search speed on the issue's case, Llama-2 70B
- * on 4096 H100 (512 nodes of 8), every layout dimension auto, one core.
- * Prints layouts enumerated, estimated and pruned, layouts per second and
- * total time (best of a few runs). */
+/* bench/solver.c: the solver's search speed, every layout dimension auto, one
+ * core: Llama-2 70B on 4096 H100 and Llama-3 405B on 16384 H100. Each case
+ * runs the exhaustive search (its peer, in the same run) and the branch and
+ * bound one, prints the best-of-N CPU time of each, their ratio, layouts
+ * enumerated / evaluated / pruned, and whether the two rank the same top
+ * candidates (layouts and figures). A third line repeats the 70B case at
+ * 1e12 sequences per step: the time does not depend on the batch. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "compiler/solver/solver.h"
 
+static void h100_cluster(plc_job *job, int64_t nodes)
+{
+    plc_hw *hw = &job->cluster.hw; /* examples/catalog.yaml's H100-SXM5-80GB */
+    strcpy(hw->name, "H100-SXM5-80GB");
+    hw->mem_bytes = 81559.0 * 1048576; hw->flops_bf16 = 989e12; hw->flops_fp32 = 67e12;
+    hw->hbm_bw = 3.35e12; hw->intra_node_bw = 450e9; /* per direction */ hw->intra_node_lat = 4e-6;
+    hw->inter_node_bw = 50e9; hw->inter_node_lat = 8e-6;
+    hw->matmul_eff = 0.7; hw->matmul_half_dim = 64; hw->hbm_eff = 0.5; hw->comm_eff = 0.35;
+    hw->kernel_launch = 4e-6; hw->runtime_reserved = 1.5 * 1073741824.0; hw->comm_buffer = 0.5 * 1073741824.0;
+    job->cluster.nodes = nodes;
+    job->cluster.gpus_per_node = 8;
+    job->train.precision = PLC_PREC_BF16;
+    job->layout.memory_limit = 0.9;
+}
+
+/* examples/llama70b-h100.plan's model, every layout dimension auto */
 static void llama70b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
@@ -16,63 +36,102 @@ static void llama70b_h100(plc_job *job)
     strcpy(m->name, "llama-2-70b");
     m->layers = 80; m->hidden = 8192; m->ffn_hidden = 28672; m->heads = 64; m->kv_heads = 8;
     m->vocab = 32000; m->seq_len = 4096;
-    plc_hw *hw = &job->cluster.hw; /* examples/catalog.yaml's H100-SXM5-80GB */
-    strcpy(hw->name, "H100-SXM5-80GB");
-    hw->mem_bytes = 81559.0 * 1048576; hw->flops_bf16 = 989e12; hw->flops_fp32 = 67e12;
-    hw->hbm_bw = 3.35e12; hw->intra_node_bw = 450e9; /* per direction */ hw->intra_node_lat = 4e-6;
-    hw->inter_node_bw = 50e9; hw->inter_node_lat = 8e-6;
-    hw->matmul_eff = 0.7; hw->matmul_half_dim = 64; hw->hbm_eff = 0.5; hw->comm_eff = 0.35;
-    hw->kernel_launch = 4e-6; hw->runtime_reserved = 1.5 * 1073741824.0; hw->comm_buffer = 0.5 * 1073741824.0;
-    job->cluster.nodes = 512;
-    job->cluster.gpus_per_node = 8;
+    h100_cluster(job, 512);
     job->train.global_batch = 1024;
-    job->train.precision = PLC_PREC_BF16;
-    job->layout.memory_limit = 0.9;
 }
 
-static double now_s(void)
+/* examples/llama405b-h100.plan's model, every layout dimension auto */
+static void llama405b_h100(plc_job *job)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    memset(job, 0, sizeof *job);
+    job->path = "llama405b-h100 (built in bench/solver.c)";
+    plc_model *m = &job->model;
+    strcpy(m->name, "llama-3-405b");
+    m->layers = 126; m->hidden = 16384; m->ffn_hidden = 53248; m->heads = 128; m->kv_heads = 8;
+    m->vocab = 128256; m->seq_len = 8192;
+    h100_cluster(job, 2048);
+    job->train.global_batch = 2048; /* 16M tokens */
+}
+
+/* best-of-runs CPU seconds of one search; *s holds the last run's solution */
+static double best_cpu(const plc_job *job, bool exhaustive, int runs, plc_arena *a, plc_solution *s)
+{
+    double best = 1e30;
+    plc_solve_opts o = {.top = 10, .exhaustive = exhaustive};
+    for (int run = 0; run < runs; run++) {
+        if (run) plc_arena_free(a);
+        plc_arena_init(a);
+        clock_t c0 = clock(); /* this process's CPU time: fair on a busy machine */
+        if (plc_solve_opts_run(job, a, &o, s)) { fprintf(stderr, "bench_solver: %s\n", s->error); exit(1); }
+        double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+        if (cpu < best) best = cpu;
+    }
+    return best;
+}
+
+static bool same_ranking(const plc_solution *x, const plc_solution *y)
+{
+    if (x->nranked != y->nranked) return false;
+    for (int i = 0; i < x->nranked; i++) {
+        const plc_candidate *a = &x->ranked[i], *b = &y->ranked[i];
+        for (int d = 0; d < PLC_LD_COUNT; d++) /* field by field: padding bytes are not the layout */
+            if (plc_layout_get(&a->layout, (plc_layout_dim)d) != plc_layout_get(&b->layout, (plc_layout_dim)d))
+                return false;
+        if (a->step_time_s != b->step_time_s || a->peak_bytes != b->peak_bytes) return false;
+    }
+    return true;
+}
+
+static void winner(const plc_solution *s)
+{
+    if (!s->nranked) { printf("  winner: none fits\n"); return; }
+    const plc_candidate *c = &s->ranked[0];
+    printf("  winner: tp=%lld pp=%lld cp=%lld dp=%lld mb=%lld %s vpp=%lld %s zero=%lld %s, %.2f s/step, MFU %.1f%%\n",
+           (long long)c->layout.tp, (long long)c->layout.pp, (long long)c->layout.cp, (long long)c->layout.dp,
+           (long long)c->layout.micro_batch, plc_schedule_name(c->layout.schedule), (long long)c->layout.vpp,
+           plc_recompute_name(c->layout.recompute), (long long)c->layout.zero,
+           plc_attention_name(c->layout.attention), c->step_time_s, 100.0 * c->mfu);
+}
+
+static void run_case(const char *title, const plc_job *job, double target_s)
+{
+    plc_arena ae, ab;
+    plc_solution se, sb;
+    double te = best_cpu(job, true, 3, &ae, &se);
+    double tb = best_cpu(job, false, 7, &ab, &sb);
+    printf("solver: %s, every layout dimension auto, %lld sequences per step\n", title,
+           (long long)job->train.global_batch);
+    printf("  exhaustive:       %8.3f s CPU (best of 3); %lld enumerated, %lld invalid, %lld pruned by memory, "
+           "%lld evaluated (%.2fM/s)\n",
+           te, (long long)se.enumerated, (long long)se.invalid, (long long)se.pruned, (long long)se.evaluated,
+           (double)se.evaluated / te / 1e6);
+    printf("  branch and bound: %8.3f s CPU (best of 7); %lld enumerated, %lld invalid, %lld pruned "
+           "(%lld by the time bound), %lld evaluated\n",
+           tb, (long long)sb.enumerated, (long long)sb.invalid, (long long)sb.pruned,
+           (long long)sb.pruned_objective, (long long)sb.evaluated);
+    printf("  speed-up %.1fx (exhaustive / branch and bound); target < %.2f s: %s; same top %d as exhaustive: %s\n",
+           te / tb, target_s, tb < target_s ? "met" : "MISSED", sb.nranked,
+           same_ranking(&se, &sb) ? "yes" : "NO");
+    winner(&sb);
+    plc_arena_free(&ae);
+    plc_arena_free(&ab);
 }
 
 int main(void)
 {
+    double load[3] = {0, 0, 0};
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf %lf %lf", &load[0], &load[1], &load[2]) != 3) load[0] = load[1] = load[2] = 0;
+        fclose(f);
+    }
+    printf("solver: load average %.2f %.2f %.2f (CPU time, best of N, is reported)\n", load[0], load[1], load[2]);
     plc_job job;
     llama70b_h100(&job);
-    double best = 1e30, cold = 0, best_cpu = 1e30;
-    plc_solution s;
-    for (int run = 0; run < 5; run++) {
-        plc_arena a;
-        plc_arena_init(&a);
-        double t0 = now_s();
-        clock_t c0 = clock();
-        if (plc_solve(&job, &a, &s)) return 1;
-        double t = now_s() - t0;
-        double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC; /* this process's CPU time: fair on a busy machine */
-        if (cpu < best_cpu) best_cpu = cpu;
-        if (t < best) best = t;
-        if (run == 0) cold = t; /* includes the schedule simulations, memoised after */
-        if (run < 4) plc_arena_free(&a);
-        else {
-            printf("solver: Llama-2 70B on 4096 H100, every layout dimension auto\n");
-            printf("  enumerated %lld layouts: %lld invalid, %lld pruned by the memory bound, %lld evaluated, %lld fit\n",
-                   (long long)s.enumerated, (long long)s.invalid, (long long)s.pruned, (long long)s.evaluated,
-                   (long long)s.fitting);
-            printf("  first run %.3f s; best of 5: %.3f s wall, %.3f s CPU (one core)\n", cold, best, best_cpu);
-            printf("  %.0f layouts evaluated/s (full estimates), %.0f layouts enumerated/s (CPU time)\n",
-                   (double)s.evaluated / best_cpu, (double)s.enumerated / best_cpu);
-            if (s.nranked)
-                printf("  winner: tp=%lld pp=%lld cp=%lld dp=%lld mb=%lld %s vpp=%lld %s zero=%lld %s, %.2f s/step, MFU %.1f%%\n",
-                       (long long)s.ranked[0].layout.tp, (long long)s.ranked[0].layout.pp,
-                       (long long)s.ranked[0].layout.cp, (long long)s.ranked[0].layout.dp,
-                       (long long)s.ranked[0].layout.micro_batch, plc_schedule_name(s.ranked[0].layout.schedule),
-                       (long long)s.ranked[0].layout.vpp, plc_recompute_name(s.ranked[0].layout.recompute),
-                       (long long)s.ranked[0].layout.zero, plc_attention_name(s.ranked[0].layout.attention),
-                       s.ranked[0].step_time_s, 100.0 * s.ranked[0].mfu);
-            plc_arena_free(&a);
-        }
-    }
+    run_case("Llama-2 70B on 4096 H100", &job, 0.1);
+    job.train.global_batch = 1000000000000; /* 1e12 sequences: the same space, the same time */
+    run_case("Llama-2 70B on 4096 H100", &job, 0.1);
+    llama405b_h100(&job);
+    run_case("Llama-3 405B on 16384 H100", &job, 0.5);
     return 0;
 }

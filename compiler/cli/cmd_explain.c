@@ -58,7 +58,8 @@ int plc_cmd_explain(int argc, char **argv)
     plc_estimate *w = NULL;
     if (plc_report_load(&a, "explain", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
-    plc_status ss = plc_solve(&job, &a, &s);
+    plc_solve_opts so = {.exhaustive = true}; /* every region's best, for the runners-up */
+    plc_status ss = plc_solve_opts_run(&job, &a, &so, &s);
     if (ss != PLC_OK) {
         fprintf(stderr, "plc explain: error: %s\n", s.error);
         rc = plc_status_exit(ss);

@@ -126,8 +126,9 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
     }
     fprintf(out, "searched %lld layouts", (long long)s->enumerated);
     if (o->timing) fprintf(out, " in %.3f s", s->seconds);
-    fprintf(out, ": %lld invalid, %lld pruned by the memory bound, %lld estimated, %lld fit\n\n",
-            (long long)s->invalid, (long long)s->pruned, (long long)s->evaluated, (long long)s->fitting);
+    fprintf(out, ": %lld invalid, %lld pruned by the memory bound, %lld by the %s bound, %lld estimated, %lld fit\n\n",
+            (long long)s->invalid, (long long)(s->pruned - s->pruned_objective), (long long)s->pruned_objective,
+            plc_objective_name(job->layout.objective), (long long)s->evaluated, (long long)s->fitting);
     table_header(out);
     if (o->all) table(out, s->all, s->nall, s->nall, s->limit_bytes, false);
     else table(out, s->ranked, s->nranked, o->top, s->limit_bytes, true);

@@ -152,6 +152,7 @@ int plc_report_solve_yaml(FILE *out, const plc_job *job, const plc_solution *s, 
     plc_yaml_int(&y, "enumerated", s->enumerated);
     plc_yaml_int(&y, "invalid", s->invalid);
     plc_yaml_int(&y, "pruned", s->pruned);
+    plc_yaml_int(&y, "pruned_by_objective", s->pruned_objective);
     plc_yaml_int(&y, "evaluated", s->evaluated);
     plc_yaml_int(&y, "fitting", s->fitting);
     if (o->timing) plc_yaml_num(&y, "search_seconds", s->seconds);

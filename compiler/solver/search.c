@@ -6,7 +6,28 @@
  * whole subtrees before the inner dimensions (sp, schedule, vpp,
  * micro-batch, recompute, attention, fused RMSNorm) are walked. Each inner
  * candidate gets its memory figure; only those that fit (or, with --all,
- * every one) get a time figure. */
+ * every one) get a time figure.
+ *
+ * Branch and bound (unless opts.exhaustive or opts.all): once `top`
+ * candidates fit, a node (tp, pp, cp, zero, sp, schedule, vpp, micro-batch)
+ * whose lower bound on the objective is worse than the top-th best is
+ * skipped with its recompute x attention x fused-RMSNorm leaves, and then
+ * each leaf by its own bound (its attention and RMSNorm known). The bounds
+ * are admissible, so the ranking is the exhaustive one (ties included: a
+ * leaf is skipped only when its bound is strictly worse, and the leaves that
+ * are estimated are met in the same order):
+ *   time:   every component of the step is non-negative, and the per-layer
+ *           work of a micro-batch (plc_layer_times_of: linear layers,
+ *           attention core, element-wise work, tp and cp exchanges, kernel
+ *           launches) only grows with recompute; so the step takes at least
+ *           micro-batches x layers per stage x the least per-layer work over
+ *           the node's attention and RMSNorm choices, times 1 + the bubble
+ *           ratio for the schedules whose closed form does not depend on the
+ *           backward/forward ratio (GPipe, 1F1B, interleaved: their bubble is
+ *           that ratio times the balanced stage's work, itself at least the
+ *           layers' work);
+ *   memory: plc_memory_lower_bound (static state and reserve). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +180,55 @@ static void divisors(values *vs, const plc_choice *c, int64_t n)
         if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
 }
 
+/* divisors(vs, c, n) for n dividing a number whose ascending divisors are
+ * all[0..nall): the same values in the same order, without trial division
+ * (the micro-batch values of every dp, from the global batch's divisors) */
+static void divisors_among(values *vs, const plc_choice *c, int64_t n, const int64_t *all, int64_t nall)
+{
+    if (c->kind == PLC_CHOICE_SET || (c->kind == PLC_CHOICE_RANGE && c->hi - c->lo < MAX_VALUES)) {
+        divisors(vs, c, n);
+        return;
+    }
+    int64_t large[MAX_VALUES];
+    int nl = 0;
+    vs->n = 0;
+    for (int64_t i = 0; i < nall && all[i] <= n / all[i]; i++) {
+        int64_t d = all[i];
+        if (n % d) continue;
+        add_value(vs, c, d);
+        if (d != n / d && nl < MAX_VALUES && plc_choice_allows(c, n / d)) large[nl++] = n / d;
+    }
+    for (int i = nl - 1; i >= 0; i--)
+        if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
+}
+
+/* every divisor of n, ascending, malloc'd (NULL when out of memory) */
+static int64_t *all_divisors(int64_t n, int64_t *count)
+{
+    int64_t cap = 64, k = 0, nl = 0;
+    int64_t *small = malloc((size_t)cap * sizeof *small), *large = malloc((size_t)cap * sizeof *large);
+    for (int64_t d = 1; small && large && d <= n / d; d++) {
+        if (n % d) continue;
+        if (k == cap || nl == cap) {
+            cap *= 2;
+            int64_t *s2 = realloc(small, (size_t)cap * sizeof *s2);
+            if (s2) small = s2;
+            int64_t *l2 = s2 ? realloc(large, (size_t)cap * sizeof *l2) : NULL;
+            if (l2) large = l2;
+            if (!s2 || !l2) { free(small); free(large); return NULL; }
+        }
+        small[k++] = d;
+        if (d != n / d) large[nl++] = n / d;
+    }
+    if (!small || !large) { free(small); free(large); return NULL; }
+    int64_t *all = realloc(small, (size_t)(k + nl + 1) * sizeof *all);
+    if (!all) { free(small); free(large); return NULL; }
+    for (int64_t i = nl - 1; i >= 0; i--) all[k++] = large[i];
+    free(large);
+    *count = k;
+    return all;
+}
+
 /* does the partial layout l (the dimensions in `known`) break a rule? */
 static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
 {
@@ -177,6 +247,13 @@ static void enum_values(values *vs, const plc_choice *c, int64_t count)
 #define REGION_VALUES 64
 typedef struct region_list { int n; plc_region r[REGION_VALUES]; } region_list;
 
+/* per-layer work of one micro-batch (forward + backward, without recompute)
+ * for each attention and fused-RMSNorm choice of a node, and the least */
+typedef struct node_work {
+    double least; /* -1 until computed */
+    double by[PLC_ATTN_COUNT][2];
+} node_work;
+
 typedef struct search {
     const plc_job *job;
     plc_arena *arena;
@@ -184,6 +261,8 @@ typedef struct search {
     plc_solution *out;
     plc_estimate est; /* scratch */
     int64_t all_cap;
+    bool bound; /* branch and bound (see the file header) */
+    struct node_work work[2][MAX_VALUES]; /* walk_inner's work_cache for the (tp, pp, cp) in hand */
     region_list regions[PLC_LAYOUT_NDIMS];
 } search;
 
@@ -260,7 +339,7 @@ static void record(search *S, plc_candidate *c, const char *reason)
     } else if (c->valid) {
         keep_closest(S, c);
     }
-    if (c->valid) keep_regions(S, c);
+    if (c->valid && !S->bound) keep_regions(S, c);
     if (S->opts.all) keep_all(S, c);
 }
 
@@ -307,7 +386,58 @@ static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t p
     return sp_n * per_sched * iv->mb.n * iv->rc.n * iv->attn.n * iv->frms.n;
 }
 
-static void walk_inner(search *S, plc_layout base, const inner_values *iv)
+/* fills w for the layout l (tp, cp, sp, micro-batch known) */
+static void layer_work(const plc_job *job, plc_layout l, const inner_values *iv, node_work *w)
+{
+    w->least = INFINITY;
+    l.recompute = PLC_RECOMPUTE_NONE;
+    for (int f = 0; f < iv->attn.n; f++) {
+        l.attention = (plc_attention)iv->attn.v[f];
+        for (int g = 0; g < iv->frms.n; g++) {
+            l.fused_rmsnorm = iv->frms.v[g];
+            plc_layer_times t;
+            plc_layer_times_of(job, &l, &t);
+            double x = t.matmul_f + t.matmul_b + t.attn_f + t.attn_b + t.mem_f + t.mem_b + t.tp_f + t.tp_b +
+                       t.cp_f + t.cp_b + t.launch_f + t.launch_b;
+            w->by[l.attention][l.fused_rmsnorm ? 1 : 0] = x;
+            if (x < w->least) w->least = x;
+        }
+    }
+}
+
+/* a lower bound on the step time of every leaf under the node l (all but
+ * recompute, attention and fused RMSNorm known, or all but recompute);
+ * work: the least per-layer work of those leaves (layer_work) */
+static double time_lower_bound(const plc_job *job, const plc_layout *l, double work)
+{
+    int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
+    double busy = (double)micro * (double)(job->model.layers / l->pp) * work;
+    double bubble = 0;
+    if (l->pp > 1 && (l->schedule == PLC_SCHED_GPIPE || l->schedule == PLC_SCHED_1F1B ||
+                      l->schedule == PLC_SCHED_INTERLEAVED))
+        bubble = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, job->model.layers, micro, 2.0);
+    return busy * (1.0 + bubble);
+}
+
+/* rounding margin: the bound and the estimate sum the same terms in another order */
+#define BOUND_MARGIN (1.0 - 1e-9)
+
+/* may the node l be skipped? (branch and bound; mem_bound: the memory
+ * lower bound of its (tp, pp, cp, dp, zero), work: as time_lower_bound's) */
+static bool worse_than_top(const search *S, const plc_layout *l, double mem_bound, double work)
+{
+    const plc_solution *o = S->out;
+    if (!S->bound || o->nranked < S->opts.top) return false;
+    const plc_candidate *kth = &o->ranked[S->opts.top - 1];
+    if (S->job->layout.objective == PLC_OBJ_MEMORY) return mem_bound * BOUND_MARGIN > kth->peak_bytes;
+    return time_lower_bound(S->job, l, work) * BOUND_MARGIN > kth->step_time_s;
+}
+
+/* layer_work by sp and micro-batch index of one (tp, pp, cp), computed when
+ * first needed (it does not depend on the ZeRO stage, schedule or vpp) */
+typedef node_work work_cache[2][MAX_VALUES];
+
+static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound, work_cache work)
 {
     const plc_job *job = S->job;
     const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(zero);
@@ -323,6 +453,18 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv)
                     base.micro_batch = iv->mb.v[d];
                     uint32_t known = outer | PLC_LD_BIT(sp) | PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) |
                                      PLC_LD_BIT(micro_batch);
+                    /* the bound first: a skipped node needs no legality check
+                     * (its leaves count as pruned, legal or not) */
+                    node_work *w = &work[base.sp ? 1 : 0][d];
+                    if (S->bound && S->out->nranked == S->opts.top) {
+                        if (w->least < 0) layer_work(job, base, iv, w);
+                        if (worse_than_top(S, &base, mem_bound, w->least)) {
+                            int64_t n = (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
+                            S->out->pruned += n;
+                            S->out->pruned_objective += n;
+                            continue;
+                        }
+                    }
                     if (!S->opts.all && breaks_rule(job, &base, known)) {
                         /* every inner combination is invalid for the same reason */
                         S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
@@ -334,6 +476,14 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv)
                             base.attention = (plc_attention)iv->attn.v[f];
                             for (int g = 0; g < iv->frms.n; g++) {
                                 base.fused_rmsnorm = iv->frms.v[g];
+                                /* the leaf's own bound (its attention and RMSNorm) */
+                                if (S->bound && S->out->nranked == S->opts.top && w->least >= 0 &&
+                                    worse_than_top(S, &base, mem_bound,
+                                                   w->by[base.attention][base.fused_rmsnorm ? 1 : 0])) {
+                                    S->out->pruned++;
+                                    S->out->pruned_objective++;
+                                    continue;
+                                }
                                 evaluate(S, &base);
                             }
                         }
@@ -376,6 +526,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
     S->out = out;
     S->opts = opts ? *opts : (plc_solve_opts){0};
     if (S->opts.top <= 0) S->opts.top = 10;
+    S->bound = !S->opts.all && !S->opts.exhaustive;
     out->ranked = PLC_NEW_ARRAY(a, plc_candidate, S->opts.top);
     out->limit_bytes = job->layout.memory_limit * job->cluster.hw.mem_bytes;
 
@@ -402,6 +553,13 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         enum_values(&iv.frms, &ls->fused_rmsnorm, 2);
         enum_values(&zeros, &ls->zero, 4);
         divisors(&iv.vpp_all, &ls->vpp, m->layers);
+        int64_t nbatch_div = 0;
+        int64_t *batch_div = all_divisors(job->train.global_batch, &nbatch_div);
+        if (!batch_div) {
+            free(S);
+            snprintf(out->error, sizeof out->error, "out of memory");
+            return PLC_E_SYSTEM;
+        }
         if (job->train.precision == PLC_PREC_FP32 && ls->attention.kind == PLC_CHOICE_AUTO)
             enum_values(&iv.attn, &ls->attention, PLC_ATTN_FLASH1); /* naive, fused */
         for (int i = 0; i < tps.n; i++) {
@@ -424,7 +582,9 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                         out->invalid++;
                         continue;
                     }
-                    divisors(&iv.mb, &ls->micro_batch, job->train.global_batch / dp);
+                    divisors_among(&iv.mb, &ls->micro_batch, job->train.global_batch / dp, batch_div, nbatch_div);
+                    for (int w = 0; w < 2; w++)
+                        for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
                     for (int z = 0; z < zeros.n; z++) {
                         int64_t zero = zeros.v[z];
                         /* without data or context parallelism every stage is the same */
@@ -446,11 +606,12 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                             }
                             continue;
                         }
-                        walk_inner(S, base, &iv);
+                        walk_inner(S, base, &iv, bound, S->work);
                     }
                 }
             }
         }
+        free(batch_div);
     }
     out->enumerated = out->invalid + out->pruned + out->evaluated;
     int nregions = 0;

@@ -117,7 +117,14 @@ const char *plc_layout_dim_text(int dim, int64_t value, char *buf, size_t size);
 
 typedef struct plc_solve_opts {
     int top;   /* candidates kept in `ranked` (0: 10) */
-    bool all;  /* keep every evaluated candidate, fit or not, in `all` */
+    bool all;  /* keep every evaluated candidate, fit or not, in `all` (implies exhaustive) */
+    /* estimate every legal candidate the memory bound leaves, so that
+     * `regions`, `closest` and `fitting` cover the whole space (explain).
+     * Otherwise (branch and bound) a subtree whose lower bound on the
+     * objective is worse than the top-th best found so far is skipped and
+     * counted as pruned: `ranked` is the same, the other fields cover only
+     * the candidates estimated, and `regions` is empty. */
+    bool exhaustive;
 } plc_solve_opts;
 
 typedef struct plc_solution {
@@ -142,9 +149,10 @@ typedef struct plc_solution {
     /* counts */
     int64_t enumerated; /* combinations of the layout block's values */
     int64_t invalid;    /* rejected by divisibility and similar rules */
-    int64_t pruned;     /* rejected by the memory lower bound, not estimated */
+    int64_t pruned;     /* rejected by a lower bound (memory, or the objective), not estimated */
+    int64_t pruned_objective; /* of those, by the objective's bound (branch and bound) */
     int64_t evaluated;  /* full estimates */
-    int64_t fitting;
+    int64_t fitting;    /* of those evaluated, the ones that fit */
     double seconds;     /* wall time of the search */
     double limit_bytes; /* memory_limit x device memory */
     char error[192];    /* why the job is unusable, when plc_solve says so */
@@ -155,7 +163,7 @@ typedef struct plc_solution {
  * PLC_E_INPUT when the job is unusable, PLC_E_SYSTEM out of memory, with
  * out->error saying why (the solver prints nothing). Allocates from *a. */
 plc_status plc_solve(const plc_job *job, plc_arena *a, plc_solution *out);
-/* the same with options (opts NULL: top 10, not all) */
+/* the same with options (opts NULL: top 10, not all, branch and bound) */
 plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts,
                        plc_solution *out);
 

@@ -2,6 +2,7 @@
  * fit, ranks by the objective, honours the layout block, prunes soundly. */
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "compiler/solver/search.h"
 #include "test_solver_fixtures.h"
@@ -126,9 +127,90 @@ static void test_nothing_fits(void)
     plc_arena_free(&a);
 }
 
-/* The search costs the same for 2^10 and 2^40 (1.1e12) sequences per step:
- * divisors by trial division to sqrt, schedule figures in closed form. */
-static double solve_seconds(int64_t global_batch, int64_t *enumerated, plc_layout *best)
+/* ---- branch and bound against the exhaustive search ------------------------ */
+
+/* solves job both ways with the same top and asserts the same ranking: the
+ * same layouts in the same order (tie-breaks included) with the same
+ * figures; returns the leaves the objective's bound skipped */
+static int64_t assert_same_ranking(const plc_job *job, int top)
+{
+    plc_arena ea, ba;
+    plc_arena_init(&ea);
+    plc_arena_init(&ba);
+    plc_solution e, b;
+    plc_solve_opts eo = {.top = top, .exhaustive = true}, bo = {.top = top};
+    CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(job, &ea, &eo, &e), 0);
+    CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(job, &ba, &bo, &b), 0);
+    CU_ASSERT_EQUAL(e.pruned_objective, 0);
+    CU_ASSERT_EQUAL(e.enumerated, b.enumerated);
+    CU_ASSERT_EQUAL(b.enumerated, b.invalid + b.pruned + b.evaluated);
+    CU_ASSERT_TRUE(b.evaluated <= e.evaluated);
+    CU_ASSERT_EQUAL_FATAL(e.nranked, b.nranked);
+    for (int i = 0; i < e.nranked; i++) {
+        const plc_candidate *x = &e.ranked[i], *y = &b.ranked[i];
+        for (int d = 0; d < PLC_LD_COUNT; d++) /* field by field: padding bytes are not the layout */
+            CU_ASSERT_EQUAL(plc_layout_get(&x->layout, (plc_layout_dim)d), plc_layout_get(&y->layout, (plc_layout_dim)d));
+        CU_ASSERT_EQUAL(x->step_time_s, y->step_time_s);
+        CU_ASSERT_EQUAL(x->peak_bytes, y->peak_bytes);
+        CU_ASSERT_EQUAL(x->tokens_per_s, y->tokens_per_s);
+        CU_ASSERT_EQUAL(x->mfu, y->mfu);
+        CU_ASSERT_EQUAL(x->fits, y->fits);
+    }
+    CU_ASSERT_TRUE(e.nregions > 0); /* explain's regions: the exhaustive search's only */
+    CU_ASSERT_EQUAL(b.nregions, 0);
+    int64_t skipped = b.pruned_objective;
+    plc_arena_free(&ea);
+    plc_arena_free(&ba);
+    return skipped;
+}
+
+/* small spaces: models, clusters, precisions, constraints, objectives, top */
+static void test_bound_matches_exhaustive(void)
+{
+    int64_t skipped = 0;
+    static const int tops[] = {1, 3, 10, 40};
+    for (int obj = 0; obj < 2; obj++) {
+        for (int t = 0; t < 4; t++) {
+            plc_job job;
+            /* Llama 13B on 2 and 8 nodes */
+            fixture_llama13b(&job, 2);
+            job.layout.objective = obj ? PLC_OBJ_MEMORY : PLC_OBJ_TIME;
+            skipped += assert_same_ranking(&job, tops[t]);
+            fixture_llama13b(&job, 8);
+            job.layout.objective = obj ? PLC_OBJ_MEMORY : PLC_OBJ_TIME;
+            job.layout.memory_limit = 0.6; /* fewer fit */
+            skipped += assert_same_ranking(&job, tops[t]);
+            /* constraints: pp and cp ranges, flash attention only, ZeRO 1 */
+            fixture_llama13b(&job, 4);
+            job.layout.objective = obj ? PLC_OBJ_MEMORY : PLC_OBJ_TIME;
+            job.layout.pp = (plc_choice){.kind = PLC_CHOICE_RANGE, .lo = 2, .hi = 8};
+            job.layout.cp = (plc_choice){.kind = PLC_CHOICE_RANGE, .lo = 1, .hi = 2};
+            fixture_pin(&job.layout.zero, 1);
+            job.layout.attention = (plc_choice){.kind = PLC_CHOICE_SET, .n = 2,
+                                                .v = {PLC_ATTN_FLASH1, PLC_ATTN_FLASH2}};
+            skipped += assert_same_ranking(&job, tops[t]);
+            /* a grouped-query model with a long context on 16 A100, fp32 */
+            fixture_model(&job.model, "gqa-3b", 24, 3072, 8192, 24, 8, 32000, 8192, true);
+            fixture_a100(&job.cluster.hw);
+            job.cluster.hw.matmul_eff = 0.6;
+            job.cluster.hw.matmul_half_dim = 128;
+            job.cluster.hw.kernel_launch = 5e-6;
+            job.cluster.nodes = 2;
+            job.cluster.gpus_per_node = 8;
+            job.train.global_batch = 96;
+            job.train.precision = obj ? PLC_PREC_FP32 : PLC_PREC_BF16;
+            fixture_layout_auto(&job.layout);
+            job.layout.objective = obj ? PLC_OBJ_MEMORY : PLC_OBJ_TIME;
+            skipped += assert_same_ranking(&job, tops[t]);
+        }
+    }
+    CU_ASSERT_TRUE(skipped > 0); /* the bound did skip leaves */
+}
+
+/* The search costs the same for 2^10 and 2^40 (1.1e12) sequences per step
+ * when the micro-batch values are the same: divisors by trial division to
+ * sqrt, schedule figures in closed form. */
+static double solve_seconds(int64_t global_batch, int64_t *enumerated, int64_t *evaluated, plc_layout *best)
 {
     plc_job job;
     fixture_llama13b(&job, 8);
@@ -140,6 +222,7 @@ static double solve_seconds(int64_t global_batch, int64_t *enumerated, plc_layou
     CU_ASSERT_EQUAL_FATAL(plc_solve(&job, &a, &s), 0);
     CU_ASSERT_TRUE_FATAL(s.nranked > 0);
     *enumerated = s.enumerated;
+    *evaluated = s.evaluated;
     *best = s.ranked[0].layout;
     double t = s.seconds;
     plc_arena_free(&a);
@@ -148,13 +231,16 @@ static double solve_seconds(int64_t global_batch, int64_t *enumerated, plc_layou
 
 static void test_batch_independent(void)
 {
-    int64_t n_small, n_huge;
+    int64_t n_small, n_huge, e_small, e_huge;
     plc_layout b_small, b_huge;
-    double t_small = solve_seconds(1024, &n_small, &b_small);
-    double t_huge = solve_seconds((int64_t)1 << 40, &n_huge, &b_huge);
-    printf("\n    2^10 sequences: %lld layouts in %.3f s; 2^40: %lld layouts in %.3f s\n", (long long)n_small, t_small,
-           (long long)n_huge, t_huge);
+    double t_small = solve_seconds(1024, &n_small, &e_small, &b_small);
+    double t_huge = solve_seconds((int64_t)1 << 40, &n_huge, &e_huge, &b_huge);
+    printf("\n    2^10 sequences: %lld layouts, %lld estimated in %.3f s; 2^40: %lld layouts, %lld estimated in %.3f s\n",
+           (long long)n_small, (long long)e_small, t_small, (long long)n_huge, (long long)e_huge, t_huge);
     CU_ASSERT_EQUAL(n_small, n_huge);
+    /* the branch and bound's work (its thresholds follow the figures, which
+     * do depend on the batch) stays within a factor of two */
+    CU_ASSERT_TRUE(e_huge <= 2 * e_small && e_small <= 2 * e_huge);
     CU_ASSERT_TRUE(t_huge < 3.0 * t_small + 0.05);
 }
 
@@ -163,6 +249,7 @@ void register_test_solver_search(void)
     CU_pSuite s = CU_add_suite("solver_search", NULL, NULL);
     CU_add_test(s, "ranked layouts fit and are ordered", test_solve_ranks_fitting_layouts);
     CU_add_test(s, "constraints and the memory objective", test_constraints_and_objective);
+    CU_add_test(s, "branch and bound ranks as the exhaustive search", test_bound_matches_exhaustive);
     CU_add_test(s, "invalid and pinned layouts", test_invalid_and_pinned);
     CU_add_test(s, "nothing fits; unusable job", test_nothing_fits);
     CU_add_test(s, "search time does not grow with the batch", test_batch_independent);
