@@ -269,6 +269,14 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
 plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
                      plc_plan *out, plc_memplan_stats *stage_stats, char *err, size_t errlen)
 {
+    /* the solver and the front end know the GPT block (docs/model.md); its
+     * ops are not in the plan format yet, so no plan pretends to train it */
+    if (job->model.arch != PLC_ARCH_LLAMA || job->model.positions != PLC_POS_ROPE) {
+        snprintf(err, errlen, "%s cannot be lowered to a plan yet: plrun runs the Llama block with RoPE only "
+                 "(plc check and plc solve handle it)",
+                 job->model.arch != PLC_ARCH_LLAMA ? "arch = gpt" : "positions = learned");
+        return PLC_E_INPUT;
+    }
     lw_ctx *c = PLC_NEW(a, lw_ctx);
     c->job = job;
     c->m = job->model;
