@@ -23,6 +23,7 @@ static const plc_tensor_role gpt_roles[] = {
 #define NROLES(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
 static int64_t per_layer(const plc_model *m) { return is_gpt(m) ? NROLES(gpt_roles) : NROLES(llama_roles); }
+int64_t plc_tensors_per_layer(const plc_model *m) { return per_layer(m); }
 static const plc_tensor_role *layer_roles(const plc_model *m) { return is_gpt(m) ? gpt_roles : llama_roles; }
 /* ids before the first layer: tok_emb, and pos_emb when positions are learned */
 static int64_t first_layer_id(const plc_model *m) { return 1 + (m->positions == PLC_POS_LEARNED); }

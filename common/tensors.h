@@ -70,6 +70,10 @@ typedef struct plc_tensor_info {
  * (final_norm, or final_norm_w and final_norm_b); lm_head when untied.
  * Names are docs/model.md's, `layers.{l}.` before a layer's. */
 
+/* tensors of one layer: 9 (Llama) or 16 (GPT); at most PLC_MAX_LAYER_TENSORS */
+#define PLC_MAX_LAYER_TENSORS 16
+int64_t plc_tensors_per_layer(const plc_model *m);
+
 /* number of global tensors: 2 + 9 L for Llama, plus lm_head when
  * embeddings are untied; GPT: 3 + 16 L, one more with learned positions */
 int64_t plc_tensor_count(const plc_model *m);
