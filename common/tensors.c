@@ -83,6 +83,38 @@ static void role_shape(const plc_model *m, plc_tensor_role role, int64_t shape[2
     }
 }
 
+/* The GPT block's tensors are named as Hugging Face's GPT-2 state dict
+ * names them (after "h.{l}." in a layer), whose Conv1D stores [in, out]
+ * as plc does. q, k and v are the column blocks of HF's c_attn, kept apart
+ * (their own names); lm_head (untied) keeps plc's [hidden, vocab] and its
+ * plc name, since HF's lm_head.weight is the transpose. NULL: plc's name. */
+static const char *gpt_hf_name(plc_tensor_role r)
+{
+    switch (r) {
+    case PLC_ROLE_TOK_EMB: return "wte.weight";
+    case PLC_ROLE_POS_EMB: return "wpe.weight";
+    case PLC_ROLE_ATTN_NORM: return "ln_1.weight";
+    case PLC_ROLE_ATTN_NORM_B: return "ln_1.bias";
+    case PLC_ROLE_WQ: return "attn.q.weight";
+    case PLC_ROLE_BQ: return "attn.q.bias";
+    case PLC_ROLE_WK: return "attn.k.weight";
+    case PLC_ROLE_BK: return "attn.k.bias";
+    case PLC_ROLE_WV: return "attn.v.weight";
+    case PLC_ROLE_BV: return "attn.v.bias";
+    case PLC_ROLE_WO: return "attn.c_proj.weight";
+    case PLC_ROLE_BO: return "attn.c_proj.bias";
+    case PLC_ROLE_MLP_NORM: return "ln_2.weight";
+    case PLC_ROLE_MLP_NORM_B: return "ln_2.bias";
+    case PLC_ROLE_W_FC: return "mlp.c_fc.weight";
+    case PLC_ROLE_B_FC: return "mlp.c_fc.bias";
+    case PLC_ROLE_W_PROJ: return "mlp.c_proj.weight";
+    case PLC_ROLE_B_PROJ: return "mlp.c_proj.bias";
+    case PLC_ROLE_FINAL_NORM: return "ln_f.weight";
+    case PLC_ROLE_FINAL_NORM_B: return "ln_f.bias";
+    default: return NULL;
+    }
+}
+
 static bool is_norm_weight(plc_tensor_role r)
 {
     return r == PLC_ROLE_ATTN_NORM || r == PLC_ROLE_MLP_NORM || r == PLC_ROLE_FINAL_NORM;
@@ -104,7 +136,12 @@ bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out)
     else if (id < lm_head_id(m)) out->role = PLC_ROLE_FINAL_NORM_B;
     else out->role = PLC_ROLE_LM_HEAD;
     const char *rn = plc_tensor_role_name(m, out->role);
-    if (out->layer >= 0)
+    const char *hf = is_gpt(m) ? gpt_hf_name(out->role) : NULL;
+    if (hf && out->layer >= 0)
+        snprintf(out->name, sizeof out->name, "h.%lld.%s", (long long)out->layer, hf);
+    else if (hf)
+        snprintf(out->name, sizeof out->name, "%s", hf);
+    else if (out->layer >= 0)
         snprintf(out->name, sizeof out->name, "layers.%lld.%s", (long long)out->layer, rn);
     else
         snprintf(out->name, sizeof out->name, "%s", rn);

@@ -68,7 +68,9 @@ typedef struct plc_tensor_info {
  * w_gate, w_up, w_down) or 16 (GPT: ln1_w, ln1_b, wq, bq, wk, bk, wv, bv,
  * wo, bo, ln2_w, ln2_b, w_fc, b_fc, w_proj, b_proj); the final norm
  * (final_norm, or final_norm_w and final_norm_b); lm_head when untied.
- * Names are docs/model.md's, `layers.{l}.` before a layer's. */
+ * Names are docs/model.md's: Llama's `tok_emb`, `layers.{l}.wq`, ...; the
+ * GPT block's Hugging Face GPT-2's (`wte.weight`, `h.{l}.ln_1.weight`,
+ * `h.{l}.mlp.c_fc.weight`, ...; q, k, v as `h.{l}.attn.q.weight`, ...). */
 
 /* tensors of one layer: 9 (Llama) or 16 (GPT); at most PLC_MAX_LAYER_TENSORS */
 #define PLC_MAX_LAYER_TENSORS 16

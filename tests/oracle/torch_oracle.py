@@ -196,24 +196,27 @@ def tensor_table(cfg):
     hd = H // cfg["heads"]
     q, kv = cfg["heads"] * hd, cfg["kv_heads"] * hd
     out_std = 0.02 / math.sqrt(2 * L)
-    t = [("tok_emb", (V, H), 0.02, True)]
-    if cfg["positions"] == "learned":
-        t.append(("pos_emb", (cfg["seq_len"], H), 0.02, True))
-    if cfg["arch"] == "gpt":  # biases and LayerNorm biases: zeros, no decay (std 0)
+    if cfg["arch"] == "gpt":  # Hugging Face GPT-2's names; biases zero, not decayed
+        t = [("wte.weight", (V, H), 0.02, True)]
+        if cfg["positions"] == "learned":
+            t.append(("wpe.weight", (cfg["seq_len"], H), 0.02, True))
         for l in range(L):
-            p = f"layers.{l}."
-            t += [(p + "ln1_w", (H,), None, False), (p + "ln1_b", (H,), 0.0, False),
-                  (p + "wq", (H, q), 0.02, True), (p + "bq", (q,), 0.0, False),
-                  (p + "wk", (H, kv), 0.02, True), (p + "bk", (kv,), 0.0, False),
-                  (p + "wv", (H, kv), 0.02, True), (p + "bv", (kv,), 0.0, False),
-                  (p + "wo", (q, H), out_std, True), (p + "bo", (H,), 0.0, False),
-                  (p + "ln2_w", (H,), None, False), (p + "ln2_b", (H,), 0.0, False),
-                  (p + "w_fc", (H, F), 0.02, True), (p + "b_fc", (F,), 0.0, False),
-                  (p + "w_proj", (F, H), out_std, True), (p + "b_proj", (H,), 0.0, False)]
-        t += [("final_norm_w", (H,), None, False), ("final_norm_b", (H,), 0.0, False)]
+            p = f"h.{l}."
+            t += [(p + "ln_1.weight", (H,), None, False), (p + "ln_1.bias", (H,), 0.0, False),
+                  (p + "attn.q.weight", (H, q), 0.02, True), (p + "attn.q.bias", (q,), 0.0, False),
+                  (p + "attn.k.weight", (H, kv), 0.02, True), (p + "attn.k.bias", (kv,), 0.0, False),
+                  (p + "attn.v.weight", (H, kv), 0.02, True), (p + "attn.v.bias", (kv,), 0.0, False),
+                  (p + "attn.c_proj.weight", (q, H), out_std, True), (p + "attn.c_proj.bias", (H,), 0.0, False),
+                  (p + "ln_2.weight", (H,), None, False), (p + "ln_2.bias", (H,), 0.0, False),
+                  (p + "mlp.c_fc.weight", (H, F), 0.02, True), (p + "mlp.c_fc.bias", (F,), 0.0, False),
+                  (p + "mlp.c_proj.weight", (F, H), out_std, True), (p + "mlp.c_proj.bias", (H,), 0.0, False)]
+        t += [("ln_f.weight", (H,), None, False), ("ln_f.bias", (H,), 0.0, False)]
         if not cfg["tie_embeddings"]:
             t.append(("lm_head", (H, V), 0.02, True))
         return t
+    t = [("tok_emb", (V, H), 0.02, True)]
+    if cfg["positions"] == "learned":
+        t.append(("pos_emb", (cfg["seq_len"], H), 0.02, True))
     for l in range(L):
         p = f"layers.{l}."
         t += [(p + "attn_norm", (H,), None, False), (p + "wq", (H, q), 0.02, True),
@@ -270,28 +273,28 @@ def forward_loss_gpt(P, tokens, targets, cfg):
     H = cfg["hidden"]
     hd = H // heads
     eps = cfg["norm_eps"]
-    dtype = P["tok_emb"].dtype
+    dtype = P["wte.weight"].dtype
     rotary = cfg["positions"] == "rope"
     if rotary:
         cos, sin = rope_tables(S, hd, cfg["rope_theta"], dtype)
-    x = F_.embedding(tokens.long(), P["tok_emb"])
+    x = F_.embedding(tokens.long(), P["wte.weight"])
     if not rotary:
-        x = x + F_.embedding(torch.arange(S), P["pos_emb"])[None]
+        x = x + F_.embedding(torch.arange(S), P["wpe.weight"])[None]
     for l in range(cfg["layers"]):
-        p = f"layers.{l}."
-        h = F_.layer_norm(x, (H,), P[p + "ln1_w"], P[p + "ln1_b"], eps)
-        q = F_.linear(h, P[p + "wq"].t(), P[p + "bq"]).view(B, S, heads, hd)
-        k = F_.linear(h, P[p + "wk"].t(), P[p + "bk"]).view(B, S, kvh, hd)
-        v = F_.linear(h, P[p + "wv"].t(), P[p + "bv"]).view(B, S, kvh, hd)
+        p = f"h.{l}."
+        h = F_.layer_norm(x, (H,), P[p + "ln_1.weight"], P[p + "ln_1.bias"], eps)
+        q = F_.linear(h, P[p + "attn.q.weight"].t(), P[p + "attn.q.bias"]).view(B, S, heads, hd)
+        k = F_.linear(h, P[p + "attn.k.weight"].t(), P[p + "attn.k.bias"]).view(B, S, kvh, hd)
+        v = F_.linear(h, P[p + "attn.v.weight"].t(), P[p + "attn.v.bias"]).view(B, S, kvh, hd)
         if rotary:
             q, k = rope(q, cos, sin), rope(k, cos, sin)
         a = attention(q, k, v, heads, kvh)
-        x = x + F_.linear(a, P[p + "wo"].t(), P[p + "bo"])
-        h = F_.layer_norm(x, (H,), P[p + "ln2_w"], P[p + "ln2_b"], eps)
-        g = F_.gelu(F_.linear(h, P[p + "w_fc"].t(), P[p + "b_fc"]), approximate="tanh")
-        x = x + F_.linear(g, P[p + "w_proj"].t(), P[p + "b_proj"])
-    x = F_.layer_norm(x, (H,), P["final_norm_w"], P["final_norm_b"], eps)
-    head = P["tok_emb"].t() if cfg["tie_embeddings"] else P["lm_head"]
+        x = x + F_.linear(a, P[p + "attn.c_proj.weight"].t(), P[p + "attn.c_proj.bias"])
+        h = F_.layer_norm(x, (H,), P[p + "ln_2.weight"], P[p + "ln_2.bias"], eps)
+        g = F_.gelu(F_.linear(h, P[p + "mlp.c_fc.weight"].t(), P[p + "mlp.c_fc.bias"]), approximate="tanh")
+        x = x + F_.linear(g, P[p + "mlp.c_proj.weight"].t(), P[p + "mlp.c_proj.bias"])
+    x = F_.layer_norm(x, (H,), P["ln_f.weight"], P["ln_f.bias"], eps)
+    head = P["wte.weight"].t() if cfg["tie_embeddings"] else P["lm_head"]
     logits = x @ head
     return F_.cross_entropy(logits.reshape(B * S, -1), targets.reshape(B * S).long())
 

@@ -168,7 +168,8 @@ static void test_megatron_published(void)
 }
 
 /* The tensor table (common/tensors.h) names GPT-2 small's 196 tensors as
- * docs/model.md does and holds exactly the model math's parameters; so do
+ * Hugging Face's GPT-2 does (docs/model.md) and holds exactly the model
+ * math's parameters; so do
  * the variants. Biases start at zero, norm weights at one. */
 static void test_gpt_tensor_table(void)
 {
@@ -177,18 +178,20 @@ static void test_gpt_tensor_table(void)
     CU_ASSERT_EQUAL(plc_tensor_count(&m), 1 + 1 + 16 * 12 + 2);
     CU_ASSERT_EQUAL(plc_model_param_count(&m), 124439808LL);
     plc_tensor_info t;
-    const char *layer0[] = {"ln1_w", "ln1_b", "wq", "bq", "wk", "bk", "wv", "bv",
-                            "wo", "bo", "ln2_w", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj"};
+    const char *layer0[] = {"ln_1.weight", "ln_1.bias", "attn.q.weight", "attn.q.bias", "attn.k.weight",
+                            "attn.k.bias", "attn.v.weight", "attn.v.bias", "attn.c_proj.weight",
+                            "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                            "mlp.c_proj.weight", "mlp.c_proj.bias"};
     CU_ASSERT_EQUAL(plc_layer_tensors(&m), 16);
     for (int i = 0; i < 16; i++) {
         char want[64];
-        snprintf(want, sizeof want, "layers.0.%s", layer0[i]);
+        snprintf(want, sizeof want, "h.0.%s", layer0[i]);
         CU_ASSERT_FATAL(plc_tensor_get(&m, 2 + i, &t));
         CU_ASSERT_STRING_EQUAL(t.name, want);
         CU_ASSERT_EQUAL(plc_tensor_find(&m, want), 2 + i);
     }
     CU_ASSERT_FATAL(plc_tensor_get(&m, 1, &t));
-    CU_ASSERT_STRING_EQUAL(t.name, "pos_emb");
+    CU_ASSERT_STRING_EQUAL(t.name, "wpe.weight");
     CU_ASSERT(t.shape[0] == 1024 && t.shape[1] == 768 && t.init == PLC_INIT_NORMAL && t.weight_decay);
     CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_POS_EMB, 0), 1);
     CU_ASSERT_FATAL(plc_tensor_get(&m, plc_tensor_id(&m, PLC_ROLE_BQ, 3), &t));
@@ -199,9 +202,9 @@ static void test_gpt_tensor_table(void)
     CU_ASSERT_FATAL(plc_tensor_get(&m, plc_tensor_id(&m, PLC_ROLE_MLP_NORM, 5), &t));
     CU_ASSERT(t.init == PLC_INIT_ONES && !t.weight_decay);
     CU_ASSERT_FATAL(plc_tensor_get(&m, 194, &t));
-    CU_ASSERT_STRING_EQUAL(t.name, "final_norm_w");
+    CU_ASSERT_STRING_EQUAL(t.name, "ln_f.weight");
     CU_ASSERT_FATAL(plc_tensor_get(&m, 195, &t));
-    CU_ASSERT_STRING_EQUAL(t.name, "final_norm_b");
+    CU_ASSERT_STRING_EQUAL(t.name, "ln_f.bias");
     CU_ASSERT_EQUAL(t.init, PLC_INIT_ZEROS);
     CU_ASSERT_FALSE(plc_tensor_get(&m, 196, &t));
     CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_LM_HEAD, 0), -1);
