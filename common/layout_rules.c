@@ -51,7 +51,7 @@ plc_verdict plc_model_rules(const plc_model *m)
         if (sizes[i].v < 1) return broke_at(PLC_RULE_MODEL_POSITIVE, sizes[i].key);
     if (m->hidden % m->heads) return broke(PLC_RULE_HEADS_HIDDEN);
     if (m->heads % m->kv_heads) return broke(PLC_RULE_KV_HEADS_HEADS);
-    if ((m->hidden / m->heads) % 2) return broke(PLC_RULE_HEAD_DIM_ODD);
+    if (m->positions == PLC_POS_ROPE && (m->hidden / m->heads) % 2) return broke(PLC_RULE_HEAD_DIM_ODD);
     return ok();
 }
 

@@ -136,6 +136,7 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
     wb_i64(b, m->heads); wb_i64(b, m->kv_heads); wb_i64(b, m->vocab); wb_i64(b, m->seq_len);
     wb_u32(b, m->tie_embeddings ? 1u : 0u);
     wb_f64(b, m->norm_eps); wb_f64(b, m->rope_theta);
+    wb_u32(b, (uint32_t)m->arch); wb_u32(b, (uint32_t)m->positions);
     /* train */
     const plc_train *t = &p->train;
     wb_i64(b, t->global_batch);
@@ -427,6 +428,11 @@ static void read_meta(rcur *c, plc_plan *p)
     if (tie > 1) rc_fail(c, "tie_embeddings is %u, not 0 or 1", tie);
     m->tie_embeddings = tie == 1;
     m->norm_eps = rc_f64(c); m->rope_theta = rc_f64(c);
+    uint32_t arch = rc_u32(c), positions = rc_u32(c);
+    if (arch > PLC_ARCH_GPT) rc_fail(c, "arch %u out of range", arch);
+    if (positions > PLC_POS_LEARNED) rc_fail(c, "positions %u out of range", positions);
+    m->arch = (plc_arch)arch;
+    m->positions = (plc_positions)positions;
     plc_train *t = &p->train;
     t->global_batch = rc_i64(c);
     uint32_t prec = rc_u32(c);

@@ -58,6 +58,20 @@ static const plc_op_contract contracts[PLC_OP_COUNT] = {
     [PLC_OP_SWIGLU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)},
                            {DIM},
                            0},
+    [PLC_OP_LAYERNORM_FWD] = {{B(STORAGE, A0, A1), B(F32, A0), B(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1),
+                               B(STORAGE, A1)},
+                              {DIM, DIM},
+                              0},
+    [PLC_OP_LAYERNORM_BWD] = {{OPT(STORAGE, A0, A1), OPT(F32, A1), OPT(F32, A1), B(STORAGE, A0, A1),
+                               B(STORAGE, A0, A1), B(STORAGE, A1), B(F32, A0), B(F32, A0)},
+                              {DIM, DIM},
+                              0},
+    [PLC_OP_BIAS_ADD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0},
+    [PLC_OP_BIAS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM}, 0},
+    [PLC_OP_GELU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
+    [PLC_OP_GELU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
+    [PLC_OP_POS_FWD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM, FLAG}, 0},
+    [PLC_OP_POS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM, FLAG}, 0},
     [PLC_OP_ADD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
     [PLC_OP_ACCUMULATE] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
     [PLC_OP_SCALE] = {{B(STORAGE, A0)}, {DIM}, 0},
@@ -233,6 +247,24 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
     case PLC_OP_RMSNORM_FWD:
         if (!(in->farg[0] > 0)) return fail(err, errlen, "RMSNorm epsilon %g is not positive", in->farg[0]);
         break;
+    case PLC_OP_LAYERNORM_FWD:
+        if (!(in->farg[0] > 0)) return fail(err, errlen, "LayerNorm epsilon %g is not positive", in->farg[0]);
+        break;
+    case PLC_OP_POS_FWD:
+    case PLC_OP_POS_BWD: {
+        /* the table has seq_len rows; the rows of x are micro-batch rows of
+         * seq_len / cp tokens each, or a tp rank's block of them */
+        const plc_buffer *table = in->op == PLC_OP_POS_FWD ? b1 : b0;
+        int64_t shards = a[2] ? p->layout.tp : 1;
+        if (m->positions != PLC_POS_LEARNED) return fail(err, errlen, "learned positions in a model with RoPE");
+        if ((int64_t)(table->bytes / plc_dtype_size(table->dtype)) < m->seq_len * a[1])
+            return fail(err, errlen, "position table '%s' holds fewer than seq_len %lld rows of %lld", bname(table),
+                        (long long)m->seq_len, (long long)a[1]);
+        if ((a[0] * shards) % (m->seq_len / cp))
+            return fail(err, errlen, "%lld rows x %lld shards are not whole sequences of %lld tokens", (long long)a[0],
+                        (long long)shards, (long long)(m->seq_len / cp));
+        break;
+    }
     case PLC_OP_ROPE_FWD:
     case PLC_OP_ROPE_BWD:
         if (a[3] % 2) return fail(err, errlen, "head dimension %lld is odd", (long long)a[3]);

@@ -9,6 +9,7 @@
 
 #include "common/errmsg.h"
 #include "common/plan_io.h"
+#include "common/tensors.h"
 
 #define MAX_DIM (INT64_C(1) << 40)
 
@@ -37,7 +38,7 @@ static int64_t mul3(int64_t a, int64_t b, int64_t c) { return mul(mul(a, b), c);
 static int validate_program(const plc_plan *p, uint32_t pi, char *err, size_t errlen)
 {
     const plc_program *g = &p->programs[pi];
-    int64_t ntensors = 2 + 9 * p->model.layers + (p->model.tie_embeddings ? 0 : 1);
+    int64_t ntensors = plc_tensor_count(&p->model);
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const plc_buffer *b = &g->buffers[i];
         const char *name = b->name ? b->name : "?";

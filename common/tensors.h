@@ -25,13 +25,27 @@ typedef enum plc_tensor_role {
     PLC_ROLE_W_DOWN,
     PLC_ROLE_FINAL_NORM,
     PLC_ROLE_LM_HEAD,
+    /* the GPT block's own (arch = gpt; pos_emb with positions = learned) */
+    PLC_ROLE_POS_EMB,
+    PLC_ROLE_ATTN_NORM_B,
+    PLC_ROLE_BQ,
+    PLC_ROLE_BK,
+    PLC_ROLE_BV,
+    PLC_ROLE_BO,
+    PLC_ROLE_MLP_NORM_B,
+    PLC_ROLE_W_FC,
+    PLC_ROLE_B_FC,
+    PLC_ROLE_W_PROJ,
+    PLC_ROLE_B_PROJ,
+    PLC_ROLE_FINAL_NORM_B,
     PLC_ROLE_COUNT
 } plc_tensor_role;
 
 /* how a tensor is initialised */
 typedef enum plc_init_kind {
     PLC_INIT_ONES,   /* norm weights */
-    PLC_INIT_NORMAL, /* matrices: normal(0, init_std) */
+    PLC_INIT_NORMAL, /* matrices and tables: normal(0, init_std) */
+    PLC_INIT_ZEROS,  /* biases (GPT block) */
 } plc_init_kind;
 
 #define PLC_TENSOR_NAME_MAX 64
@@ -41,15 +55,29 @@ typedef struct plc_tensor_info {
     plc_tensor_role role;
     int64_t layer; /* -1 for tensors outside the layers */
     char name[PLC_TENSOR_NAME_MAX];
-    int ndim;         /* 1 (norm weights) or 2 (matrices) */
+    int ndim;         /* 1 (norm weights, biases) or 2 (matrices, tables) */
     int64_t shape[2]; /* shape[1] = 1 for 1-D tensors */
     int64_t numel;
     plc_init_kind init;
-    double init_std;   /* 0.02, or 0.02 / sqrt(2 L) for wo and w_down; 0 for ones */
-    bool weight_decay; /* AdamW decoupled decay applies (matrices only) */
+    double init_std;   /* 0.02, or 0.02 / sqrt(2 L) for wo, w_down and w_proj; 0 for ones and zeros */
+    bool weight_decay; /* AdamW decoupled decay applies (matrices and tables only) */
 } plc_tensor_info;
 
-/* number of global tensors: 2 + 9 L, plus lm_head when embeddings are untied */
+/* Global tensor ids, in order: tok_emb; pos_emb (learned positions); the
+ * layers, 9 tensors each (Llama: attn_norm, wq, wk, wv, wo, mlp_norm,
+ * w_gate, w_up, w_down) or 16 (GPT: ln1_w, ln1_b, wq, bq, wk, bk, wv, bv,
+ * wo, bo, ln2_w, ln2_b, w_fc, b_fc, w_proj, b_proj); the final norm
+ * (final_norm, or final_norm_w and final_norm_b); lm_head when untied.
+ * Names are docs/model.md's: Llama's `tok_emb`, `layers.{l}.wq`, ...; the
+ * GPT block's Hugging Face GPT-2's (`wte.weight`, `h.{l}.ln_1.weight`,
+ * `h.{l}.mlp.c_fc.weight`, ...; q, k, v as `h.{l}.attn.q.weight`, ...). */
+
+/* tensors of one layer: 9 (Llama) or 16 (GPT); at most PLC_MAX_LAYER_TENSORS */
+#define PLC_MAX_LAYER_TENSORS 16
+int64_t plc_tensors_per_layer(const plc_model *m);
+
+/* number of global tensors: 2 + 9 L for Llama, plus lm_head when
+ * embeddings are untied; GPT: 3 + 16 L, one more with learned positions */
 int64_t plc_tensor_count(const plc_model *m);
 
 /* fills *out for tensor `id`; false when id is out of range */
@@ -65,7 +93,8 @@ int64_t plc_tensor_find(const plc_model *m, const char *name);
 /* total number of parameters (elements of all global tensors) */
 int64_t plc_model_param_count(const plc_model *m);
 
-/* name of a role as used in tensor names ("wq", "attn_norm", ...) */
-const char *plc_tensor_role_name(plc_tensor_role r);
+/* name of a role as used in tensor names ("wq", "attn_norm", ...); the
+ * GPT block names its norms ln1_w, ln2_w and final_norm_w */
+const char *plc_tensor_role_name(const plc_model *m, plc_tensor_role r);
 
 #endif

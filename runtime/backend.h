@@ -85,6 +85,26 @@ typedef struct plc_backend_ops {
                       int64_t n);
     int (*swiglu_bwd)(plc_backend *be, void *dgate, void *dup, const void *dout,
                       const void *gate, const void *up, plc_dtype dt, int64_t n);
+    /* the GPT block: LayerNorm (mean, rstd, dweight, dbias fp32; din,
+     * dweight, dbias may be NULL), GELU, a linear layer's bias (dbias fp32),
+     * learned positions (rows of x at positions[r], dtable fp32) */
+    int (*layernorm_fwd)(plc_backend *be, void *out, float *mean, float *rstd, const void *in,
+                         const void *weight, const void *bias, plc_dtype dt, int64_t rows,
+                         int64_t dim, float eps);
+    int (*layernorm_bwd)(plc_backend *be, void *din, float *dweight, float *dbias,
+                         const void *dout, const void *in, const void *weight, const float *mean,
+                         const float *rstd, plc_dtype dt, int64_t rows, int64_t dim);
+    int (*gelu_fwd)(plc_backend *be, void *out, const void *in, plc_dtype dt, int64_t n);
+    int (*gelu_bwd)(plc_backend *be, void *din, const void *dout, const void *in, plc_dtype dt,
+                    int64_t n);
+    int (*bias_add)(plc_backend *be, void *x, const void *bias, plc_dtype dt, int64_t rows,
+                    int64_t cols);
+    int (*bias_bwd)(plc_backend *be, float *dbias, const void *dout, plc_dtype dt, int64_t rows,
+                    int64_t cols);
+    int (*pos_fwd)(plc_backend *be, void *x, const void *table, plc_dtype dt,
+                   const int32_t *positions, int64_t rows, int64_t dim, int64_t table_rows);
+    int (*pos_bwd)(plc_backend *be, float *dtable, const void *dout, plc_dtype dt,
+                   const int32_t *positions, int64_t rows, int64_t dim);
     int (*add)(plc_backend *be, void *out, const void *a, const void *b, plc_dtype dt, int64_t n);
     int (*accumulate)(plc_backend *be, void *y, const void *x, plc_dtype dt, int64_t n);
     int (*scale)(plc_backend *be, void *x, float s, plc_dtype dt, int64_t n);

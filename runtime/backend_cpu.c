@@ -114,6 +114,77 @@ static int cpu_rmsnorm_bwd(plc_backend *be, void *din, float *dw, const void *do
     plc_k_rmsnorm_backward(di, dw, d, x, wf, rstd, rows, dim);
     return done(be);
 }
+static int cpu_layernorm_fwd(plc_backend *be, void *out, float *mean, float *rstd, const void *in,
+                             const void *w, const void *bias, plc_dtype dt, int64_t rows, int64_t dim,
+                             float eps)
+{
+    const float *x = IN(in, dt, rows * dim), *wf = IN(w, dt, dim), *bf = IN(bias, dt, dim);
+    float *o = OUT(out, dt, rows * dim);
+    VIEWS_OK(be);
+    plc_k_layernorm_forward(o, mean, rstd, x, wf, bf, rows, dim, eps);
+    return done(be);
+}
+static int cpu_layernorm_bwd(plc_backend *be, void *din, float *dw, float *db, const void *dout,
+                             const void *in, const void *w, const float *mean, const float *rstd,
+                             plc_dtype dt, int64_t rows, int64_t dim)
+{
+    float *di = din ? OUT(din, dt, rows * dim) : NULL;
+    const float *d = IN(dout, dt, rows * dim), *x = IN(in, dt, rows * dim), *wf = IN(w, dt, dim);
+    VIEWS_OK(be);
+    plc_k_layernorm_backward(di, dw, db, d, x, wf, mean, rstd, rows, dim);
+    return done(be);
+}
+static int cpu_gelu_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt, int64_t n)
+{
+    const float *x = IN(in, dt, n);
+    float *o = OUT(out, dt, n);
+    VIEWS_OK(be);
+    plc_k_gelu_forward(o, x, n);
+    return done(be);
+}
+static int cpu_gelu_bwd(plc_backend *be, void *din, const void *dout, const void *in, plc_dtype dt,
+                        int64_t n)
+{
+    float *di = OUT(din, dt, n);
+    const float *d = IN(dout, dt, n), *x = IN(in, dt, n);
+    VIEWS_OK(be);
+    plc_k_gelu_backward(di, d, x, n);
+    return done(be);
+}
+static int cpu_bias_add(plc_backend *be, void *x, const void *bias, plc_dtype dt, int64_t rows,
+                        int64_t cols)
+{
+    float *xf = OUT(x, dt, rows * cols);
+    const float *bf = IN(bias, dt, cols);
+    VIEWS_OK(be);
+    plc_k_bias_add(xf, xf, bf, rows, cols);
+    return done(be);
+}
+static int cpu_bias_bwd(plc_backend *be, float *dbias, const void *dout, plc_dtype dt, int64_t rows,
+                        int64_t cols)
+{
+    const float *d = IN(dout, dt, rows * cols);
+    VIEWS_OK(be);
+    plc_k_bias_backward(dbias, d, rows, cols);
+    return done(be);
+}
+static int cpu_pos_fwd(plc_backend *be, void *x, const void *table, plc_dtype dt, const int32_t *pos,
+                       int64_t rows, int64_t dim, int64_t table_rows)
+{
+    float *xf = OUT(x, dt, rows * dim);
+    const float *t = IN(table, dt, table_rows * dim);
+    VIEWS_OK(be);
+    plc_k_pos_embedding_forward(xf, xf, t, pos, 1, rows, dim);
+    return done(be);
+}
+static int cpu_pos_bwd(plc_backend *be, float *dtable, const void *dout, plc_dtype dt, const int32_t *pos,
+                       int64_t rows, int64_t dim)
+{
+    const float *d = IN(dout, dt, rows * dim);
+    VIEWS_OK(be);
+    plc_k_pos_embedding_backward(dtable, d, pos, 1, rows, dim);
+    return done(be);
+}
 static int cpu_matmul(plc_backend *be, void *C, plc_dtype c_dt, const void *A, const void *B,
                       plc_dtype ab_dt, int64_t M, int64_t N, int64_t K, int ta, int tb, float beta)
 {
@@ -336,6 +407,14 @@ static const plc_backend_ops cpu_ops = {
     .attn_bwd = cpu_attn_bwd,
     .swiglu_fwd = cpu_swiglu_fwd,
     .swiglu_bwd = cpu_swiglu_bwd,
+    .layernorm_fwd = cpu_layernorm_fwd,
+    .layernorm_bwd = cpu_layernorm_bwd,
+    .gelu_fwd = cpu_gelu_fwd,
+    .gelu_bwd = cpu_gelu_bwd,
+    .bias_add = cpu_bias_add,
+    .bias_bwd = cpu_bias_bwd,
+    .pos_fwd = cpu_pos_fwd,
+    .pos_bwd = cpu_pos_bwd,
     .add = cpu_add,
     .accumulate = cpu_accumulate,
     .scale = cpu_scale,

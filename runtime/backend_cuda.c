@@ -216,6 +216,48 @@ static int cuda_rope_bwd(plc_backend *be, void *din, const void *dout, plc_dtype
 {
     return K(be, plc_cuda_rope_backward(din, dout, cdt(dt), pos, B, T, H, hd, theta, S(be)));
 }
+static int cuda_layernorm_fwd(plc_backend *be, void *out, float *mean, float *rstd, const void *in,
+                              const void *w, const void *bias, plc_dtype dt, int64_t rows, int64_t dim,
+                              float eps)
+{
+    return K(be, plc_cuda_layernorm_forward(out, mean, rstd, in, w, bias, cdt(dt), rows, dim, eps, S(be)));
+}
+static int cuda_layernorm_bwd(plc_backend *be, void *din, float *dw, float *db, const void *dout,
+                              const void *in, const void *w, const float *mean, const float *rstd,
+                              plc_dtype dt, int64_t rows, int64_t dim)
+{
+    return K(be, plc_cuda_layernorm_backward(din, dw, db, dout, in, w, mean, rstd, cdt(dt), rows, dim, S(be)));
+}
+static int cuda_gelu_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt, int64_t n)
+{
+    return K(be, plc_cuda_gelu_forward(out, in, cdt(dt), n, S(be)));
+}
+static int cuda_gelu_bwd(plc_backend *be, void *din, const void *dout, const void *in, plc_dtype dt,
+                         int64_t n)
+{
+    return K(be, plc_cuda_gelu_backward(din, dout, in, cdt(dt), n, S(be)));
+}
+static int cuda_bias_add(plc_backend *be, void *x, const void *bias, plc_dtype dt, int64_t rows,
+                         int64_t cols)
+{
+    return K(be, plc_cuda_bias_add(x, x, bias, cdt(dt), rows, cols, S(be)));
+}
+static int cuda_bias_bwd(plc_backend *be, float *dbias, const void *dout, plc_dtype dt, int64_t rows,
+                         int64_t cols)
+{
+    return K(be, plc_cuda_bias_backward(dbias, dout, cdt(dt), rows, cols, S(be)));
+}
+static int cuda_pos_fwd(plc_backend *be, void *x, const void *table, plc_dtype dt, const int32_t *pos,
+                        int64_t rows, int64_t dim, int64_t table_rows)
+{
+    (void)table_rows;
+    return K(be, plc_cuda_pos_embedding_forward(x, x, table, cdt(dt), pos, 1, rows, dim, S(be)));
+}
+static int cuda_pos_bwd(plc_backend *be, float *dtable, const void *dout, plc_dtype dt, const int32_t *pos,
+                        int64_t rows, int64_t dim)
+{
+    return K(be, plc_cuda_pos_embedding_backward(dtable, dout, cdt(dt), pos, 1, rows, dim, S(be)));
+}
 static int cuda_attn_fwd(plc_backend *be, int flash, void *out, float *stats, const void *q,
                          const void *k, const void *v, plc_dtype dt, const int32_t *qp,
                          const int32_t *kp, int64_t B, int64_t Tq, int64_t Tk, int64_t H,
@@ -472,6 +514,14 @@ static const plc_backend_ops cuda_ops = {
     .attn_bwd = cuda_attn_bwd,
     .swiglu_fwd = cuda_swiglu_fwd,
     .swiglu_bwd = cuda_swiglu_bwd,
+    .layernorm_fwd = cuda_layernorm_fwd,
+    .layernorm_bwd = cuda_layernorm_bwd,
+    .gelu_fwd = cuda_gelu_fwd,
+    .gelu_bwd = cuda_gelu_bwd,
+    .bias_add = cuda_bias_add,
+    .bias_bwd = cuda_bias_bwd,
+    .pos_fwd = cuda_pos_fwd,
+    .pos_bwd = cuda_pos_bwd,
     .add = cuda_add,
     .accumulate = cuda_accumulate,
     .scale = cuda_scale,

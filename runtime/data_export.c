@@ -44,13 +44,14 @@ char *plc_oracle_config_json(const plc_model *m, const plc_train *t, int64_t ste
                       "\"vocab\":%lld,\"seq_len\":%lld,\"tie_embeddings\":%s,\"norm_eps\":%.17g,"
                       "\"rope_theta\":%.17g,\"global_batch\":%lld,\"beta1\":%.17g,\"beta2\":%.17g,\"eps\":%.17g,"
                       "\"weight_decay\":%.17g,\"lr_peak\":%.17g,\"lr_floor\":%.17g,\"warmup_steps\":%lld,"
-                      "\"decay_steps\":%lld,\"grad_clip\":%.17g,\"steps\":%lld}";
+                      "\"decay_steps\":%lld,\"grad_clip\":%.17g,\"steps\":%lld,\"arch\":\"%s\",\"positions\":\"%s\"}";
 #define PLC_CONFIG_ARGS                                                                                        \
     (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,               \
         (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len,                                  \
         m->tie_embeddings ? "true" : "false", m->norm_eps, m->rope_theta, (long long)t->global_batch,        \
         t->beta1, t->beta2, t->eps, t->weight_decay, t->lr_peak, t->lr_floor, (long long)t->warmup_steps,    \
-        (long long)t->decay_steps, t->grad_clip, (long long)steps
+        (long long)t->decay_steps, t->grad_clip, (long long)steps,                                           \
+        m->arch == PLC_ARCH_GPT ? "gpt" : "llama", m->positions == PLC_POS_LEARNED ? "learned" : "rope"
     int n = snprintf(NULL, 0, fmt, PLC_CONFIG_ARGS);
     char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (s) snprintf(s, (size_t)n + 1, fmt, PLC_CONFIG_ARGS);

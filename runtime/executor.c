@@ -32,6 +32,8 @@ struct plc_executor {
     int64_t t_local;         /* tokens of a sequence on this rank (seq_len / cp) */
     int32_t *pos_local_host; /* absolute positions of this rank's tokens (cp > 1) */
     int32_t *pos_local, *pos_gathered; /* the same in backend memory; NULL when cp = 1 */
+    int32_t *pos_rows;       /* backend memory: the position of each row of a micro-batch (POS_FWD/BWD) */
+    int64_t pos_rows_n;
     uint8_t *pending;        /* per instruction: a started, unwaited transfer */
     double *issued;          /* per instruction: when it was started (trace) */
     plc_trace *trace;
@@ -58,6 +60,24 @@ static void cp_positions(int32_t *out, int64_t seq_len, int64_t cp, int64_t c)
     }
 }
 
+/* learned positions: row r of a micro-batch [B * t_local rows] is token
+ * r % t_local of its sequence, at absolute position pos_local_host[r % t_local] */
+static int setup_row_positions(plc_executor *x, char *err, size_t errlen)
+{
+    if (x->plan->model.positions != PLC_POS_LEARNED) return 0;
+    x->pos_rows_n = x->plan->layout.micro_batch * x->t_local;
+    int32_t *host = malloc((size_t)x->pos_rows_n * sizeof(int32_t));
+    if (!host) return plc_fail(err, errlen, "out of memory");
+    for (int64_t r = 0; r < x->pos_rows_n; r++) host[r] = x->pos_local_host[r % x->t_local];
+    plc_backend *be = x->be;
+    x->pos_rows = be->ops->aux_alloc(be, (size_t)x->pos_rows_n * sizeof(int32_t));
+    int rc = 0;
+    if (!x->pos_rows || be->ops->upload(be, x->pos_rows, host, (size_t)x->pos_rows_n * sizeof(int32_t)))
+        rc = plc_fail(err, errlen, "positions: %s", be->error);
+    free(host);
+    return rc;
+}
+
 static int setup_positions(plc_executor *x, char *err, size_t errlen)
 {
     const int64_t S = x->plan->model.seq_len, cp = x->plan->layout.cp;
@@ -66,7 +86,7 @@ static int setup_positions(plc_executor *x, char *err, size_t errlen)
     if (!x->pos_local_host) return plc_fail(err, errlen, "out of memory");
     if (cp == 1) {
         for (int64_t j = 0; j < S; j++) x->pos_local_host[j] = (int32_t)j;
-        return 0; /* kernels take NULL for 0..T-1 */
+        return setup_row_positions(x, err, errlen); /* other kernels take NULL for 0..T-1 */
     }
     if (S % (2 * cp))
         return plc_fail(err, errlen, "seq_len %lld is not a multiple of 2 cp = %lld", (long long)S,
@@ -84,7 +104,7 @@ static int setup_positions(plc_executor *x, char *err, size_t errlen)
         be->ops->upload(be, x->pos_gathered, gathered, (size_t)S * sizeof(int32_t)))
         rc = plc_fail(err, errlen, "positions: %s", be->error);
     free(gathered);
-    return rc;
+    return rc ? rc : setup_row_positions(x, err, errlen);
 }
 
 /* ---- creation ------------------------------------------------------------- */
@@ -174,6 +194,7 @@ void plc_exec_destroy(plc_executor *x)
     if (x->arena) x->be->ops->arena_free(x->be, x->arena);
     if (x->pos_local) x->be->ops->aux_free(x->be, x->pos_local);
     if (x->pos_gathered) x->be->ops->aux_free(x->be, x->pos_gathered);
+    if (x->pos_rows) x->be->ops->aux_free(x->be, x->pos_rows);
     if (x->cp_scratch) x->be->ops->aux_free(x->be, x->cp_scratch);
     free(x->pos_local_host);
     free(x->ptr);
@@ -492,6 +513,30 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
         return o->swiglu_fwd(be, PTR(0), PTR(1), PTR(2), DT(0), a[0]);
     case PLC_OP_SWIGLU_BWD:
         return o->swiglu_bwd(be, PTR(0), PTR(1), PTR(2), PTR(3), PTR(4), DT(0), a[0]);
+    case PLC_OP_LAYERNORM_FWD:
+        return o->layernorm_fwd(be, PTR(0), FP(1), FP(2), PTR(3), PTR(4), PTR(5), DT(0), a[0], a[1],
+                                (float)in->farg[0]);
+    case PLC_OP_LAYERNORM_BWD:
+        return o->layernorm_bwd(be, PTR(0), FP(1), FP(2), PTR(3), PTR(4), PTR(5), FP(6), FP(7), DT(3), a[0], a[1]);
+    case PLC_OP_BIAS_ADD:
+        return o->bias_add(be, PTR(0), PTR(1), DT(0), a[0], a[1]);
+    case PLC_OP_BIAS_BWD:
+        return o->bias_bwd(be, FP(0), PTR(1), DT(1), a[0], a[1]);
+    case PLC_OP_GELU_FWD:
+        return o->gelu_fwd(be, PTR(0), PTR(1), DT(0), a[0]);
+    case PLC_OP_GELU_BWD:
+        return o->gelu_bwd(be, PTR(0), PTR(1), PTR(2), DT(0), a[0]);
+    case PLC_OP_POS_FWD:
+    case PLC_OP_POS_BWD: {
+        /* the rows' positions: a sequence-parallel block starts tp_rank blocks in */
+        int64_t row0 = a[2] ? tp_rank * a[0] : 0;
+        if (!x->pos_rows || row0 + a[0] > x->pos_rows_n)
+            return plc_backend_fail(be, "%lld rows from row %lld exceed the micro-batch's %lld positions",
+                                    (long long)a[0], (long long)row0, (long long)x->pos_rows_n);
+        if (in->op == PLC_OP_POS_FWD)
+            return o->pos_fwd(be, PTR(0), PTR(1), DT(0), x->pos_rows + row0, a[0], a[1], plan->model.seq_len);
+        return o->pos_bwd(be, FP(0), PTR(1), DT(1), x->pos_rows + row0, a[0], a[1]);
+    }
     case PLC_OP_ADD:
         return o->add(be, PTR(0), PTR(1), PTR(2), DT(0), a[0]);
     case PLC_OP_ACCUMULATE:

@@ -6,8 +6,9 @@
 void plc_init_range(float *dst, uint64_t seed, int64_t tensor_id, int64_t e0, int64_t n, double std,
                     plc_init_kind kind)
 {
-    if (kind == PLC_INIT_ONES) {
-        for (int64_t i = 0; i < n; i++) dst[i] = 1.0f;
+    if (kind == PLC_INIT_ONES || kind == PLC_INIT_ZEROS) {
+        float v = kind == PLC_INIT_ONES ? 1.0f : 0.0f;
+        for (int64_t i = 0; i < n; i++) dst[i] = v;
         return;
     }
     plc_rng_key k = {seed, (uint32_t)tensor_id, PLC_RNG_INIT};

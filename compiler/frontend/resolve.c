@@ -480,19 +480,39 @@ static bool resolve_model(rctx *r, const block_slots *bs, plc_model *m)
     }
     /* sane limits, far beyond any real model, so that every product of
      * shapes (parameters, activations) stays well inside 64 bits */
+    int arch = PLC_ARCH_LLAMA;
+    bool arch_ok = get_enum(r, bs, "arch", plc_arch_names, &arch) >= 0;
+    m->arch = (plc_arch)arch;
+    bool gpt = m->arch == PLC_ARCH_GPT;
     get_int(r, bs, "layers", 1, 1 << 14, &m->layers);
     get_int(r, bs, "hidden", 1, 1 << 20, &m->hidden);
-    get_int(r, bs, "ffn_hidden", 1, 1 << 22, &m->ffn_hidden);
+    /* the GPT block's MLP is 4 x hidden unless told; Llama's SwiGLU width has no rule */
+    if (get_int(r, bs, "ffn_hidden", 1, 1 << 22, &m->ffn_hidden) == 0) {
+        if (gpt) m->ffn_hidden = 4 * m->hidden;
+        else if (bs->block && arch_ok) { /* a misspelt arch is reported already */
+            const plc_key_def *k = &bs->def->keys[plc_key_index(bs->def, "ffn_hidden")];
+            plc_diag_error(r->d, bs->block->kind_loc, "block 'model' lacks the required key 'ffn_hidden'");
+            plc_diag_hint(r->d, "%s: %s", k->name, k->doc);
+        }
+    }
     get_int(r, bs, "heads", 1, 1 << 16, &m->heads);
     if (get_int(r, bs, "kv_heads", 1, 1 << 16, &m->kv_heads) == 0) m->kv_heads = m->heads;
     get_int(r, bs, "vocab", 1, 1 << 24, &m->vocab);
     get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len);
+    int positions = gpt ? PLC_POS_LEARNED : PLC_POS_ROPE;
+    get_enum(r, bs, "positions", plc_positions_names, &positions);
+    m->positions = (plc_positions)positions;
     m->tie_embeddings = false;
     get_bool(r, bs, "tie_embeddings", &m->tie_embeddings);
     m->norm_eps = 1e-5;
     get_real(r, bs, "norm_eps", 0, true, 1, false, &m->norm_eps);
     m->rope_theta = 10000;
     get_real(r, bs, "rope_theta", 0, true, 1e12, false, &m->rope_theta);
+    const plc_pair *theta = slot(bs, "rope_theta");
+    if (theta && m->positions == PLC_POS_LEARNED) {
+        plc_diag_warning(r->d, theta->key_loc, "'rope_theta' does nothing with learned positions");
+        plc_diag_hint(r->d, "set positions = rope to use rotary positions, or drop rope_theta");
+    }
     return r->d->errors == before;
 }
 

@@ -197,6 +197,11 @@ static void check_layout_warnings(plc_diag *d, const plc_spec_facts *f)
                          (long long)f->cluster->gpus_per_node);
         plc_diag_hint(d, "tensor parallelism communicates every layer; across the network it is slow");
     }
+    int64_t frms = 0;
+    if (f->model && f->model->arch == PLC_ARCH_GPT && fixed(&l->fused_rmsnorm, &frms) && frms == 1) {
+        plc_diag_warning(d, at(f->layout_block, "fused_rmsnorm"), "fused_rmsnorm = on has no effect with arch = gpt");
+        plc_diag_hint(d, "the GPT block normalises with LayerNorm, one kernel each way");
+    }
     if (f->train && fixed(&l->zero, &zero) && zero > 0 && fixed(&l->dp, &dp) && dp == 1) {
         plc_diag_warning(d, at(f->layout_block, "zero"), "zero = %lld has no effect with dp = 1", (long long)zero);
         plc_diag_hint(d, "ZeRO shards optimizer state across data-parallel ranks");

@@ -13,20 +13,24 @@ const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2",
 const char *const plc_precision_names[] = {"bf16", "fp32", NULL};
 const char *const plc_objective_names[] = {"time", "memory", NULL};
 const char *const plc_optimizer_names[] = {"adamw", NULL};
+const char *const plc_arch_names[] = {"llama", "gpt", NULL};
+const char *const plc_positions_names[] = {"rope", "learned", NULL};
 
 #define K(name, type, unit, names, req, doc) {name, type, unit, names, req, doc}
 
 static const plc_key_def model_keys[] = {
+    K("arch", PLC_KEY_ENUM, 0, plc_arch_names, false, "transformer block, llama or gpt; default llama"),
     K("layers", PLC_KEY_INT, 0, NULL, true, "number of transformer layers, e.g. layers = 32"),
     K("hidden", PLC_KEY_INT, 0, NULL, true, "model width, e.g. hidden = 4096"),
-    K("ffn_hidden", PLC_KEY_INT, 0, NULL, true, "SwiGLU inner width, e.g. ffn_hidden = 11008"),
+    K("ffn_hidden", PLC_KEY_INT, 0, NULL, false, "MLP inner width, e.g. ffn_hidden = 11008; default 4 x hidden with arch = gpt"),
     K("heads", PLC_KEY_INT, 0, NULL, true, "attention heads, e.g. heads = 32"),
     K("kv_heads", PLC_KEY_INT, 0, NULL, false, "key/value heads (grouped-query attention); default: heads"),
     K("vocab", PLC_KEY_INT, 0, NULL, true, "vocabulary size, e.g. vocab = 32000"),
     K("seq_len", PLC_KEY_INT, 0, NULL, true, "tokens per sequence, e.g. seq_len = 2048"),
+    K("positions", PLC_KEY_ENUM, 0, plc_positions_names, false, "rope or learned; default learned with arch = gpt, rope with llama"),
     K("tie_embeddings", PLC_KEY_BOOL, 0, NULL, false, "share input and output embeddings; default off"),
-    K("norm_eps", PLC_KEY_REAL, 0, NULL, false, "RMSNorm epsilon; default 1e-5"),
-    K("rope_theta", PLC_KEY_REAL, 0, NULL, false, "RoPE base; default 10000"),
+    K("norm_eps", PLC_KEY_REAL, 0, NULL, false, "RMSNorm (llama) or LayerNorm (gpt) epsilon; default 1e-5"),
+    K("rope_theta", PLC_KEY_REAL, 0, NULL, false, "RoPE base (positions = rope); default 10000"),
 };
 
 /* cluster: the fixed keys, then one key per catalog figure (PLC_HW_FIELDS) */

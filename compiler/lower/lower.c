@@ -123,7 +123,7 @@ static void load_data(lw_ctx *c, bool *loaded, int64_t m)
 
 static void sync_key(lw_ctx *c, int32_t key)
 {
-    int64_t ids[9];
+    int64_t ids[LW_KEY_TENSORS];
     int n = lw_key_tensors(c, key, ids);
     if (n) lw_grad_sync(c, c->bucket[key + 1], ids, n);
 }
@@ -225,6 +225,7 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     c->head_dx = PLC_NEW_ARRAY(a, int32_t, M);
     c->head_x = PLC_NEW_ARRAY(a, int32_t, M);
     c->head_rstd = PLC_NEW_ARRAY(a, int32_t, M);
+    c->head_mean = PLC_NEW_ARRAY(a, int32_t, M);
     c->last_bwd_micro = PLC_NEW_ARRAY(a, int32_t, nc);
     c->bucket = PLC_NEW_ARRAY(a, int32_t, L + 2);
     c->sends_prev = PLC_NEW_ARRAY(a, int32_t, 4);
@@ -271,6 +272,8 @@ plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_pre
 {
     lw_ctx *c = PLC_NEW(a, lw_ctx);
     c->job = job;
+    c->gpt = job->model.arch == PLC_ARCH_GPT;
+    c->learned_pos = job->model.positions == PLC_POS_LEARNED;
     c->m = job->model;
     c->L = *layout;
     c->a = a;

@@ -86,6 +86,7 @@ typedef struct lw_tensor {
 /* activations of one (layer, micro-batch) kept from forward to backward */
 typedef struct lw_act {
     int32_t x_in, rstd1, hn, q, k, v, att, stats, x_mid, rstd2, hn2, g, u, s;
+    int32_t mean1, mean2; /* LayerNorm (GPT); g is then fc + bias, s its GELU */
 } lw_act;
 
 /* deferred ACCUMULATE of a reduce-scattered gradient (ZeRO 2/3) */
@@ -131,6 +132,8 @@ typedef struct lw_ctx {
     int32_t *head_dx;      /* [M] gradient into the final norm output (head backward done early) */
     int32_t *head_x;       /* [M] input of the final norm */
     int32_t *head_rstd;    /* [M] */
+    int32_t *head_mean;    /* [M] LayerNorm (GPT) */
+    bool gpt, learned_pos; /* the GPT block; a learned position table */
     int32_t *last_bwd_micro; /* [chunks] micro-batch of the stage's last backward of each chunk */
     int32_t loss_buf, gnorm_buf;
     int32_t *bucket;       /* [layers + 2]: gradient bucket of key k-1 (-1 embed .. L head), -1 none */
@@ -168,7 +171,8 @@ void lw_wait_all(lw_ctx *c);
 /* lower_optim.c */
 void lw_step_begin(lw_ctx *c);  /* zero accumulators and the loss */
 void lw_epilogue(lw_ctx *c);    /* norms, clipping, AdamW, parameter all-gathers */
-int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[9]); /* tensors of a layer key (-1 embed, L head) here */
+#define LW_KEY_TENSORS PLC_MAX_LAYER_TENSORS /* the most tensors of one key */
+int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[LW_KEY_TENSORS]); /* tensors of a layer key (-1 embed, L head) here */
 void lw_setup_tensors(lw_ctx *c); /* persistent buffers of the stage */
 
 #endif

@@ -1,5 +1,7 @@
 /* lower_layer.c: the math of one micro-batch through the embedding, a
- * transformer layer and the head, forward and backward (docs/model.md).
+ * transformer layer and the head, forward and backward (docs/model.md):
+ * the Llama block, or the GPT block (LayerNorm with bias, biases on every
+ * projection, a GELU MLP, learned positions added to the embedding).
  *
  * Shapes: R = micro_batch x seq_len/cp rows; Rs = R/tp with sequence
  * parallelism (else R) rows of the residual stream; per tp rank Hl heads,
@@ -31,6 +33,51 @@ static void matmul(lw_ctx *c, int32_t C, int32_t Am, int32_t Bm, int64_t M, int6
 {
     lw_emit(c->P, PLC_OP_MATMUL, COMPUTE, B(C, Am, Bm), A(M, N, K, ta, tb), beta);
 }
+
+/* ---- the GPT block's pieces ---------------------------------------------------- */
+
+/* the norm of a block: RMSNorm, or LayerNorm with its bias and mean (GPT) */
+static void norm_fwd(lw_ctx *c, int32_t out, int32_t *mean, int32_t rstd, int32_t in, plc_tensor_role w,
+                     plc_tensor_role b, int64_t l, int64_t rows, const char *mean_name)
+{
+    if (!c->gpt) {
+        lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE, B(out, rstd, in, lw_weight(c, TID(w, l))), A(rows, c->h),
+                c->m.norm_eps);
+        return;
+    }
+    *mean = act(c, PLC_F32, rows, 1, mean_name);
+    lw_emit(c->P, PLC_OP_LAYERNORM_FWD, COMPUTE,
+            B(out, *mean, rstd, in, lw_weight(c, TID(w, l)), lw_weight(c, TID(b, l))), A(rows, c->h), c->m.norm_eps);
+}
+
+static void norm_bwd(lw_ctx *c, int32_t din, int32_t dout, int32_t in, int32_t mean, int32_t rstd, plc_tensor_role w,
+                     plc_tensor_role b, int64_t l, int64_t rows)
+{
+    if (!c->gpt) {
+        lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
+                B(din, lw_weight_grad(c, TID(w, l)), dout, in, lw_weight(c, TID(w, l)), rstd), A(rows, c->h), 0.0);
+        return;
+    }
+    lw_emit(c->P, PLC_OP_LAYERNORM_BWD, COMPUTE,
+            B(din, lw_weight_grad(c, TID(w, l)), lw_weight_grad(c, TID(b, l)), dout, in, lw_weight(c, TID(w, l)), mean,
+              rstd),
+            A(rows, c->h), 0.0);
+}
+
+/* x [rows, cols] += bias of the role (GPT only) */
+static void bias_fwd(lw_ctx *c, int32_t x, plc_tensor_role role, int64_t l, int64_t rows, int64_t cols)
+{
+    if (c->gpt) lw_emit(c->P, PLC_OP_BIAS_ADD, COMPUTE, B(x, lw_weight(c, TID(role, l))), A(rows, cols), 0.0);
+}
+
+/* the bias's gradient += column sums of dout [rows, cols] (GPT only) */
+static void bias_bwd(lw_ctx *c, int32_t dout, plc_tensor_role role, int64_t l, int64_t rows, int64_t cols)
+{
+    if (c->gpt) lw_emit(c->P, PLC_OP_BIAS_BWD, COMPUTE, B(lw_weight_grad(c, TID(role, l)), dout), A(rows, cols), 0.0);
+}
+
+/* the residual stream's rows are a tp rank's block of the micro-batch (SP) */
+static int64_t sp_rows(const lw_ctx *c) { return c->Rs != c->R; }
 
 static int64_t attn_form(const lw_ctx *c) { return c->L.attention >= PLC_ATTN_FLASH1 ? 1 : 0; }
 
@@ -76,7 +123,11 @@ int32_t lw_embed_fwd(lw_ctx *c, int64_t m)
     int32_t w = lw_weight(c, emb);
     int32_t e = act(c, c->act_dt, c->R, c->h, "embed");
     lw_emit(c->P, PLC_OP_EMBED_FWD, COMPUTE, B(e, c->tokens[m], w), A(c->R, c->h, c->Vl, c->vocab_sharded), 0.0);
-    return lw_tp_reduce_rows(c, e, c->h, "x0");
+    int32_t x0 = lw_tp_reduce_rows(c, e, c->h, "x0");
+    if (c->learned_pos) /* once, on the reduced rows */
+        lw_emit(c->P, PLC_OP_POS_FWD, COMPUTE, B(x0, lw_weight(c, TID(PLC_ROLE_POS_EMB, 0))), A(c->Rs, c->h, sp_rows(c)),
+                0.0);
+    return x0;
 }
 
 void lw_embed_bwd(lw_ctx *c, int64_t m, int32_t dx0)
@@ -84,6 +135,9 @@ void lw_embed_bwd(lw_ctx *c, int64_t m, int32_t dx0)
     lw_where(c->P, PLC_PHASE_BACKWARD, -1, (int32_t)m);
     lw_switch_layer(c, -1);
     int64_t emb = TID(PLC_ROLE_TOK_EMB, 0);
+    if (c->learned_pos)
+        lw_emit(c->P, PLC_OP_POS_BWD, COMPUTE, B(lw_weight_grad(c, TID(PLC_ROLE_POS_EMB, 0)), dx0),
+                A(c->Rs, c->h, sp_rows(c)), 0.0);
     int32_t d = lw_tp_allgather_rows(c, dx0, c->h, "d_embed");
     int32_t g = lw_weight_grad(c, emb);
     lw_emit(c->P, PLC_OP_EMBED_BWD, COMPUTE, B(g, c->tokens[m], d), A(c->R, c->h, c->Vl, c->vocab_sharded), 0.0);
@@ -111,32 +165,56 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
     /* attention block */
     a->hn = act(c, c->act_dt, Rs, h, "hn");
     a->rstd1 = act(c, PLC_F32, Rs, 1, "rstd1");
-    lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE, B(a->hn, a->rstd1, x_in, lw_weight(c, TID(PLC_ROLE_ATTN_NORM, l))),
-            A(Rs, h), c->m.norm_eps);
+    norm_fwd(c, a->hn, &a->mean1, a->rstd1, x_in, PLC_ROLE_ATTN_NORM, PLC_ROLE_ATTN_NORM_B, l, Rs, "mean1");
     a->hn = lw_tp_allgather_rows(c, a->hn, h, "hn_full");
-    int32_t q = tmp(c, c->act_dt, R, c->qd, "q_pre"), k = tmp(c, c->act_dt, R, c->kvd, "k_pre");
+    /* q and k before RoPE are temporaries; with learned positions they are kept */
+    bool rope = c->m.positions == PLC_POS_ROPE;
+    int32_t q = rope ? tmp(c, c->act_dt, R, c->qd, "q_pre") : act(c, c->act_dt, R, c->qd, "q");
+    int32_t k = rope ? tmp(c, c->act_dt, R, c->kvd, "k_pre") : act(c, c->act_dt, R, c->kvd, "k");
     a->v = act(c, c->act_dt, R, c->kvd, "v");
     matmul(c, q, a->hn, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, c->qd, h, 0, 0, 0.0);
     matmul(c, k, a->hn, lw_weight(c, TID(PLC_ROLE_WK, l)), R, c->kvd, h, 0, 0, 0.0);
     matmul(c, a->v, a->hn, lw_weight(c, TID(PLC_ROLE_WV, l)), R, c->kvd, h, 0, 0, 0.0);
-    a->q = act(c, c->act_dt, R, c->qd, "q");
-    int32_t kr = act(c, c->act_dt, R, c->kvd, "k");
-    lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(a->q, q), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
-    lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(kr, k), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
+    bias_fwd(c, q, PLC_ROLE_BQ, l, R, c->qd);
+    bias_fwd(c, k, PLC_ROLE_BK, l, R, c->kvd);
+    bias_fwd(c, a->v, PLC_ROLE_BV, l, R, c->kvd);
+    a->q = q;
+    int32_t kr = k;
+    if (rope) {
+        a->q = act(c, c->act_dt, R, c->qd, "q");
+        kr = act(c, c->act_dt, R, c->kvd, "k");
+        lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(a->q, q), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
+        lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(kr, k), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
+    }
     a->k = cp_gather(c, kr, "k_full");
     a->v = cp_gather(c, a->v, "v_full");
     attention_core(c, a, c->P->phase);
     int32_t o = tmp(c, c->act_dt, R, h, "attn_out");
     matmul(c, o, a->att, lw_weight(c, TID(PLC_ROLE_WO, l)), R, h, c->qd, 0, 0, 0.0);
     o = lw_tp_reduce_rows(c, o, h, "attn_out_rs");
+    bias_fwd(c, o, PLC_ROLE_BO, l, Rs, h); /* replicated: added once, after the reduction */
     a->x_mid = act(c, c->act_dt, Rs, h, "x_mid");
     lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(a->x_mid, x_in, o), A(Rs * h), 0.0);
     /* MLP block */
     a->hn2 = act(c, c->act_dt, Rs, h, "hn2");
     a->rstd2 = act(c, PLC_F32, Rs, 1, "rstd2");
-    lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE,
-            B(a->hn2, a->rstd2, a->x_mid, lw_weight(c, TID(PLC_ROLE_MLP_NORM, l))), A(Rs, h), c->m.norm_eps);
+    norm_fwd(c, a->hn2, &a->mean2, a->rstd2, a->x_mid, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs, "mean2");
     a->hn2 = lw_tp_allgather_rows(c, a->hn2, h, "hn2_full");
+    if (c->gpt) { /* fc + bias, GELU */
+        a->g = act(c, c->act_dt, R, c->Fl, "fc");
+        matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, c->Fl, h, 0, 0, 0.0);
+        bias_fwd(c, a->g, PLC_ROLE_B_FC, l, R, c->Fl);
+        a->s = act(c, c->act_dt, R, c->Fl, "gelu");
+        lw_emit(c->P, PLC_OP_GELU_FWD, COMPUTE, B(a->s, a->g), A(R * c->Fl), 0.0);
+        if (recompute) return -1;
+        int32_t d = tmp(c, c->act_dt, R, h, "mlp_out");
+        matmul(c, d, a->s, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, h, c->Fl, 0, 0, 0.0);
+        d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
+        bias_fwd(c, d, PLC_ROLE_B_PROJ, l, Rs, h);
+        int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
+        lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
+        return x_out;
+    }
     a->g = act(c, c->act_dt, R, c->Fl, "gate");
     a->u = act(c, c->act_dt, R, c->Fl, "up");
     matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, c->Fl, h, 0, 0, 0.0);
@@ -160,27 +238,40 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
     lw_switch_layer(c, (int32_t)l);
     int64_t R = c->R, Rs = c->Rs, h = c->h, Fl = c->Fl;
     /* MLP block: dd = d(loss)/d(mlp_out) = dx_out */
+    bias_bwd(c, dx_out, PLC_ROLE_B_PROJ, l, Rs, h);
     int32_t dd = lw_tp_allgather_rows(c, dx_out, h, "d_mlp_out");
-    int32_t ds = tmp(c, c->act_dt, R, Fl, "d_swiglu");
-    matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, Fl, h, 0, 1, 0.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_DOWN, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
-    int32_t dg = tmp(c, c->act_dt, R, Fl, "d_gate"), du = tmp(c, c->act_dt, R, Fl, "d_up");
-    zero(c, dg);
-    zero(c, du);
-    lw_emit(c->P, PLC_OP_SWIGLU_BWD, COMPUTE, B(dg, du, ds, a->g, a->u), A(R * Fl), 0.0);
-    int32_t dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
-    matmul(c, dh2, dg, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, h, Fl, 0, 1, 0.0);
-    matmul(c, dh2, du, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, h, Fl, 0, 1, 1.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_GATE, l)), a->hn2, dg, h, Fl, R, 1, 0, 1.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_UP, l)), a->hn2, du, h, Fl, R, 1, 0, 1.0);
+    int32_t dh2;
+    if (c->gpt) {
+        int32_t ds = tmp(c, c->act_dt, R, Fl, "d_gelu");
+        matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, Fl, h, 0, 1, 0.0);
+        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_PROJ, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
+        int32_t dfc = tmp(c, c->act_dt, R, Fl, "d_fc");
+        zero(c, dfc);
+        lw_emit(c->P, PLC_OP_GELU_BWD, COMPUTE, B(dfc, ds, a->g), A(R * Fl), 0.0);
+        bias_bwd(c, dfc, PLC_ROLE_B_FC, l, R, Fl);
+        dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
+        matmul(c, dh2, dfc, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, h, Fl, 0, 1, 0.0);
+        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_FC, l)), a->hn2, dfc, h, Fl, R, 1, 0, 1.0);
+    } else {
+        int32_t ds = tmp(c, c->act_dt, R, Fl, "d_swiglu");
+        matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, Fl, h, 0, 1, 0.0);
+        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_DOWN, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
+        int32_t dg = tmp(c, c->act_dt, R, Fl, "d_gate"), du = tmp(c, c->act_dt, R, Fl, "d_up");
+        zero(c, dg);
+        zero(c, du);
+        lw_emit(c->P, PLC_OP_SWIGLU_BWD, COMPUTE, B(dg, du, ds, a->g, a->u), A(R * Fl), 0.0);
+        dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
+        matmul(c, dh2, dg, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, h, Fl, 0, 1, 0.0);
+        matmul(c, dh2, du, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, h, Fl, 0, 1, 1.0);
+        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_GATE, l)), a->hn2, dg, h, Fl, R, 1, 0, 1.0);
+        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_UP, l)), a->hn2, du, h, Fl, R, 1, 0, 1.0);
+    }
     dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
     int32_t dx_mid = tmp(c, c->act_dt, Rs, h, "d_x_mid");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_mid, dx_out), LW_NOARGS, 0.0);
-    lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
-            B(dx_mid, lw_weight_grad(c, TID(PLC_ROLE_MLP_NORM, l)), dh2, a->x_mid,
-              lw_weight(c, TID(PLC_ROLE_MLP_NORM, l)), a->rstd2),
-            A(Rs, h), 0.0);
+    norm_bwd(c, dx_mid, dh2, a->x_mid, a->mean2, a->rstd2, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs);
     /* attention block */
+    bias_bwd(c, dx_mid, PLC_ROLE_BO, l, Rs, h);
     int32_t dout = lw_tp_allgather_rows(c, dx_mid, h, "d_attn_out");
     if (c->L.recompute == PLC_RECOMPUTE_SELECTIVE) attention_core(c, a, PLC_PHASE_RECOMPUTE);
     int32_t datt = tmp(c, c->act_dt, R, c->qd, "d_att");
@@ -196,11 +287,18 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
             A(c->mb, c->Sl, c->Sl * c->L.cp, c->Hl, c->KVl, c->hd, attn_form(c)), 0.0);
     dk = cp_scatter(c, dk, "d_k");
     dv = cp_scatter(c, dv, "d_v");
-    int32_t dq0 = tmp(c, c->act_dt, R, c->qd, "d_q_pre"), dk0 = tmp(c, c->act_dt, R, c->kvd, "d_k_pre");
-    zero(c, dq0);
-    zero(c, dk0);
-    lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dq0, dq), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
-    lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dk0, dk), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
+    int32_t dq0 = dq, dk0 = dk;
+    if (c->m.positions == PLC_POS_ROPE) {
+        dq0 = tmp(c, c->act_dt, R, c->qd, "d_q_pre");
+        dk0 = tmp(c, c->act_dt, R, c->kvd, "d_k_pre");
+        zero(c, dq0);
+        zero(c, dk0);
+        lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dq0, dq), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
+        lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dk0, dk), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
+    }
+    bias_bwd(c, dq0, PLC_ROLE_BQ, l, R, c->qd);
+    bias_bwd(c, dk0, PLC_ROLE_BK, l, R, c->kvd);
+    bias_bwd(c, dv, PLC_ROLE_BV, l, R, c->kvd);
     int32_t dh = tmp(c, c->act_dt, R, h, "d_hn");
     matmul(c, dh, dq0, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, h, c->qd, 0, 1, 0.0);
     matmul(c, dh, dk0, lw_weight(c, TID(PLC_ROLE_WK, l)), R, h, c->kvd, 0, 1, 1.0);
@@ -211,10 +309,7 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
     dh = lw_tp_reduce_rows(c, dh, h, "d_hn_rs");
     int32_t dx_in = tmp(c, c->act_dt, Rs, h, "d_x_in");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_in, dx_mid), LW_NOARGS, 0.0);
-    lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
-            B(dx_in, lw_weight_grad(c, TID(PLC_ROLE_ATTN_NORM, l)), dh, a->x_in,
-              lw_weight(c, TID(PLC_ROLE_ATTN_NORM, l)), a->rstd1),
-            A(Rs, h), 0.0);
+    norm_bwd(c, dx_in, dh, a->x_in, a->mean1, a->rstd1, PLC_ROLE_ATTN_NORM, PLC_ROLE_ATTN_NORM_B, l, Rs);
     return dx_in;
 }
 
@@ -229,11 +324,11 @@ void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x)
     lw_where(c->P, PLC_PHASE_FORWARD, L, (int32_t)m);
     lw_switch_layer(c, L);
     int64_t R = c->R, Rs = c->Rs, h = c->h, Vl = c->Vl;
-    int64_t fn = TID(PLC_ROLE_FINAL_NORM, 0);
     bool tied = c->m.tie_embeddings;
     int64_t wid = tied ? TID(PLC_ROLE_TOK_EMB, 0) : TID(PLC_ROLE_LM_HEAD, 0);
     int32_t xf = act(c, c->act_dt, Rs, h, "xf"), rstd = act(c, PLC_F32, Rs, 1, "rstd_f");
-    lw_emit(c->P, PLC_OP_RMSNORM_FWD, COMPUTE, B(xf, rstd, x, lw_weight(c, fn)), A(Rs, h), c->m.norm_eps);
+    int32_t mean = -1;
+    norm_fwd(c, xf, &mean, rstd, x, PLC_ROLE_FINAL_NORM, PLC_ROLE_FINAL_NORM_B, 0, Rs, "mean_f");
     xf = lw_tp_allgather_rows(c, xf, h, "xf_full");
     int32_t W = lw_weight(c, wid);
     int32_t logits = tmp(c, c->act_dt, R, Vl, "logits");
@@ -269,6 +364,7 @@ void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x)
     c->head_dx[m] = lw_tp_reduce_rows(c, dxf, h, "d_xf_rs");
     c->head_x[m] = x;
     c->head_rstd[m] = rstd;
+    c->head_mean[m] = mean;
 }
 
 int32_t lw_head_bwd(lw_ctx *c, int64_t m)
@@ -276,11 +372,9 @@ int32_t lw_head_bwd(lw_ctx *c, int64_t m)
     int32_t L = (int32_t)c->m.layers;
     lw_where(c->P, PLC_PHASE_BACKWARD, L, (int32_t)m);
     lw_switch_layer(c, L);
-    int64_t fn = TID(PLC_ROLE_FINAL_NORM, 0);
     int32_t dx = tmp(c, c->act_dt, c->Rs, c->h, "d_x_final");
     zero(c, dx);
-    lw_emit(c->P, PLC_OP_RMSNORM_BWD, COMPUTE,
-            B(dx, lw_weight_grad(c, fn), c->head_dx[m], c->head_x[m], lw_weight(c, fn), c->head_rstd[m]),
-            A(c->Rs, c->h), 0.0);
+    norm_bwd(c, dx, c->head_dx[m], c->head_x[m], c->head_mean[m], c->head_rstd[m], PLC_ROLE_FINAL_NORM,
+             PLC_ROLE_FINAL_NORM_B, 0, c->Rs);
     return dx;
 }

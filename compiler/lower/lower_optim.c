@@ -10,31 +10,41 @@
 
 static bool owns_chunk(const lw_ctx *c, int64_t chunk) { return c->sched.owner[chunk] == c->stage; }
 
-int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[9])
+int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[LW_KEY_TENSORS])
 {
     int n = 0;
     if (key == -1) {
-        if (owns_chunk(c, 0)) out[n++] = TID(PLC_ROLE_TOK_EMB, 0);
+        if (owns_chunk(c, 0)) {
+            out[n++] = TID(PLC_ROLE_TOK_EMB, 0);
+            if (c->learned_pos) out[n++] = TID(PLC_ROLE_POS_EMB, 0);
+        }
     } else if (key == (int32_t)c->m.layers) {
         if (owns_chunk(c, c->sched.nchunks - 1)) {
             out[n++] = TID(PLC_ROLE_FINAL_NORM, 0);
+            if (c->gpt) out[n++] = TID(PLC_ROLE_FINAL_NORM_B, 0);
             if (!c->m.tie_embeddings) out[n++] = TID(PLC_ROLE_LM_HEAD, 0);
             else if (!owns_chunk(c, 0)) out[n++] = TID(PLC_ROLE_TOK_EMB, 0);
         }
     } else {
-        for (int i = 0; i < 9; i++) out[n++] = 1 + 9 * (int64_t)key + i;
+        /* a layer's tensors have consecutive ids, its first norm first */
+        int64_t first = TID(PLC_ROLE_ATTN_NORM, key), per = plc_tensors_per_layer(&c->m);
+        for (int64_t i = 0; i < per; i++) out[n++] = first + i;
     }
     return n;
 }
 
-/* the tp split of a tensor (Megatron: column-parallel q/k/v/gate/up and
- * lm_head, row-parallel wo/down, vocabulary-parallel embedding) */
+/* the tp split of a tensor (Megatron: column-parallel q/k/v/gate/up/fc and
+ * lm_head, row-parallel wo/down/proj, vocabulary-parallel embedding; the
+ * column-parallel biases [n] split with their columns; norms, the
+ * row-parallel biases (added once, after the reduction) and the position
+ * table are replicated) */
 static plc_shard_kind tp_split(plc_tensor_role r)
 {
     switch (r) {
     case PLC_ROLE_WQ: case PLC_ROLE_WK: case PLC_ROLE_WV: case PLC_ROLE_W_GATE: case PLC_ROLE_W_UP:
-    case PLC_ROLE_LM_HEAD: return PLC_SHARD_COLS;
-    case PLC_ROLE_WO: case PLC_ROLE_W_DOWN: case PLC_ROLE_TOK_EMB: return PLC_SHARD_ROWS;
+    case PLC_ROLE_W_FC: case PLC_ROLE_LM_HEAD: return PLC_SHARD_COLS;
+    case PLC_ROLE_WO: case PLC_ROLE_W_DOWN: case PLC_ROLE_W_PROJ: case PLC_ROLE_TOK_EMB:
+    case PLC_ROLE_BQ: case PLC_ROLE_BK: case PLC_ROLE_BV: case PLC_ROLE_B_FC: return PLC_SHARD_ROWS;
     default: return PLC_SHARD_NONE;
     }
 }
@@ -71,7 +81,7 @@ void lw_setup_tensors(lw_ctx *c)
         for (int64_t ch = 0; !here && ch < c->sched.nchunks; ch++)
             if (owns_chunk(c, ch) && key >= c->sched.chunk_lo[ch] && key < c->sched.chunk_hi[ch]) here = true;
         if (!here) continue;
-        int64_t ids[9];
+        int64_t ids[LW_KEY_TENSORS];
         int n = lw_key_tensors(c, key, ids);
         for (int i = 0; i < n; i++) {
             lw_tensor *t = &c->T[ids[i]];
@@ -94,7 +104,7 @@ void lw_setup_tensors(lw_ctx *c)
         if (c->T[id].present) c->T[id].param = persistent(c, PLC_BUF_PARAM, c->param_dt, &c->T[id], c->zero == 3, "");
     /* gradients, bucket by bucket, each bucket followed by its alias */
     for (int32_t key = -1; key <= (int32_t)L; key++) {
-        int64_t ids[9];
+        int64_t ids[LW_KEY_TENSORS];
         int n = lw_key_tensors(c, key, ids), k = 0;
         int32_t first = -1, last = -1;
         for (int i = 0; i < n; i++) {

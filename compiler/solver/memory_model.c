@@ -61,10 +61,13 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
 
     if (policy == PLC_RECOMPUTE_FULL) return T * h * a / spd; /* the layer input */
 
-    /* two RMSNorms: input and output each; the unfused form also keeps an
-     * fp32 copy of its input for the backward */
-    double norms = 2.0 * (2.0 * h * a + (l->fused_rmsnorm ? 0.0 : 4.0 * h)) / spd;
-    double qkv = (q + 2.0 * kv) / tp * a; /* after RoPE, read by the attention backward */
+    bool gpt = m->arch == PLC_ARCH_GPT;
+    /* two norms: input and output each. RMSNorm unfused also keeps an fp32
+     * copy of its input for the backward; LayerNorm keeps two fp32 statistics
+     * (mean, 1/std) per row */
+    double norm_extra = gpt ? 8.0 : l->fused_rmsnorm ? 0.0 : 4.0 * h;
+    double norms = 2.0 * (2.0 * h * a + norm_extra) / spd;
+    double qkv = (q + 2.0 * kv) / tp * a; /* after RoPE or the bias, read by the attention backward */
     double out = q / tp * a;              /* attention output = input of wo */
     double core = 0.0;
     if (materialises_scores(l->attention)) {
@@ -75,7 +78,9 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
         if (l->attention == PLC_ATTN_FLASH1)
             core += (q + 2.0 * kv) / tp * a; /* v1's packed qkv copy (unpadded interface) */
     }
-    double mlp = 4.0 * f / tp * a; /* gate, up, silu(gate), product */
+    /* SwiGLU: gate, up, silu(gate), product; GELU: its input (fc + bias)
+     * and output (proj's input). Bias gradients are column sums: nothing kept */
+    double mlp = (gpt ? 2.0 : 4.0) * f / tp * a;
     return T * (norms + qkv + out + core + mlp);
 }
 
@@ -89,7 +94,9 @@ static double layer_temporaries(const plc_job *job, const plc_layout *l)
     double h = (double)m->hidden, f = (double)m->ffn_hidden;
     double hd = (double)plc_head_dim(m);
     double q = (double)m->heads * hd, kv = (double)m->kv_heads * hd;
-    double t = T * (3.0 * f / tp + 2.0 * h + (q + 2.0 * kv) / tp) * a;
+    /* MLP gradients in flight: d(gate), d(up), d(product) | d(fc), d(gelu) */
+    double mlp_grads = m->arch == PLC_ARCH_GPT ? 2.0 : 3.0;
+    double t = T * (mlp_grads * f / tp + 2.0 * h + (q + 2.0 * kv) / tp) * a;
     if (materialises_scores(l->attention)) {
         double scores = T * (double)m->heads / tp * (double)m->seq_len;
         t += scores * (a + (l->attention == PLC_ATTN_NAIVE ? 4.0 : 0.0)); /* score gradients */

@@ -551,6 +551,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         enum_values(&iv.rc, &ls->recompute, PLC_RECOMPUTE_COUNT);
         enum_values(&iv.attn, &ls->attention, PLC_ATTN_COUNT);
         enum_values(&iv.frms, &ls->fused_rmsnorm, 2);
+        if (m->arch == PLC_ARCH_GPT && iv.frms.n > 1) iv.frms.n = 1; /* LayerNorm: the choice changes nothing */
         enum_values(&zeros, &ls->zero, 4);
         divisors(&iv.vpp_all, &ls->vpp, m->layers);
         int64_t nbatch_div = 0;

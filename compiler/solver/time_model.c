@@ -34,6 +34,9 @@ static const attention_kernel kernels[PLC_ATTN_COUNT] = {
  * writes dx; the unfused one runs six kernels each way on an fp32 copy */
 #define NORM_FUSED_BYTES_PER_ACT 5.0
 #define NORM_UNFUSED_BYTES 108.0
+/* bias + GELU, forward + backward: reads x, writes y; reads x and dy,
+ * writes dx (the bias gradient's column sum reads dx again) */
+#define GELU_BIAS_BYTES_PER_ACT 6.0
 /* cross-entropy over the logits, forward + backward: logits out, fp32 upcast,
  * max, exp-sum, gradient, cast */
 #define XENT_BYTES 24.0
@@ -76,9 +79,12 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     const attention_kernel *ak = &kernels[l->attention];
     *o = (plc_layer_times){0};
 
-    /* linear layers: qkv, wo, gate+up, down; backward = data and weight gradients */
+    bool gpt = m->arch == PLC_ARCH_GPT;
+    /* linear layers: qkv, wo, gate+up (fc in GPT), down (proj); backward =
+     * data and weight gradients */
+    int64_t mlp_in = gpt ? f : 2 * f;
     o->matmul_f = plc_cost_matmul(hw, p, T, (q + 2 * kv) / tp, h) + plc_cost_matmul(hw, p, T, h, q / tp) +
-                  plc_cost_matmul(hw, p, T, 2 * f / tp, h) + plc_cost_matmul(hw, p, T, h, f / tp);
+                  plc_cost_matmul(hw, p, T, mlp_in / tp, h) + plc_cost_matmul(hw, p, T, h, f / tp);
     o->matmul_b = 2.0 * o->matmul_f;
 
     /* attention core */
@@ -104,12 +110,15 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     }
 
     /* element-wise work, bytes per token */
-    double norm = l->fused_rmsnorm ? NORM_FUSED_BYTES_PER_ACT * a : NORM_UNFUSED_BYTES * (a / 2.0);
+    double norm = gpt || l->fused_rmsnorm ? NORM_FUSED_BYTES_PER_ACT * a : NORM_UNFUSED_BYTES * (a / 2.0);
     double norms = 2.0 * norm * (double)h / spd;
-    double rope = 4.0 * (double)(q + kv) / (double)tp * a;          /* read + write, both passes */
-    double swiglu = 9.0 * (double)f / (double)tp * a;               /* silu(g) * u and its gradient */
+    double rope = m->positions == PLC_POS_ROPE ? 4.0 * (double)(q + kv) / (double)tp * a : 0.0; /* read + write, both passes */
+    double mlp_act = gpt ? GELU_BIAS_BYTES_PER_ACT * (double)f / (double)tp * a
+                         : 9.0 * (double)f / (double)tp * a;        /* silu(g) * u and its gradient */
+    /* the other biases: added in place forward, a column sum backward */
+    double biases = gpt ? 3.0 * ((double)(q + 2 * kv) / (double)tp + 2.0 * (double)h / spd) * a : 0.0;
     double residual = 2.0 * 5.0 * (double)h * a / spd;              /* two adds, forward and gradient */
-    double per_token = norms + rope + swiglu + residual;
+    double per_token = norms + rope + mlp_act + biases + residual;
     double elementwise = plc_cost_memory_bound(hw, (double)T * per_token);
     o->mem_f = elementwise / 3.0 + plc_cost_memory_bound(hw, attn_mem_f);
     o->mem_b = elementwise * 2.0 / 3.0 + plc_cost_memory_bound(hw, attn_mem_b);
@@ -138,7 +147,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
         o->cp_b = fmax(0.0, 2.0 * ring - o->attn_b);
     }
 
-    int kernels_f = (l->fused_rmsnorm ? 2 : 12) + 4 /* gemms */ + 2 /* rope */ + 2 /* swiglu */ +
+    int kernels_f = (gpt || l->fused_rmsnorm ? 2 : 12) + 4 /* gemms */ +
+                    (m->positions == PLC_POS_ROPE ? 2 : 0) /* rope */ + (gpt ? 3 : 2) /* swiglu | bias+gelu, 2 biases */ +
                     2 /* residual */ + ak->kernels_f;
     o->launch_f = kernels_f * hw->kernel_launch;
     o->launch_b = 2.0 * o->launch_f;
@@ -163,6 +173,7 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
     double a = plc_dtype_bytes_of(job).act;
     int64_t T = l->micro_batch * m->seq_len / l->cp;
     double emb_bytes = (double)T * (double)m->hidden * (a + 4.0 + a); /* gather; scatter-add of grads */
+    if (m->positions == PLC_POS_LEARNED) emb_bytes *= 2.0; /* the position table alike: add; column sums */
     *first = plc_cost_memory_bound(hw, emb_bytes);
     int64_t Vl = plc_vocab_local(m->vocab, l->tp); /* padded: the padding columns cost their share */
     double head = 3.0 * plc_cost_matmul(hw, job->train.precision, T, Vl, m->hidden);
@@ -219,8 +230,8 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     double layer_params = (double)plc_params_layer(m) / (double)l->tp;
     double layer_gather = 0;
     if (l->zero >= 3 && g.dpcp.size > 1)
-        layer_gather = PLC_LAYER_TENSORS * plc_cost_group(hw, PLC_COLL_ALL_GATHER,
-                                                          layer_params * d.weight / PLC_LAYER_TENSORS, g.dpcp);
+        layer_gather = (double)plc_layer_tensors(m) *
+                       plc_cost_group(hw, PLC_COLL_ALL_GATHER, layer_params * d.weight / (double)plc_layer_tensors(m), g.dpcp);
     double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
     double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
     double bubble = 0, pp_exposed = 0, gathers_exposed = entries * layer_gather;

@@ -51,7 +51,7 @@
 #include "plc/job.h"
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
-#define PLC_PLAN_VERSION 1u
+#define PLC_PLAN_VERSION 2u
 
 /* ---- communicator groups -------------------------------------------------
  * A group is described by the rank coordinates that vary inside it; all
@@ -173,6 +173,14 @@ typedef enum plc_phase {
     X(ATTN_BWD,     "buf0=dq += buf1=dk += buf2=dv += buf3=dout buf4=q buf5=k buf6=v buf7=out buf8=stats; args as ATTN_FWD") \
     X(SWIGLU_FWD,   "buf0=out buf1=gate buf2=up; arg0=n")                                    \
     X(SWIGLU_BWD,   "buf0=dgate += buf1=dup += buf2=dout buf3=gate buf4=up; arg0=n")          \
+    X(LAYERNORM_FWD, "buf0=out buf1=mean buf2=rstd [rows] buf3=in buf4=weight buf5=bias; arg0=rows arg1=dim farg0=eps") \
+    X(LAYERNORM_BWD, "buf0=din += buf1=dweight += buf2=dbias += buf3=dout buf4=in buf5=weight buf6=mean buf7=rstd; arg0=rows arg1=dim") \
+    X(BIAS_ADD,     "buf0=x [rows,cols] += buf1=bias [cols] per row; arg0=rows arg1=cols")    \
+    X(BIAS_BWD,     "buf0=dbias [cols] += column sums of buf1=dout [rows,cols]; arg0=rows arg1=cols") \
+    X(GELU_FWD,     "buf0=out buf1=in (tanh approximation); arg0=n")                          \
+    X(GELU_BWD,     "buf0=din += buf1=dout buf2=in; arg0=n")                                  \
+    X(POS_FWD,      "buf0=x [rows,dim] += buf1=table [seq_len,dim] at each row's absolute position; arg0=rows arg1=dim arg2=1 when the rows are the tp rank's sequence-parallel block (positions from cp_rank and the row's place in the micro-batch, see CP)") \
+    X(POS_BWD,      "buf0=dtable [seq_len,dim] += buf1=dout rows at their positions; args as POS_FWD") \
     X(ADD,          "buf0=out buf1=a buf2=b; arg0=n")                                         \
     X(ACCUMULATE,   "buf0=y += buf1=x; arg0=n")                                               \
     X(SCALE,        "buf0=x *= farg0; arg0=n")                                                \

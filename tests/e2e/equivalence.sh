@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 6's acceptance test: every layout of the same spec trains the same
 # model. A tiny Llama (GQA, untied embeddings; then tied; then both with a
-# vocabulary of 67 that tp pads) runs 20 fp32 steps
+# vocabulary of 67 that tp pads; then the GPT block of examples/tiny-gpt.plan,
+# learned positions across cp chunks and sp blocks) runs 20 fp32 steps
 # under each layout; every step's loss must match the single-rank run
 # within 1e-5 relative, the same multi-rank plan run twice must give
 # bitwise identical losses, and a deliberately broken collective
@@ -44,6 +45,8 @@ train {
 }
 PLAN
 }
+# the GPT block: examples/tiny-gpt.plan, run for $STEPS steps
+sed "s/^\( *steps *=\).*/\1 $STEPS/" "$PLC_ROOT/examples/tiny-gpt.plan" >"$tmp/gpt.plan"
 spec false >"$tmp/untied.plan"
 spec true >"$tmp/tied.plan"
 # a vocabulary tp does not divide: padded, the padding masked out of the loss
@@ -124,10 +127,24 @@ padtied=(
     "padtied_tp2_pp2     padtied 1  2  2  1  off  0    none       1   1f1b        1"
     "padtied_tp2_zero1   padtied 2  2  1  1  off  1    none       1   1f1b        1"
 )
+gpt=(
+    "gpt_single          gpt     1  1  1  1  off  0    none       1   1f1b        1"
+    "gpt_dp2             gpt     2  1  1  1  off  0    none       1   1f1b        1"
+    "gpt_dp2_zero3       gpt     2  1  1  1  off  3    none       1   1f1b        1"
+    "gpt_tp2             gpt     1  2  1  1  off  0    none       1   1f1b        1"
+    "gpt_tp2_sp          gpt     1  2  1  1  on   0    none       1   1f1b        1"
+    "gpt_pp2_1f1b        gpt     1  1  2  1  off  0    none       1   1f1b        1"
+    "gpt_pp2_interleaved gpt     1  1  2  1  off  0    none       2   interleaved 1"
+    "gpt_cp2             gpt     1  1  1  2  off  0    none       1   1f1b        1"
+    "gpt_cp2_mb2         gpt     1  1  1  2  off  0    none       1   1f1b        2"
+    "gpt_tp2_sp_cp2      gpt     1  2  1  2  on   0    none       1   1f1b        2"
+    "gpt_recompute_full  gpt     1  1  1  1  off  0    full       1   1f1b        1"
+    "gpt_tp2_pp2_dp2     gpt     2  2  2  1  off  1    selective  1   1f1b        1"
+)
 
 echo "equivalence: $STEPS steps, fp32, tolerance $TOL relative to the single-rank loss curve"
 echo "  layout                   max rel dev"
-for group in ${EQUIV_GROUPS:-untied tied padded padtied}; do
+for group in ${EQUIV_GROUPS:-untied tied padded padtied gpt}; do
     declare -n list=$group
     refname=${list[0]%% *}
     for entry in "${list[@]}"; do

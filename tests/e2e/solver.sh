@@ -160,6 +160,14 @@ grep -qE "returns diminish|no diminishing" "$tmp/scale.txt" || fail "scale verdi
 "$plc" scale "$tmp/auto.plan" --gpus 9..4 > /dev/null 2>&1; [ $? -eq 1 ] || fail "bad range accepted"
 "$plc" scale "$tmp/auto.plan" > /dev/null 2>&1; [ $? -eq 1 ] || fail "scale without --gpus accepted"
 
+# the GPT block: GPT-2 small has Hugging Face's 124,439,808 parameters
+# (tied embeddings, learned positions, biases, LayerNorm bias); GPT-3 175B
+# on 1024 A100 solves
+"$plc" solve --top 1 --format yaml "$PLC_ROOT/examples/gpt2-small.plan" > "$tmp/gpt2.yaml" || fail "solve gpt2-small"
+grep -qx "parameters: 124439808" "$tmp/gpt2.yaml" || { grep parameters "$tmp/gpt2.yaml"; fail "GPT-2 small parameter count"; }
+"$plc" solve --top 3 "$PLC_ROOT/examples/gpt3-175b-a100.plan" > "$tmp/gpt3.txt" || fail "solve gpt3-175b-a100"
+grep -q "model gpt3-175b (174.6[0-9] B parameters)" "$tmp/gpt3.txt" || fail "GPT-3 175B parameter count"
+
 # overrides through -D, and help texts
 "$plc" solve -D layout.tp=2 --format yaml "$tmp/auto.plan" | grep -q "tp: 2" || fail "-D override"
 for c in solve explain scale; do "$plc" $c --help | grep -q "usage: plc $c" || fail "$c --help"; done

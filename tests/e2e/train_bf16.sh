@@ -14,6 +14,8 @@
 #       reduce-scatter (PLC_FAULT_SKIP) is caught;
 #   (d) the loss falls;
 # and a checkpoint (fp32 master weights) resumes bitwise on the same plan.
+# Then the GPT block (examples/tiny-gpt.plan) in bf16: single rank and
+# tp2+sp against fp32 and against each other, the same tolerances.
 # Measured on this spec (25 steps): bf16 vs fp32 at most 1.5e-4 relative,
 # layouts vs single-rank bf16 at most 2.5e-5; the tolerances leave ~7x room.
 set -u
@@ -29,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 train() {
     local name=$1 prec=$2 ranks=$3
     shift 3
-    "$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D train.precision="$prec" -D cluster.gpus_per_node="$ranks" \
+    "$PLC" compile "${SPEC:-$PLC_ROOT/examples/tiny.plan}" -D train.precision="$prec" -D cluster.gpus_per_node="$ranks" \
         "$@" -o "$tmp/$name.bin" >"$tmp/$name.clog" 2>&1 || { cat "$tmp/$name.clog"; die "plc compile failed for $name"; }
     run_ranks "$ranks" "$tmp/$name.bin" --steps "$STEPS" --metrics "$tmp/$name.jsonl" >"$tmp/$name.log" 2>&1 ||
         { tail -n 20 "$tmp/$name.log"; die "plrun failed for $name"; }
@@ -115,4 +117,15 @@ first=$(head -n 1 "$tmp/bf16.loss")
 last=$(tail -n 1 "$tmp/bf16.loss")
 awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < 0.9 * f) }' || die "bf16 loss did not fall: $first -> $last"
 echo "bf16 loss falls: $first -> $last over $STEPS steps"
+# the GPT block (examples/tiny-gpt.plan): LayerNorm, biases, GELU and the
+# position table in bf16, single rank and tp2+sp, against fp32
+SPEC=$PLC_ROOT/examples/tiny-gpt.plan train gpt_fp32 fp32 1 $single
+SPEC=$PLC_ROOT/examples/tiny-gpt.plan train gpt_bf16 bf16 1 $single
+SPEC=$PLC_ROOT/examples/tiny-gpt.plan train gpt_bf16_tp2_sp bf16 2 -D layout.tp=2 -D layout.sp=on
+dev=$(max_rel_dev "$tmp/gpt_bf16.loss" "$tmp/gpt_fp32.loss")
+within "$dev" "$TOL_FP32" || die "GPT bf16 strays from fp32 by $dev"
+within "$dev" 1e-9 && die "the GPT bf16 curve equals the fp32 curve"
+dev2=$(max_rel_dev "$tmp/gpt_bf16_tp2_sp.loss" "$tmp/gpt_bf16.loss")
+within "$dev2" "$TOL_LAYOUT" || die "GPT bf16 tp2+sp strays from single-rank bf16 by $dev2"
+echo "GPT block: bf16 vs fp32 $dev, tp2+sp vs single-rank bf16 $dev2"
 echo "train_bf16: ok"

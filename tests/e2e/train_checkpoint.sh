@@ -2,7 +2,7 @@
 # Checkpoints hold global tensors: a run stopped after 4 steps and resumed
 # (same layout, then another layout, then from 8 ranks to 1) continues the
 # uninterrupted run's loss curve: bitwise on the same layout, within 1e-5 on
-# another.
+# another. Then the GPT block: Hugging Face's tensor names, resumed under tp2+sp.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
 need_mpi
@@ -56,4 +56,21 @@ for k in global_batch lr.peak lr.floor lr.warmup lr.decay_steps; do allow="$allo
 # shellcheck disable=SC2086
 if "$PLRUN" "$tmp/other.bin" --resume "$tmp/ck.safetensors" $allow >"$tmp/log" 2>&1; then die "a foreign checkpoint was accepted"; fi
 grep -q "tok_emb\|layers\.0" "$tmp/log" || { cat "$tmp/log"; die "the refusal does not name the tensor"; }
+# the GPT block: its checkpoint names tensors as Hugging Face's GPT-2 does
+# (docs/model.md) and resumes under tp2 + sp within 1e-5
+gpt() { "$PLC" compile "$PLC_ROOT/examples/tiny-gpt.plan" "$@" || die "plc compile failed (GPT)"; }
+gpt -D cluster.gpus_per_node=1 -o "$tmp/g1.bin"
+gpt -D cluster.gpus_per_node=2 -D layout.tp=2 -D layout.sp=on -o "$tmp/g2.bin"
+run_ranks 1 "$tmp/g1.bin" --steps 8 --metrics "$tmp/gfull.jsonl" >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "GPT full run failed"; }
+run_ranks 1 "$tmp/g1.bin" --steps 4 --checkpoint "$tmp/gck.safetensors" >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "GPT first half failed"; }
+for name in wte.weight wpe.weight h.0.ln_1.bias h.3.attn.q.bias h.1.attn.c_proj.weight h.2.mlp.c_fc.weight ln_f.bias; do
+    grep -aq "\"$name\"" "$tmp/gck.safetensors" || die "the GPT checkpoint has no tensor $name"
+done
+run_ranks 2 "$tmp/g2.bin" --steps 8 --resume "$tmp/gck.safetensors" --metrics "$tmp/gother.jsonl" >"$tmp/log" 2>&1 ||
+    { cat "$tmp/log"; die "GPT resume under tp=2 sp failed"; }
+losses "$tmp/gfull.jsonl" | tail -n 4 >"$tmp/gfull.loss"
+losses "$tmp/gother.jsonl" >"$tmp/gother.loss"
+gdev=$(max_rel_dev "$tmp/gother.loss" "$tmp/gfull.loss")
+awk -v d="$gdev" 'BEGIN { exit !(d != "inf" && d + 0 <= 1e-5) }' || die "GPT resume under tp=2 sp deviates by $gdev"
+echo "GPT checkpoint: Hugging Face names, resume under tp=2 sp within $gdev"
 echo "checkpoint: resume bitwise on the same layout, within 1e-5 under dp=2 zero=1 and from 8 ranks to 1"

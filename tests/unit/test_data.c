@@ -496,7 +496,9 @@ static void test_exports(void)
     CU_ASSERT_EQUAL(plc_json_get(v, "kv_heads")->integer, 1);
     CU_ASSERT_EQUAL(plc_json_get(v, "tie_embeddings")->type, PLC_JSON_BOOL);
     CU_ASSERT(plc_json_get(v, "beta1")->number == 0.9);
-    CU_ASSERT_EQUAL(v->n, 21);
+    CU_ASSERT_STRING_EQUAL(plc_json_get(v, "arch")->str, "llama");
+    CU_ASSERT_STRING_EQUAL(plc_json_get(v, "positions")->str, "rope");
+    CU_ASSERT_EQUAL(v->n, 23);
 
     /* batches: what the oracle reads is what plc_data_fetch gives */
     tmp_path(path, sizeof path, "batches.safetensors");

@@ -314,11 +314,16 @@ static void test_trace_runs(void)
     plc_arena_free(&a);
 }
 
-/* the solver's memory model against the plan's exact peak, tiny model */
-static void test_solver_vs_plan(void)
+/* the solver's memory model against the plan's exact peak, tiny model:
+ * the Llama block, then the GPT block */
+static void solver_vs_plan(bool gpt)
 {
     plc_job job;
     tp_job(&job, 4, false, 8);
+    if (gpt) {
+        job.model.arch = PLC_ARCH_GPT;
+        job.model.positions = PLC_POS_LEARNED;
+    }
     plc_layout ls[] = {
         tp_layout(1, 1, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1),
         tp_layout(2, 2, 2, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1),
@@ -338,8 +343,8 @@ static void test_solver_vs_plan(void)
             for (int c = PLC_MEM_WEIGHTS; c <= PLC_MEM_TEMPORARIES; c++) solver += est.stage_mem[s][c];
             double plan = (double)p.programs[s].arena_bytes;
             double ratio = plan / solver;
-            printf("\n    layout %zu stage %lld: plan %.0f bytes, solver %.0f bytes, plan/solver %.3f\n", i, (long long)s,
-                   plan, solver, ratio);
+            printf("\n    %s layout %zu stage %lld: plan %.0f bytes, solver %.0f bytes, plan/solver %.3f\n",
+                   gpt ? "gpt" : "llama", i, (long long)s, plan, solver, ratio);
             /* stated margin for the tiny model: within 25% (the solver's per-layer
              * activation formulas against the plan's exact, reused buffers) */
             CU_ASSERT(ratio > 0.75 && ratio < 1.25);
@@ -348,16 +353,23 @@ static void test_solver_vs_plan(void)
     }
 }
 
+static void test_solver_vs_plan(void)
+{
+    solver_vs_plan(false);
+    solver_vs_plan(true);
+}
+
 /* The rulebook's promise: the search and the lowering cannot disagree.
  * Every candidate the search enumerates in a small space (odd head counts,
  * GPT-2's vocabulary of 50257, odd layer counts, tied embeddings) lowers
  * when the search calls it legal and is refused when it does not. */
 static void test_every_candidate_compiles(void)
 {
-    struct { int64_t layers, hidden, ffn, heads, kv, vocab, seq, gpus, batch; bool tied; } models[] = {
-        {4, 32, 64, 4, 2, 50257, 16, 4, 8, false},  /* GPT-2's vocabulary: tp pads it */
-        {3, 48, 96, 3, 3, 97, 24, 6, 6, false},     /* odd heads and layers */
-        {6, 96, 160, 6, 2, 1001, 8, 4, 12, true},   /* tied, vocab odd, short sequences */
+    struct { int64_t layers, hidden, ffn, heads, kv, vocab, seq, gpus, batch; bool tied, gpt; } models[] = {
+        {4, 32, 64, 4, 2, 50257, 16, 4, 8, false, false},  /* GPT-2's vocabulary: tp pads it */
+        {3, 48, 96, 3, 3, 97, 24, 6, 6, false, false},     /* odd heads and layers */
+        {6, 96, 160, 6, 2, 1001, 8, 4, 12, true, false},   /* tied, vocab odd, short sequences */
+        {4, 30, 120, 6, 3, 50257, 16, 4, 8, true, true},   /* the GPT block, tied, odd head dimension 5 */
     };
     int64_t legal = 0, refused = 0;
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
@@ -367,6 +379,10 @@ static void test_every_candidate_compiles(void)
         m->layers = models[mi].layers; m->hidden = models[mi].hidden; m->ffn_hidden = models[mi].ffn;
         m->heads = models[mi].heads; m->kv_heads = models[mi].kv; m->vocab = models[mi].vocab;
         m->seq_len = models[mi].seq;
+        if (models[mi].gpt) {
+            m->arch = PLC_ARCH_GPT;
+            m->positions = PLC_POS_LEARNED;
+        }
         job.cluster.gpus_per_node = models[mi].gpus;
         job.layout.memory_limit = 1.0;
         /* the kernels' variants lower alike: keep the space small */

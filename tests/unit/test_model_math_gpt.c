@@ -5,6 +5,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
+#include "common/tensors.h"
 #include "compiler/solver/model_math.h"
 #include "test_solver_fixtures.h"
 
@@ -166,6 +167,69 @@ static void test_megatron_published(void)
     CU_ASSERT_DOUBLE_EQUAL(137e12 / f, 9287.93, 0.01);
 }
 
+/* The tensor table (common/tensors.h) names GPT-2 small's 196 tensors as
+ * Hugging Face's GPT-2 does (docs/model.md) and holds exactly the model
+ * math's parameters; so do
+ * the variants. Biases start at zero, norm weights at one. */
+static void test_gpt_tensor_table(void)
+{
+    plc_model m;
+    gpt2(&m, 12, 768, 12);
+    CU_ASSERT_EQUAL(plc_tensor_count(&m), 1 + 1 + 16 * 12 + 2);
+    CU_ASSERT_EQUAL(plc_model_param_count(&m), 124439808LL);
+    plc_tensor_info t;
+    const char *layer0[] = {"ln_1.weight", "ln_1.bias", "attn.q.weight", "attn.q.bias", "attn.k.weight",
+                            "attn.k.bias", "attn.v.weight", "attn.v.bias", "attn.c_proj.weight",
+                            "attn.c_proj.bias", "ln_2.weight", "ln_2.bias", "mlp.c_fc.weight", "mlp.c_fc.bias",
+                            "mlp.c_proj.weight", "mlp.c_proj.bias"};
+    CU_ASSERT_EQUAL(plc_layer_tensors(&m), 16);
+    for (int i = 0; i < 16; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "h.0.%s", layer0[i]);
+        CU_ASSERT_FATAL(plc_tensor_get(&m, 2 + i, &t));
+        CU_ASSERT_STRING_EQUAL(t.name, want);
+        CU_ASSERT_EQUAL(plc_tensor_find(&m, want), 2 + i);
+    }
+    CU_ASSERT_FATAL(plc_tensor_get(&m, 1, &t));
+    CU_ASSERT_STRING_EQUAL(t.name, "wpe.weight");
+    CU_ASSERT(t.shape[0] == 1024 && t.shape[1] == 768 && t.init == PLC_INIT_NORMAL && t.weight_decay);
+    CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_POS_EMB, 0), 1);
+    CU_ASSERT_FATAL(plc_tensor_get(&m, plc_tensor_id(&m, PLC_ROLE_BQ, 3), &t));
+    CU_ASSERT(t.ndim == 1 && t.numel == 768 && t.init == PLC_INIT_ZEROS && !t.weight_decay && t.layer == 3);
+    CU_ASSERT_FATAL(plc_tensor_get(&m, plc_tensor_id(&m, PLC_ROLE_W_PROJ, 11), &t));
+    CU_ASSERT(t.shape[0] == 3072 && t.shape[1] == 768);
+    CU_ASSERT_DOUBLE_EQUAL(t.init_std, 0.02 / sqrt(24.0), 1e-15);
+    CU_ASSERT_FATAL(plc_tensor_get(&m, plc_tensor_id(&m, PLC_ROLE_MLP_NORM, 5), &t));
+    CU_ASSERT(t.init == PLC_INIT_ONES && !t.weight_decay);
+    CU_ASSERT_FATAL(plc_tensor_get(&m, 194, &t));
+    CU_ASSERT_STRING_EQUAL(t.name, "ln_f.weight");
+    CU_ASSERT_FATAL(plc_tensor_get(&m, 195, &t));
+    CU_ASSERT_STRING_EQUAL(t.name, "ln_f.bias");
+    CU_ASSERT_EQUAL(t.init, PLC_INIT_ZEROS);
+    CU_ASSERT_FALSE(plc_tensor_get(&m, 196, &t));
+    CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_LM_HEAD, 0), -1);
+    CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_W_GATE, 0), -1); /* no Llama roles in a GPT layer */
+
+    /* untied, rotary, GQA, other ffn: the table and the model math agree */
+    struct { bool tied; plc_positions pos; int64_t kv, ffn; } v[] = {
+        {false, PLC_POS_LEARNED, 12, 3072}, {true, PLC_POS_ROPE, 12, 3072}, {false, PLC_POS_ROPE, 4, 2000},
+        {true, PLC_POS_LEARNED, 3, 1000},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        gpt2(&m, 3, 768, 12);
+        m.tie_embeddings = v[i].tied; m.positions = v[i].pos; m.kv_heads = v[i].kv; m.ffn_hidden = v[i].ffn;
+        CU_ASSERT_EQUAL(plc_model_param_count(&m), plc_params_total(&m));
+        CU_ASSERT_EQUAL(plc_tensor_count(&m), 1 + (v[i].pos == PLC_POS_LEARNED) + 16 * 3 + 2 + !v[i].tied);
+        if (!v[i].tied) CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_LM_HEAD, 0), plc_tensor_count(&m) - 1);
+    }
+    /* Llama: 9 a layer, names as before */
+    fixture_model(&m, "llama", 2, 64, 160, 4, 2, 100, 16, false);
+    CU_ASSERT_EQUAL(plc_model_param_count(&m), plc_params_total(&m));
+    CU_ASSERT_EQUAL(plc_tensor_count(&m), 2 + 9 * 2 + 1);
+    CU_ASSERT_EQUAL(plc_tensor_find(&m, "final_norm"), 19);
+    CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_BQ, 0), -1);
+}
+
 void register_test_model_math_gpt(void)
 {
     CU_pSuite s = CU_add_suite("model_math_gpt", NULL, NULL);
@@ -174,4 +238,5 @@ void register_test_model_math_gpt(void)
     CU_add_test(s, "GPT stage parameters and tensors", test_gpt_stages);
     CU_add_test(s, "GPT-2 small FLOPs per token, PaLM and Megatron forms", test_gpt2_flops);
     CU_add_test(s, "Megatron form against Narayanan et al. Table 1", test_megatron_published);
+    CU_add_test(s, "the GPT tensor table: names, shapes, init, counts", test_gpt_tensor_table);
 }

@@ -140,9 +140,11 @@ static void test_wrong_version_and_magic(void)
     uint8_t *d = NULL;
     size_t n = 0;
     CU_ASSERT_FATAL(small_plan(&a, &p, &d, &n) == 0);
-    d[8] = 2; /* version 2 */
-    CU_ASSERT(decode_fails(d, n, "version 2"));
-    d[8] = 1;
+    d[8] = PLC_PLAN_VERSION + 1; /* a newer version */
+    char newer[32];
+    snprintf(newer, sizeof newer, "version %u", PLC_PLAN_VERSION + 1);
+    CU_ASSERT(decode_fails(d, n, newer));
+    d[8] = PLC_PLAN_VERSION;
     d[0] = 'X';
     CU_ASSERT(decode_fails(d, n, "not a plan file"));
     d[0] = 'P';

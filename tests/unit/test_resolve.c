@@ -197,6 +197,46 @@ static void test_unknown_block(void)
     fe_done(&r);
 }
 
+/* arch = gpt: learned positions and ffn_hidden = 4 x hidden unless told;
+ * Llama keeps RoPE and its required ffn_hidden */
+static void test_gpt_defaults(void)
+{
+    fe_result r;
+    const char *gpt[] = {"model.arch = gpt"};
+    fe_run(&r, VALID, gpt, 1);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.model.arch, PLC_ARCH_GPT);
+    CU_ASSERT_EQUAL(r.job.model.positions, PLC_POS_LEARNED);
+    CU_ASSERT_EQUAL(r.job.model.ffn_hidden, 688); /* FE_MODEL sets it: kept */
+    fe_done(&r);
+    const char *rope[] = {"model.arch = gpt", "model.positions = rope", "model.norm_eps = 1e-6"};
+    fe_run(&r, VALID, rope, 3);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.model.positions, PLC_POS_ROPE);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.model.norm_eps, 1e-6, 1e-15);
+    fe_done(&r);
+    fe_run(&r, VALID, NULL, 0);
+    CU_ASSERT_EQUAL(r.job.model.arch, PLC_ARCH_LLAMA);
+    CU_ASSERT_EQUAL(r.job.model.positions, PLC_POS_ROPE);
+    fe_done(&r);
+    const char *text = "model \"g\" { arch = gpt layers = 2 hidden = 64 heads = 4 vocab = 100 seq_len = 16 }\n"
+                       FE_CLUSTER FE_TRAIN;
+    fe_run(&r, text, NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.model.ffn_hidden, 256);
+    fe_done(&r);
+    const char *llama = "model \"l\" { layers = 2 hidden = 64 heads = 4 vocab = 100 seq_len = 16 }\n"
+                        FE_CLUSTER FE_TRAIN;
+    fe_run(&r, llama, NULL, 0);
+    CU_ASSERT_TRUE(fe_has(&r, "lacks the required key 'ffn_hidden'"));
+    fe_done(&r);
+    const char *bad[] = {"model.arch = gpt2"};
+    fe_run(&r, VALID, bad, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "unknown arch 'gpt2'"));
+    CU_ASSERT_TRUE(fe_has(&r, "did you mean 'gpt'?"));
+    fe_done(&r);
+}
+
 static void test_warnings(void)
 {
     fe_result r;
@@ -340,6 +380,7 @@ void register_test_resolve(void)
     CU_add_test(s, "duplicate key", test_duplicate_key);
     CU_add_test(s, "missing key and block", test_missing_key_and_block);
     CU_add_test(s, "unknown block", test_unknown_block);
+    CU_add_test(s, "arch = gpt and its defaults", test_gpt_defaults);
     CU_add_test(s, "warnings", test_warnings);
     CU_add_test(s, "error cap", test_error_cap);
     CU_add_test(s, "data path", test_data_path);

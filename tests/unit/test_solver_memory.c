@@ -104,6 +104,35 @@ static void test_korthikanti_structure(void)
                            s * b * 2 * 4 * h, 1.0);
 }
 
+/* The GPT block against Korthikanti et al. (2022), eq. 1 without dropout
+ * (plc has none): s b h (34 + 5 a s / h) less the two dropout masks of
+ * s b h bytes and the a s^2 b one = s b h (32 + 4 a s / h), plus what the
+ * paper leaves out: LayerNorm's two fp32 statistics per row, twice. Bias
+ * gradients keep nothing; with SP everything but nothing else divides by t. */
+static void test_gpt_korthikanti(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 128);
+    fixture_model(&job.model, "gpt3-175b", 96, 12288, 4 * 12288, 96, 96, 51200, 2048, true);
+    job.model.arch = PLC_ARCH_GPT;
+    job.model.positions = PLC_POS_LEARNED;
+    plc_layout one = {.tp = 1, .cp = 1, .pp = 1, .dp = 1024, .vpp = 1, .micro_batch = 1, .sp = 0,
+                      .attention = PLC_ATTN_FUSED, .fused_rmsnorm = 0};
+    double s = 2048, b = 1, h = 12288, a = 96;
+    double want = s * b * h * (32 + 4 * a * s / h) + 2 * 8 * s * b;
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &one, PLC_RECOMPUTE_NONE), want, 1.0);
+    one.fused_rmsnorm = 1; /* an RMSNorm choice: no effect on LayerNorm */
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &one, PLC_RECOMPUTE_NONE), want, 1.0);
+    plc_layout eight = one;
+    eight.tp = 8; eight.dp = 128; eight.sp = 1;
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &eight, PLC_RECOMPUTE_NONE) * 8, want, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &one, PLC_RECOMPUTE_FULL), 2 * s * b * h, 0.5);
+    /* the Llama block of the same shapes keeps more in its MLP (gate, up,
+     * silu, product over ffn_hidden against GELU's input and output) */
+    job.model.arch = PLC_ARCH_LLAMA;
+    CU_ASSERT_TRUE(plc_act_layer_bytes(&job, &one, PLC_RECOMPUTE_NONE) > want);
+}
+
 /* 1F1B: the first stage holds pp micro-batches, the last one; gpipe all */
 static void test_inflight_and_stages(void)
 {
@@ -168,6 +197,7 @@ void register_test_solver_memory(void)
     CU_add_test(s, "public estimator: weights, gradients, optimizer", test_estimator_static);
     CU_add_test(s, "public estimator: activation formula", test_estimator_activation_formula);
     CU_add_test(s, "Korthikanti: SP, selective and full recompute", test_korthikanti_structure);
+    CU_add_test(s, "the GPT block: Korthikanti without dropout", test_gpt_korthikanti);
     CU_add_test(s, "in-flight micro-batches per stage", test_inflight_and_stages);
     CU_add_test(s, "ZeRO stages and the memory limit", test_zero_and_limit);
 }
