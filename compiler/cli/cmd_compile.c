@@ -32,6 +32,9 @@ static void usage(FILE *out)
             "\n"
             "options:\n"
             "  -o PLAN       output file (default job.bin)\n"
+            "  --expand      write every instruction and buffer on its own instead of\n"
+            "                folding repeated layers and micro-batches into loops (the\n"
+            "                same plan once loaded; docs/plan-format.md)\n"
             "%s"
             "  -h, --help    this text\n",
             plc_spec_options_help);
@@ -68,8 +71,13 @@ int plc_cmd_compile(int argc, char **argv)
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = "job.bin";
+    plc_plan_form form = PLC_PLAN_FOLDED;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
+        if (!strcmp(argv[i], "--expand")) {
+            form = PLC_PLAN_EXPANDED;
+            continue;
+        }
         if (!strcmp(argv[i], "-o")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "plc compile: error: -o needs a file name\n");
@@ -166,7 +174,7 @@ int plc_cmd_compile(int argc, char **argv)
             goto done;
         }
     }
-    plc_status ws = plc_plan_write_file(&plan, outp, err, sizeof err);
+    plc_status ws = plc_plan_write_file_as(&plan, form, outp, err, sizeof err);
     if (ws != PLC_OK) {
         fprintf(stderr, "plc compile: %s%s\n", plc_status_exit(ws) == 3 ? "internal error: " : "error: ", err);
         rc = plc_status_exit(ws);
