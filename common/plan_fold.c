@@ -15,6 +15,7 @@
 #include <string.h>
 
 #define CANDIDATES 8 /* periods tried per chain and position */
+#define MIN_GAIN 4   /* rows a loop must save: smaller repeats stay rows, for readable dumps */
 
 typedef struct seq {
     const uint32_t *orig; /* row of each position */
@@ -174,7 +175,7 @@ static int fold_seq(ctx *c, const seq *s, uint32_t *items)
                 if (L == bestL) continue;
                 uint32_t it = iterations(c, s, i, L);
                 uint64_t gain = (uint64_t)(it - 1) * L;
-                if (it >= 2 && gain > bestGain) {
+                if (it >= 2 && gain >= MIN_GAIN && gain > bestGain) {
                     bestGain = gain;
                     bestL = L;
                     bestIt = it;
