@@ -629,6 +629,10 @@ static void read_groups(rcur *c, plc_plan *p)
  * read again, each loop's body once per iteration with that iteration's
  * strides added. Every expanded row gets the same checks as a stored one. */
 #define MAX_ROWS (UINT32_C(1) << 25) /* rows per table after expansion */
+/* a leaf's fixed part after its tag: an instruction's fields, a buffer's
+ * name (offset, length) and fields */
+#define INSTR_LEAF_BYTES (4 * 8 + 4 * PLC_INSTR_BUFS + 8 * PLC_INSTR_ARGS + 8 * PLC_INSTR_FARGS)
+#define BUFFER_LEAF_BYTES (16 + 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 8 + 4 + 8)
 
 typedef struct expand {
     plc_program *g;
@@ -653,14 +657,19 @@ static void read_leaf(rcur *c, expand *e, uint32_t depth)
     int64_t tok[PLC_NAME_TOKENS] = {0};
     size_t tst[PLC_NAME_TOKENS], ttl[PLC_NAME_TOKENS];
     int ntok = 0;
+    /* the fixed part is checked once against the section, then read in place */
+    if (!rc_need(c, e->instrs ? INSTR_LEAF_BYTES : BUFFER_LEAF_BYTES)) return;
+    const uint8_t *q = c->p + c->pos;
     if (e->instrs) {
-        for (int k = 0; k < 3; k++) f[k] = rc_u32(c);
-        for (int k = 3; k < 8 + PLC_INSTR_BUFS; k++) f[k] = rc_i32(c);
-        for (int k = 8 + PLC_INSTR_BUFS; k < INSTR_FIELDS; k++) f[k] = rc_i64(c);
+        for (int k = 0; k < 3; k++, q += 4) f[k] = plc_get_le32(q);
+        for (int k = 3; k < 8 + PLC_INSTR_BUFS; k++, q += 4) f[k] = (int32_t)plc_get_le32(q);
+        for (int k = 8 + PLC_INSTR_BUFS; k < INSTR_FIELDS; k++, q += 8) f[k] = (int64_t)plc_get_le64(q);
+        c->pos += INSTR_LEAF_BYTES;
     } else {
-        uint64_t off = rc_u64(c);
-        name_len = rc_u64(c);
-        if (!c->failed && off != NO_STRING) {
+        uint64_t off = plc_get_le64(q);
+        name_len = plc_get_le64(q + 8);
+        q += 16;
+        if (off != NO_STRING) {
             if (off > c->strings_len || name_len > c->strings_len - off) {
                 rc_fail(c, "program %u buffer name (offset %llu, length %llu) lies outside the %zu-byte string section",
                         e->pi, (unsigned long long)off, (unsigned long long)name_len, c->strings_len);
@@ -669,9 +678,12 @@ static void read_leaf(rcur *c, expand *e, uint32_t depth)
             name = (const char *)c->strings + off;
             ntok = plc_name_tokens(name, (size_t)name_len, tok, tst, ttl);
         }
-        f[0] = rc_u32(c); f[1] = rc_u32(c); f[2] = rc_i64(c); f[3] = rc_i64(c); f[4] = rc_i64(c);
-        f[5] = rc_i32(c); f[6] = rc_u32(c); f[7] = rc_u32(c); f[8] = rc_i64(c); f[9] = rc_u32(c); f[10] = rc_i64(c);
+        f[0] = plc_get_le32(q); f[1] = plc_get_le32(q + 4); f[2] = (int64_t)plc_get_le64(q + 8);
+        f[3] = (int64_t)plc_get_le64(q + 16); f[4] = (int64_t)plc_get_le64(q + 24); f[5] = (int32_t)plc_get_le32(q + 32);
+        f[6] = plc_get_le32(q + 36); f[7] = plc_get_le32(q + 40); f[8] = (int64_t)plc_get_le64(q + 44);
+        f[9] = plc_get_le32(q + 52); f[10] = (int64_t)plc_get_le64(q + 56);
         for (int k = 0; k < PLC_NAME_TOKENS; k++) f[11 + k] = tok[k];
+        c->pos += BUFFER_LEAF_BYTES;
     }
     for (uint32_t l = 0; l < depth && !c->failed; l++) {
         uint32_t mask = rc_u32(c);
@@ -681,8 +693,11 @@ static void read_leaf(rcur *c, expand *e, uint32_t depth)
         }
         if (!e->instrs && (mask >> (11 + ntok)))
             rc_fail(c, "program %u: a stride for a number the buffer name does not have", e->pi);
-        for (uint32_t b = 0; b < nf; b++)
-            if (mask >> b & 1) f[b] = (int64_t)((uint64_t)f[b] + (uint64_t)e->k[l] * (uint64_t)rc_i64(c));
+        if (!rc_need(c, 8 * (size_t)__builtin_popcount(mask))) return;
+        for (const uint8_t *s = c->p + c->pos; mask; mask &= mask - 1, s += 8, c->pos += 8) {
+            int b = __builtin_ctz(mask);
+            f[b] = (int64_t)((uint64_t)f[b] + (uint64_t)e->k[l] * plc_get_le64(s));
+        }
     }
     if (c->failed) return;
     uint64_t r = e->rows++;
@@ -730,9 +745,12 @@ static void read_leaf(rcur *c, expand *e, uint32_t depth)
         size_t seg = upto - from < sizeof buf - n ? upto - from : sizeof buf - n;
         memcpy(buf + n, name + from, seg);
         n += seg;
-        if (k < ntok && n < sizeof buf) {
-            int w = snprintf(buf + n, sizeof buf - n, "%lld", (long long)f[11 + k]);
-            n += w > 0 ? (size_t)w : 0;
+        if (k < ntok) {
+            char digits[20];
+            int w = 0;
+            uint64_t v = (uint64_t)f[11 + k];
+            do digits[w++] = (char)('0' + v % 10); while ((v /= 10) && w < 20);
+            for (; w > 0 && n < sizeof buf; n++) buf[n] = digits[--w];
             from = tst[k] + ttl[k];
         }
     }
