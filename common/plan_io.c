@@ -398,7 +398,7 @@ int plc_plan_encode_as(const plc_plan *p, plc_plan_form form, uint8_t **data, si
     free(strings.data);
     if (oom) {
         free(out.data);
-        return plc_fail(err, errlen, "out of memory while encoding the plan");
+        return plc_fail(err, errlen, "cannot encode the plan: out of memory, or a folded table failed its check");
     }
     uint8_t *d = out.data;
     memcpy(d, PLC_PLAN_MAGIC, 8);
@@ -642,6 +642,7 @@ typedef struct expand {
     uint64_t rows;  /* rows read (count pass: totalled) */
     uint32_t loops; /* loops met (count pass) or recorded */
     plc_fold *folds;
+    uint32_t nfolds; /* room in folds */
     int64_t k[PLC_FOLD_MAX_DEPTH];
 } expand;
 
@@ -702,6 +703,10 @@ static void read_leaf(rcur *c, expand *e, uint32_t depth)
     if (c->failed) return;
     uint64_t r = e->rows++;
     if (!e->emit) return;
+    if (r >= (e->instrs ? e->g->ninstrs : e->g->nbuffers)) { /* the count pass saw the same bytes: never */
+        rc_fail(c, "program %u: the second reading found more rows than the first", e->pi);
+        return;
+    }
     uint32_t i = (uint32_t)r;
     if (e->instrs) {
         plc_instr *in = &e->g->instrs[i];
@@ -796,6 +801,10 @@ static void read_items(rcur *c, expand *e, uint32_t nitems, uint32_t depth)
         }
         int outer_first = 1;
         for (uint32_t l = 0; l < depth; l++) outer_first &= e->k[l] == 0;
+        if (outer_first && e->loops >= e->nfolds) {
+            rc_fail(c, "program %u: the second reading found more loops than the first", e->pi);
+            return;
+        }
         plc_fold *fold = outer_first ? &e->folds[e->loops++] : NULL;
         size_t start = c->pos, end = c->pos;
         for (uint32_t r = 0; r < count && !c->failed; r++) {
@@ -828,6 +837,7 @@ static void emit_items(rcur *c, expand *e, uint32_t nitems, uint32_t nloops, plc
     e->rows = 0;
     e->loops = 0;
     e->folds = PLC_NEW_ARRAY(c->arena, plc_fold, nloops ? nloops : 1);
+    e->nfolds = nloops;
     *folds = e->folds;
     read_items(c, e, nitems, 0);
 }
