@@ -43,4 +43,14 @@ void plc_ctrace_instr(plc_ctrace *t, int64_t rank, uint32_t idx, const plc_instr
     fprintf(t->f, "}}");
 }
 
+void plc_ctrace_span(plc_ctrace *t, int64_t rank, int stream, const char *name, plc_phase phase, uint32_t first,
+                     uint32_t count, double t0, double t1)
+{
+    const char *cat = plc_phase_name(phase);
+    double dur = (t1 - t0) * 1e6;
+    fprintf(t->f, "%s\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
+                  "\"args\":{\"first\":%u,\"instrs\":%u}}",
+            sep(t), name, cat ? cat : "?", (long long)rank, stream, t0 * 1e6, dur < 0 ? 0.0 : dur, first, count);
+}
+
 void plc_ctrace_end(plc_ctrace *t) { fprintf(t->f, "\n]}\n"); }

@@ -24,6 +24,10 @@ void plc_ctrace_rank(plc_ctrace *t, const plc_layout *l, int64_t rank);
 /* instruction idx of a rank's program ran from t0 to t1 (seconds); step < 0: none */
 void plc_ctrace_instr(plc_ctrace *t, int64_t rank, uint32_t idx, const plc_instr *in, double t0, double t1,
                       int32_t step);
+/* a span standing for count instructions from index first (plc trace's
+ * aggregated form): name as given, cat the phase */
+void plc_ctrace_span(plc_ctrace *t, int64_t rank, int stream, const char *name, plc_phase phase, uint32_t first,
+                     uint32_t count, double t0, double t1);
 void plc_ctrace_end(plc_ctrace *t);
 
 #endif

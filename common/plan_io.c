@@ -22,6 +22,7 @@
 #include "common/atomic_file.h"
 #include "common/crc32.h"
 #include "common/errmsg.h"
+#include "common/plan_fold.h"
 #include "plc/le.h"
 
 #define HEADER_BYTES 32u
@@ -179,36 +180,178 @@ static void write_groups(wbuf *b, wbuf *st, const plc_plan *p)
     }
 }
 
-static void write_programs(wbuf *b, wbuf *st, const plc_plan *p)
+/* ---- the tables as rows of integers (the fields that may stride) ---------
+ * instructions: op, stream, phase, layer, micro, group, peer, wait, buf[10],
+ * arg[8], the bits of farg[2]; buffers: kind, dtype, bytes, rows, cols,
+ * tensor, shard, shard_dims, nshards, flat_dims, flat_shards and the numbers
+ * of the name (plc_name_tokens). A buffer's offset is not a field: offsets
+ * follow the memory plan, not a stride, and are stored in a column. */
+#define INSTR_FIELDS (8 + PLC_INSTR_BUFS + PLC_INSTR_ARGS + PLC_INSTR_FARGS)
+#define BUFFER_FIELDS (11 + PLC_NAME_TOKENS)
+
+static uint64_t mix(uint64_t h, uint64_t x) { return (h ^ x) * 0x100000001b3ull + (x >> 29); }
+
+static void instr_row(const plc_instr *in, int64_t *f)
+{
+    f[0] = in->op; f[1] = in->stream; f[2] = in->phase; f[3] = in->layer; f[4] = in->micro;
+    f[5] = in->group; f[6] = in->peer; f[7] = in->wait;
+    for (int k = 0; k < PLC_INSTR_BUFS; k++) f[8 + k] = in->buf[k];
+    for (int k = 0; k < PLC_INSTR_ARGS; k++) f[8 + PLC_INSTR_BUFS + k] = in->arg[k];
+    for (int k = 0; k < PLC_INSTR_FARGS; k++) memcpy(&f[8 + PLC_INSTR_BUFS + PLC_INSTR_ARGS + k], &in->farg[k], 8);
+}
+
+static void buffer_row(const plc_buffer *x, int64_t *f)
+{
+    f[0] = x->kind; f[1] = x->dtype; f[2] = (int64_t)x->bytes; f[3] = x->rows; f[4] = x->cols; f[5] = x->tensor;
+    f[6] = x->shard; f[7] = x->shard_dims; f[8] = x->nshards; f[9] = x->flat_dims; f[10] = x->flat_shards;
+    int64_t tok[PLC_NAME_TOKENS] = {0};
+    size_t st[PLC_NAME_TOKENS], tl[PLC_NAME_TOKENS];
+    if (x->name) plc_name_tokens(x->name, strlen(x->name), tok, st, tl);
+    for (int k = 0; k < PLC_NAME_TOKENS; k++) f[11 + k] = tok[k];
+}
+
+/* folds one table: rows, classes and keys built here; tree in *t */
+static int fold_table(const plc_program *g, int instrs, plc_fold_tree *t)
+{
+    uint32_t n = instrs ? g->ninstrs : g->nbuffers, nf = instrs ? INSTR_FIELDS : BUFFER_FIELDS;
+    int64_t *v = malloc(((size_t)n * nf + 1) * sizeof *v);
+    uint64_t *cls = malloc(((size_t)n + 1) * sizeof *cls), *key2 = malloc(((size_t)n + 1) * sizeof *key2);
+    int rc = -1;
+    if (v && cls && key2) {
+        for (uint32_t i = 0; i < n; i++) {
+            int64_t *f = v + (size_t)i * nf;
+            if (instrs) {
+                const plc_instr *in = &g->instrs[i];
+                instr_row(in, f);
+                uint64_t h = 0xcbf29ce484222325ull;
+                h = mix(h, in->op); h = mix(h, in->stream); h = mix(h, in->phase);
+                h = mix(h, (uint64_t)in->group); h = mix(h, (uint64_t)in->peer);
+                h = mix(h, (uint64_t)f[INSTR_FIELDS - 2]); h = mix(h, (uint64_t)f[INSTR_FIELDS - 1]);
+                cls[i] = h;
+                key2[i] = mix(h, (uint64_t)in->layer + 0x51);
+            } else {
+                const plc_buffer *x = &g->buffers[i];
+                buffer_row(x, f);
+                uint64_t h = plc_name_class(x->name, x->name ? strlen(x->name) : 0);
+                h = mix(h, x->kind); h = mix(h, x->dtype);
+                cls[i] = h;
+                key2[i] = mix(h, (uint64_t)f[11] + 0x51);
+            }
+        }
+        rc = plc_fold_rows(v, cls, key2, n, nf, t);
+    }
+    free(v);
+    free(cls);
+    free(key2);
+    return rc;
+}
+
+static void write_buffer_leaf(wbuf *b, wbuf *st, const plc_buffer *x)
+{
+    wb_u32(b, 0);
+    wb_cstr(b, st, x->name);
+    wb_u32(b, (uint32_t)x->kind); wb_u32(b, (uint32_t)x->dtype);
+    wb_u64(b, x->bytes);
+    wb_i64(b, x->rows); wb_i64(b, x->cols);
+    wb_i32(b, x->tensor);
+    wb_u32(b, (uint32_t)x->shard); wb_u32(b, x->shard_dims); wb_i64(b, x->nshards);
+    wb_u32(b, x->flat_dims); wb_i64(b, x->flat_shards);
+}
+
+static void write_instr_leaf(wbuf *b, const plc_instr *in)
+{
+    wb_u32(b, 0);
+    wb_u32(b, (uint32_t)in->op); wb_u32(b, (uint32_t)in->stream); wb_u32(b, (uint32_t)in->phase);
+    wb_i32(b, in->layer); wb_i32(b, in->micro); wb_i32(b, in->group);
+    wb_i32(b, in->peer); wb_i32(b, in->wait);
+    for (int k = 0; k < PLC_INSTR_BUFS; k++) wb_i32(b, in->buf[k]);
+    for (int k = 0; k < PLC_INSTR_ARGS; k++) wb_i64(b, in->arg[k]);
+    for (int k = 0; k < PLC_INSTR_FARGS; k++) wb_f64(b, in->farg[k]);
+}
+
+/* the items of a table: every row a leaf (expanded), or the folded tree */
+static void write_items(wbuf *b, wbuf *st, const plc_program *g, int instrs, const plc_fold_tree *t)
+{
+    uint32_t n = instrs ? g->ninstrs : g->nbuffers, nf = instrs ? INSTR_FIELDS : BUFFER_FIELDS;
+    size_t count = t ? t->n : n;
+    for (size_t i = 0; i < count; i++) {
+        const plc_fold_node *x = t ? &t->nodes[i] : NULL;
+        if (x && x->loop) {
+            wb_u32(b, 1);
+            wb_u32(b, x->count);
+            wb_u32(b, x->nitems);
+            continue;
+        }
+        uint32_t row = x ? x->row : (uint32_t)i;
+        if (instrs) write_instr_leaf(b, &g->instrs[row]);
+        else write_buffer_leaf(b, st, &g->buffers[row]);
+        for (uint32_t l = 0; x && l < x->depth; l++) {
+            uint32_t mask = 0;
+            for (uint32_t f = 0; f < nf; f++)
+                if (x->stride[l][f]) mask |= 1u << f;
+            wb_u32(b, mask);
+            for (uint32_t f = 0; f < nf; f++)
+                if (x->stride[l][f]) wb_i64(b, x->stride[l][f]);
+        }
+    }
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int write_programs(wbuf *b, wbuf *st, const plc_plan *p, plc_plan_form form)
 {
     wb_u32(b, p->nprograms);
     for (uint32_t pi = 0; pi < p->nprograms; pi++) {
         const plc_program *g = &p->programs[pi];
+        plc_fold_tree tb = {0}, ti = {0};
+        if (form == PLC_PLAN_FOLDED && (fold_table(g, 0, &tb) || fold_table(g, 1, &ti))) {
+            plc_fold_free(&tb);
+            return -1;
+        }
+        int folded = form == PLC_PLAN_FOLDED;
+        /* offsets: the distinct values, ascending, then an index per buffer */
+        uint64_t *offs = malloc(((size_t)g->nbuffers + 1) * sizeof *offs);
+        if (!offs) {
+            plc_fold_free(&tb);
+            plc_fold_free(&ti);
+            return -1;
+        }
+        for (uint32_t i = 0; i < g->nbuffers; i++) offs[i] = g->buffers[i].offset;
+        qsort(offs, g->nbuffers, sizeof *offs, cmp_u64);
+        uint32_t noffs = 0;
+        for (uint32_t i = 0; i < g->nbuffers; i++)
+            if (noffs == 0 || offs[noffs - 1] != offs[i]) offs[noffs++] = offs[i];
+        uint32_t width = noffs <= 65536 ? 2 : 4;
         wb_u64(b, g->arena_bytes);
         wb_i32(b, g->loss_buf);
         wb_i32(b, g->gnorm_buf);
         wb_u32(b, g->nbuffers);
         wb_u32(b, g->ninstrs);
+        wb_u32(b, folded ? tb.top : g->nbuffers);
+        wb_u32(b, folded ? ti.top : g->ninstrs);
+        write_items(b, st, g, 0, folded ? &tb : NULL);
+        wb_u32(b, noffs);
+        for (uint32_t i = 0; i < noffs; i++) wb_u64(b, offs[i]);
         for (uint32_t i = 0; i < g->nbuffers; i++) {
-            const plc_buffer *x = &g->buffers[i];
-            wb_cstr(b, st, x->name);
-            wb_u32(b, (uint32_t)x->kind); wb_u32(b, (uint32_t)x->dtype);
-            wb_u64(b, x->offset); wb_u64(b, x->bytes);
-            wb_i64(b, x->rows); wb_i64(b, x->cols);
-            wb_i32(b, x->tensor);
-            wb_u32(b, (uint32_t)x->shard); wb_u32(b, x->shard_dims); wb_i64(b, x->nshards);
-            wb_u32(b, x->flat_dims); wb_i64(b, x->flat_shards);
+            const uint64_t *at = bsearch(&g->buffers[i].offset, offs, noffs, sizeof *offs, cmp_u64);
+            uint32_t k = (uint32_t)(at - offs);
+            if (width == 2) {
+                uint8_t x[2] = {(uint8_t)k, (uint8_t)(k >> 8)};
+                wb_bytes(b, x, 2);
+            } else {
+                wb_u32(b, k);
+            }
         }
-        for (uint32_t i = 0; i < g->ninstrs; i++) {
-            const plc_instr *in = &g->instrs[i];
-            wb_u32(b, (uint32_t)in->op); wb_u32(b, (uint32_t)in->stream); wb_u32(b, (uint32_t)in->phase);
-            wb_i32(b, in->layer); wb_i32(b, in->micro); wb_i32(b, in->group);
-            wb_i32(b, in->peer); wb_i32(b, in->wait);
-            for (int k = 0; k < PLC_INSTR_BUFS; k++) wb_i32(b, in->buf[k]);
-            for (int k = 0; k < PLC_INSTR_ARGS; k++) wb_i64(b, in->arg[k]);
-            for (int k = 0; k < PLC_INSTR_FARGS; k++) wb_f64(b, in->farg[k]);
-        }
+        free(offs);
+        write_items(b, st, g, 1, folded ? &ti : NULL);
+        plc_fold_free(&tb);
+        plc_fold_free(&ti);
     }
+    return 0;
 }
 
 static void write_stages(wbuf *b, const plc_plan *p)
@@ -220,13 +363,18 @@ static void write_stages(wbuf *b, const plc_plan *p)
 
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen)
 {
+    return plc_plan_encode_as(p, PLC_PLAN_FOLDED, data, len, err, errlen);
+}
+
+int plc_plan_encode_as(const plc_plan *p, plc_plan_form form, uint8_t **data, size_t *len, char *err, size_t errlen)
+{
     /* one buffer, sized up front: header, table, META, GROUPS, PROGRAMS,
      * STAGES, then STRINGS (collected on the way); the table, in id order,
      * is filled in last */
     size_t table_at = HEADER_BYTES, body_at = HEADER_BYTES + (size_t)PLC_SEC_COUNT_ * TABLE_ENTRY_BYTES;
     size_t estimate = body_at + 4096 + 32 * (size_t)p->ngroups + 8 * (size_t)(p->layout.pp + 1);
-    for (uint32_t i = 0; i < p->nprograms; i++)
-        estimate += 28 + 88 * (size_t)p->programs[i].nbuffers + 152 * (size_t)p->programs[i].ninstrs;
+    for (uint32_t i = 0; i < p->nprograms && form == PLC_PLAN_EXPANDED; i++)
+        estimate += 36 + 88 * (size_t)p->programs[i].nbuffers + 156 * (size_t)p->programs[i].ninstrs;
     wbuf out = {0}, strings = {0};
     wb_reserve(&out, estimate);
     uint8_t zero[256] = {0};
@@ -237,7 +385,7 @@ int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, s
     off[PLC_SEC_GROUPS] = out.len;
     write_groups(&out, &strings, p);
     off[PLC_SEC_PROGRAMS] = out.len;
-    write_programs(&out, &strings, p);
+    int fold_failed = write_programs(&out, &strings, p, form);
     off[PLC_SEC_STAGES] = out.len;
     write_stages(&out, p);
     off[PLC_SEC_STRINGS] = out.len;
@@ -248,11 +396,11 @@ int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, s
     size[PLC_SEC_PROGRAMS] = off[PLC_SEC_STAGES] - off[PLC_SEC_PROGRAMS];
     size[PLC_SEC_STAGES] = off[PLC_SEC_STRINGS] - off[PLC_SEC_STAGES];
     size[PLC_SEC_STRINGS] = end - off[PLC_SEC_STRINGS];
-    int oom = out.oom | strings.oom;
+    int oom = out.oom | strings.oom | fold_failed;
     free(strings.data);
     if (oom) {
         free(out.data);
-        return plc_fail(err, errlen, "out of memory while encoding the plan");
+        return plc_fail(err, errlen, "cannot encode the plan: out of memory, or a folded table failed its check");
     }
     uint8_t *d = out.data;
     memcpy(d, PLC_PLAN_MAGIC, 8);
@@ -278,6 +426,11 @@ int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, s
 
 plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen)
 {
+    return plc_plan_write_file_as(p, PLC_PLAN_FOLDED, path, err, errlen);
+}
+
+plc_status plc_plan_write_file_as(const plc_plan *p, plc_plan_form form, const char *path, char *err, size_t errlen)
+{
     uint8_t *data = NULL;
     size_t len = 0;
     struct stat st;
@@ -286,7 +439,7 @@ plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, s
                  S_ISDIR(st.st_mode) ? "is a directory; give a file name" : "not a regular file; refusing to replace it");
         return PLC_E_INPUT;
     }
-    if (plc_plan_encode(p, &data, &len, err, errlen)) return PLC_E_INTERNAL;
+        if (plc_plan_encode_as(p, form, &data, &len, err, errlen)) return PLC_E_INTERNAL;
     plc_atomic_file af;
     int rc = plc_atomic_open(&af, path, err, errlen);
     if (rc == 0) {
@@ -482,12 +635,229 @@ static void read_groups(rcur *c, plc_plan *p)
     if (!c->failed && c->pos != c->len) rc_fail(c, "%zu unexpected bytes at the end", c->len - c->pos);
 }
 
-#define BUFFER_RECORD_BYTES (16 + 4 + 4 + 8 + 8 + 8 + 8 + 4 + 4 + 4 + 8 + 4 + 8)
-#define INSTR_RECORD_BYTES (4 * 8 + 4 * PLC_INSTR_BUFS + 8 * PLC_INSTR_ARGS + 8 * PLC_INSTR_FARGS)
+/* ---- folded tables: a count pass, then an expanding pass ------------------
+ * The count pass reads the items once (a loop's body once), checks their
+ * structure and totals the rows and loops without allocating; only when the
+ * totals equal the program's counts are the tables allocated and the items
+ * read again, each loop's body once per iteration with that iteration's
+ * strides added. Every expanded row gets the same checks as a stored one. */
+#define MAX_ROWS (UINT32_C(1) << 25) /* rows per table after expansion */
+/* a leaf's fixed part after its tag: an instruction's fields, a buffer's
+ * name (offset, length) and fields */
+#define INSTR_LEAF_BYTES (4 * 8 + 4 * PLC_INSTR_BUFS + 8 * PLC_INSTR_ARGS + 8 * PLC_INSTR_FARGS)
+#define BUFFER_LEAF_BYTES (16 + 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4 + 8 + 4 + 8)
+
+typedef struct expand {
+    plc_program *g;
+    uint32_t pi;
+    int instrs;     /* 0: the buffer table, 1: the instruction table */
+    int emit;       /* 0: the count pass */
+    uint64_t rows;  /* rows read (count pass: totalled) */
+    uint32_t loops; /* loops met (count pass) or recorded */
+    plc_fold *folds;
+    uint32_t nfolds; /* room in folds */
+    int64_t k[PLC_FOLD_MAX_DEPTH];
+} expand;
+
+static int fits_i32(int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; }
+
+/* one leaf: its fields, then one stride mask and strides per enclosing loop */
+static void read_leaf(rcur *c, expand *e, uint32_t depth)
+{
+    uint32_t nf = e->instrs ? INSTR_FIELDS : BUFFER_FIELDS;
+    int64_t f[PLC_FOLD_MAX_FIELDS] = {0};
+    const char *name = NULL;
+    uint64_t name_len = 0;
+    int64_t tok[PLC_NAME_TOKENS] = {0};
+    size_t tst[PLC_NAME_TOKENS], ttl[PLC_NAME_TOKENS];
+    int ntok = 0;
+    /* the fixed part is checked once against the section, then read in place */
+    if (!rc_need(c, e->instrs ? INSTR_LEAF_BYTES : BUFFER_LEAF_BYTES)) return;
+    const uint8_t *q = c->p + c->pos;
+    if (e->instrs) {
+        for (int k = 0; k < 3; k++, q += 4) f[k] = plc_get_le32(q);
+        for (int k = 3; k < 8 + PLC_INSTR_BUFS; k++, q += 4) f[k] = (int32_t)plc_get_le32(q);
+        for (int k = 8 + PLC_INSTR_BUFS; k < INSTR_FIELDS; k++, q += 8) f[k] = (int64_t)plc_get_le64(q);
+        c->pos += INSTR_LEAF_BYTES;
+    } else {
+        uint64_t off = plc_get_le64(q);
+        name_len = plc_get_le64(q + 8);
+        q += 16;
+        if (off != NO_STRING) {
+            if (off > c->strings_len || name_len > c->strings_len - off) {
+                rc_fail(c, "program %u buffer name (offset %llu, length %llu) lies outside the %zu-byte string section",
+                        e->pi, (unsigned long long)off, (unsigned long long)name_len, c->strings_len);
+                return;
+            }
+            name = (const char *)c->strings + off;
+            ntok = plc_name_tokens(name, (size_t)name_len, tok, tst, ttl);
+        }
+        f[0] = plc_get_le32(q); f[1] = plc_get_le32(q + 4); f[2] = (int64_t)plc_get_le64(q + 8);
+        f[3] = (int64_t)plc_get_le64(q + 16); f[4] = (int64_t)plc_get_le64(q + 24); f[5] = (int32_t)plc_get_le32(q + 32);
+        f[6] = plc_get_le32(q + 36); f[7] = plc_get_le32(q + 40); f[8] = (int64_t)plc_get_le64(q + 44);
+        f[9] = plc_get_le32(q + 52); f[10] = (int64_t)plc_get_le64(q + 56);
+        for (int k = 0; k < PLC_NAME_TOKENS; k++) f[11 + k] = tok[k];
+        c->pos += BUFFER_LEAF_BYTES;
+    }
+    for (uint32_t l = 0; l < depth && !c->failed; l++) {
+        uint32_t mask = rc_u32(c);
+        if (nf < 32 && mask >> nf) {
+            rc_fail(c, "program %u: stride mask 0x%x names fields beyond the %u of a row", e->pi, mask, nf);
+            return;
+        }
+        if (!e->instrs && (mask >> (11 + ntok)))
+            rc_fail(c, "program %u: a stride for a number the buffer name does not have", e->pi);
+        if (!rc_need(c, 8 * (size_t)__builtin_popcount(mask))) return;
+        for (const uint8_t *s = c->p + c->pos; mask; mask &= mask - 1, s += 8, c->pos += 8) {
+            int b = __builtin_ctz(mask);
+            f[b] = (int64_t)((uint64_t)f[b] + (uint64_t)e->k[l] * plc_get_le64(s));
+        }
+    }
+    if (c->failed) return;
+    uint64_t r = e->rows++;
+    if (!e->emit) return;
+    if (r >= (e->instrs ? e->g->ninstrs : e->g->nbuffers)) { /* the count pass saw the same bytes: never */
+        rc_fail(c, "program %u: the second reading found more rows than the first", e->pi);
+        return;
+    }
+    uint32_t i = (uint32_t)r;
+    if (e->instrs) {
+        plc_instr *in = &e->g->instrs[i];
+        if (f[0] < 0 || f[0] >= PLC_OP_COUNT) rc_fail(c, "program %u instruction %u: op %lld out of range", e->pi, i, (long long)f[0]);
+        if (f[1] < 0 || f[1] >= PLC_STREAM_COUNT) rc_fail(c, "program %u instruction %u: stream %lld out of range", e->pi, i, (long long)f[1]);
+        if (f[2] < 0 || f[2] >= PLC_PHASE_COUNT) rc_fail(c, "program %u instruction %u: phase %lld out of range", e->pi, i, (long long)f[2]);
+        for (int k = 3; k < 8 + PLC_INSTR_BUFS; k++)
+            if (!fits_i32(f[k])) rc_fail(c, "program %u instruction %u: field %d is %lld, outside 32 bits", e->pi, i, k, (long long)f[k]);
+        in->op = (plc_op)f[0]; in->stream = (plc_stream)f[1]; in->phase = (plc_phase)f[2];
+        in->layer = (int32_t)f[3]; in->micro = (int32_t)f[4]; in->group = (int32_t)f[5];
+        in->peer = (int32_t)f[6]; in->wait = (int32_t)f[7];
+        for (int k = 0; k < PLC_INSTR_BUFS; k++) in->buf[k] = (int32_t)f[8 + k];
+        for (int k = 0; k < PLC_INSTR_ARGS; k++) in->arg[k] = f[8 + PLC_INSTR_BUFS + k];
+        for (int k = 0; k < PLC_INSTR_FARGS; k++) memcpy(&in->farg[k], &f[8 + PLC_INSTR_BUFS + PLC_INSTR_ARGS + k], 8);
+        return;
+    }
+    plc_buffer *x = &e->g->buffers[i];
+    if (f[0] < 0 || f[0] >= PLC_BUF_KIND_COUNT) rc_fail(c, "program %u buffer %u: kind %lld out of range", e->pi, i, (long long)f[0]);
+    if (f[1] < 0 || f[1] >= PLC_DTYPE_COUNT) rc_fail(c, "program %u buffer %u: dtype %lld out of range", e->pi, i, (long long)f[1]);
+    if (f[6] < 0 || f[6] > PLC_SHARD_FLAT) rc_fail(c, "program %u buffer %u: shard kind %lld out of range", e->pi, i, (long long)f[6]);
+    if (!fits_i32(f[5]) || f[7] < 0 || f[7] > UINT32_MAX || f[9] < 0 || f[9] > UINT32_MAX)
+        rc_fail(c, "program %u buffer %u: tensor or shard dimensions outside 32 bits", e->pi, i);
+    for (int k = 0; k < ntok; k++)
+        if (f[11 + k] < 0 || f[11 + k] > INT64_C(999999999999999))
+            rc_fail(c, "program %u buffer %u: a number of the name leaves 0..10^15", e->pi, i);
+    if (c->failed) return;
+    x->kind = (plc_buf_kind)f[0]; x->dtype = (plc_dtype)f[1]; x->bytes = (uint64_t)f[2];
+    x->rows = f[3]; x->cols = f[4]; x->tensor = (int32_t)f[5]; x->shard = (plc_shard_kind)f[6];
+    x->shard_dims = (uint32_t)f[7]; x->nshards = f[8]; x->flat_dims = (uint32_t)f[9]; x->flat_shards = f[10];
+    if (!name) return;
+    int moved = 0;
+    for (int k = 0; k < ntok; k++) moved |= f[11 + k] != tok[k];
+    if (!moved) {
+        x->name = plc_arena_strndup(c->arena, name, (size_t)name_len);
+        return;
+    }
+    char buf[512];
+    size_t n = 0, from = 0;
+    for (int k = 0; k <= ntok && n < sizeof buf; k++) {
+        size_t upto = k < ntok ? tst[k] : (size_t)name_len;
+        size_t seg = upto - from < sizeof buf - n ? upto - from : sizeof buf - n;
+        memcpy(buf + n, name + from, seg);
+        n += seg;
+        if (k < ntok) {
+            char digits[20];
+            int w = 0;
+            uint64_t v = (uint64_t)f[11 + k];
+            do digits[w++] = (char)('0' + v % 10); while ((v /= 10) && w < 20);
+            for (; w > 0 && n < sizeof buf; n++) buf[n] = digits[--w];
+            from = tst[k] + ttl[k];
+        }
+    }
+    if (n >= sizeof buf) {
+        rc_fail(c, "program %u buffer %u: name longer than %zu bytes", e->pi, i, sizeof buf - 1);
+        return;
+    }
+    x->name = plc_arena_strndup(c->arena, buf, n);
+}
+
+static void read_items(rcur *c, expand *e, uint32_t nitems, uint32_t depth)
+{
+    for (uint32_t it = 0; it < nitems && !c->failed; it++) {
+        uint32_t tag = rc_u32(c);
+        if (tag == 0) {
+            read_leaf(c, e, depth);
+            if (e->rows > MAX_ROWS) rc_fail(c, "program %u: more than %u rows in a table", e->pi, MAX_ROWS);
+            continue;
+        }
+        uint32_t count = rc_u32(c), body_items = rc_u32(c);
+        if (c->failed) return;
+        if (tag != 1) {
+            rc_fail(c, "program %u: record tag %u is neither a row (0) nor a loop (1)", e->pi, tag);
+            return;
+        }
+        if (count < 2 || body_items < 1 || depth >= PLC_FOLD_MAX_DEPTH) {
+            rc_fail(c, "program %u: loop of %u iterations over %u items at depth %u (at least 2, 1, at most %d deep)",
+                    e->pi, count, body_items, depth, PLC_FOLD_MAX_DEPTH - 1);
+            return;
+        }
+        uint64_t first = e->rows;
+        if (!e->emit) {
+            e->loops++;
+            read_items(c, e, body_items, depth + 1);
+            uint64_t body = e->rows - first;
+            if (c->failed) return;
+            if (body > MAX_ROWS || (uint64_t)count * body > MAX_ROWS) {
+                rc_fail(c, "program %u: a loop expands to more than %u rows", e->pi, MAX_ROWS);
+                return;
+            }
+            e->rows = first + (uint64_t)count * body;
+            continue;
+        }
+        int outer_first = 1;
+        for (uint32_t l = 0; l < depth; l++) outer_first &= e->k[l] == 0;
+        if (outer_first && e->loops >= e->nfolds) {
+            rc_fail(c, "program %u: the second reading found more loops than the first", e->pi);
+            return;
+        }
+        plc_fold *fold = outer_first ? &e->folds[e->loops++] : NULL;
+        size_t start = c->pos, end = c->pos;
+        for (uint32_t r = 0; r < count && !c->failed; r++) {
+            c->pos = start;
+            e->k[depth] = r;
+            read_items(c, e, body_items, depth + 1);
+            end = c->pos;
+            if (fold && r == 0) *fold = (plc_fold){(uint32_t)first, (uint32_t)(e->rows - first), count, depth};
+        }
+        e->k[depth] = 0;
+        c->pos = end;
+    }
+}
+
+/* the count pass over one table's items from c->pos: rows and loops */
+static void count_items(rcur *c, expand *e, uint32_t nitems, uint32_t declared, const char *what)
+{
+    e->emit = 0;
+    e->rows = 0;
+    e->loops = 0;
+    read_items(c, e, nitems, 0);
+    if (!c->failed && e->rows != declared)
+        rc_fail(c, "program %u: the %s expand to %llu, the program declares %u", e->pi, what,
+                (unsigned long long)e->rows, declared);
+}
+
+static void emit_items(rcur *c, expand *e, uint32_t nitems, uint32_t nloops, plc_fold **folds)
+{
+    e->emit = 1;
+    e->rows = 0;
+    e->loops = 0;
+    e->folds = PLC_NEW_ARRAY(c->arena, plc_fold, nloops ? nloops : 1);
+    e->nfolds = nloops;
+    *folds = e->folds;
+    read_items(c, e, nitems, 0);
+}
 
 static void read_programs(rcur *c, plc_plan *p)
 {
-    p->nprograms = rc_count(c, 24, "programs");
+    p->nprograms = rc_count(c, 36, "programs");
     if (c->failed) return;
     p->programs = PLC_NEW_ARRAY(c->arena, plc_program, p->nprograms ? p->nprograms : 1);
     for (uint32_t pi = 0; pi < p->nprograms && !c->failed; pi++) {
@@ -495,50 +865,66 @@ static void read_programs(rcur *c, plc_plan *p)
         g->arena_bytes = rc_u64(c);
         g->loss_buf = rc_i32(c);
         g->gnorm_buf = rc_i32(c);
-        uint32_t nb = rc_u32(c), ni = rc_u32(c);
+        uint32_t nb = rc_u32(c), ni = rc_u32(c), bitems = rc_u32(c), iitems = rc_u32(c);
         if (c->failed) return;
-        size_t left = c->len - c->pos;
-        if ((uint64_t)nb * BUFFER_RECORD_BYTES + (uint64_t)ni * INSTR_RECORD_BYTES > left) {
-            rc_fail(c, "program %u claims %u buffers and %u instructions, more than the %zu bytes left",
-                    pi, nb, ni, left);
+        if (nb > MAX_ROWS || ni > MAX_ROWS) {
+            rc_fail(c, "program %u claims %u buffers and %u instructions (at most %u each)", pi, nb, ni, MAX_ROWS);
             return;
         }
+        expand e = {.g = g, .pi = pi};
+        size_t buffers_at = c->pos;
+        e.instrs = 0;
+        count_items(c, &e, bitems, nb, "buffer records");
+        uint32_t bloops = e.loops;
+        uint32_t noffs = rc_u32(c);
+        if (c->failed) return;
+        if (noffs > nb || (noffs == 0 && nb > 0)) {
+            rc_fail(c, "program %u: %u distinct offsets for %u buffers", pi, noffs, nb);
+            return;
+        }
+        uint32_t width = noffs <= 65536 ? 2 : 4;
+        if ((uint64_t)noffs * 8 + (uint64_t)nb * width > c->len - c->pos) {
+            rc_fail(c, "program %u: the offsets of %u buffers do not fit in the %zu bytes left", pi, nb, c->len - c->pos);
+            return;
+        }
+        size_t offsets_at = c->pos;
+        c->pos += (size_t)noffs * 8 + (size_t)nb * width;
+        size_t instrs_at = c->pos;
+        e.instrs = 1;
+        count_items(c, &e, iitems, ni, "instruction records");
+        uint32_t iloops = e.loops;
+        size_t end = c->pos;
+        if (c->failed) return;
         g->nbuffers = nb;
         g->ninstrs = ni;
         g->buffers = PLC_NEW_ARRAY(c->arena, plc_buffer, nb ? nb : 1);
         g->instrs = PLC_NEW_ARRAY(c->arena, plc_instr, ni ? ni : 1);
+        c->pos = buffers_at;
+        e.instrs = 0;
+        emit_items(c, &e, bitems, bloops, &g->buf_folds);
+        g->nbuf_folds = bloops;
+        c->pos = offsets_at;
+        uint64_t *offs = PLC_NEW_ARRAY(c->arena, uint64_t, noffs ? noffs : 1);
+        for (uint32_t i = 0; i < noffs; i++) {
+            offs[i] = rc_u64(c);
+            if (i > 0 && offs[i] <= offs[i - 1]) rc_fail(c, "program %u: offset table not strictly ascending", pi);
+        }
         for (uint32_t i = 0; i < nb && !c->failed; i++) {
-            plc_buffer *x = &g->buffers[i];
-            x->name = rc_str(c, NULL);
-            uint32_t kind = rc_u32(c), dtype = rc_u32(c);
-            x->offset = rc_u64(c); x->bytes = rc_u64(c);
-            x->rows = rc_i64(c); x->cols = rc_i64(c);
-            x->tensor = rc_i32(c);
-            uint32_t shard = rc_u32(c);
-            x->shard_dims = rc_u32(c); x->nshards = rc_i64(c);
-            x->flat_dims = rc_u32(c); x->flat_shards = rc_i64(c);
-            if (kind >= PLC_BUF_KIND_COUNT) rc_fail(c, "program %u buffer %u: kind %u out of range", pi, i, kind);
-            if (dtype >= PLC_DTYPE_COUNT) rc_fail(c, "program %u buffer %u: dtype %u out of range", pi, i, dtype);
-            if (shard > PLC_SHARD_FLAT) rc_fail(c, "program %u buffer %u: shard kind %u out of range", pi, i, shard);
-            x->kind = (plc_buf_kind)kind;
-            x->dtype = (plc_dtype)dtype;
-            x->shard = (plc_shard_kind)shard;
+            uint32_t k;
+            if (width == 2) {
+                k = (uint32_t)c->p[c->pos] | (uint32_t)c->p[c->pos + 1] << 8;
+                c->pos += 2;
+            } else {
+                k = rc_u32(c);
+            }
+            if (k >= noffs) rc_fail(c, "program %u buffer %u: offset index %u of %u", pi, i, k, noffs);
+            else g->buffers[i].offset = offs[k];
         }
-        for (uint32_t i = 0; i < ni && !c->failed; i++) {
-            plc_instr *in = &g->instrs[i];
-            uint32_t op = rc_u32(c), stream = rc_u32(c), phase = rc_u32(c);
-            in->layer = rc_i32(c); in->micro = rc_i32(c); in->group = rc_i32(c);
-            in->peer = rc_i32(c); in->wait = rc_i32(c);
-            for (int k = 0; k < PLC_INSTR_BUFS; k++) in->buf[k] = rc_i32(c);
-            for (int k = 0; k < PLC_INSTR_ARGS; k++) in->arg[k] = rc_i64(c);
-            for (int k = 0; k < PLC_INSTR_FARGS; k++) in->farg[k] = rc_f64(c);
-            if (op >= PLC_OP_COUNT) rc_fail(c, "program %u instruction %u: op %u out of range", pi, i, op);
-            if (stream >= PLC_STREAM_COUNT) rc_fail(c, "program %u instruction %u: stream %u out of range", pi, i, stream);
-            if (phase >= PLC_PHASE_COUNT) rc_fail(c, "program %u instruction %u: phase %u out of range", pi, i, phase);
-            in->op = (plc_op)op;
-            in->stream = (plc_stream)stream;
-            in->phase = (plc_phase)phase;
-        }
+        c->pos = instrs_at;
+        e.instrs = 1;
+        emit_items(c, &e, iitems, iloops, &g->instr_folds);
+        g->ninstr_folds = iloops;
+        if (!c->failed && c->pos != end) rc_fail(c, "program %u: the second reading ended elsewhere", pi);
     }
     if (!c->failed && c->pos != c->len) rc_fail(c, "%zu unexpected bytes at the end", c->len - c->pos);
 }

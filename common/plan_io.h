@@ -26,14 +26,21 @@ enum {
 #define PLC_PLAN_ENDIAN_PROBE 0x01020304u
 #define PLC_PLAN_FLOAT_PROBE (-1234.5678) /* bit pattern 0xC0934A456D5CFAAD */
 
-/* Serialises p into a malloc'd buffer (*data, *len; the caller frees). The
- * bytes depend only on the plan's content: the same plan gives the same file. */
+/* How the tables are written: loops folded (docs/plan-format.md), or every
+ * row on its own. Both load to the same plan. */
+typedef enum plc_plan_form { PLC_PLAN_FOLDED, PLC_PLAN_EXPANDED } plc_plan_form;
+
+/* Serialises p into a malloc'd buffer (*data, *len; the caller frees),
+ * folded (plc_plan_encode) or as asked. The bytes depend only on the plan's
+ * content and the form: the same plan gives the same file. */
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen);
+int plc_plan_encode_as(const plc_plan *p, plc_plan_form form, uint8_t **data, size_t *len, char *err, size_t errlen);
 
 /* plc_plan_encode + an atomic write (common/atomic_file.h).
  * PLC_OK; PLC_E_SYSTEM when the file cannot be written (err says why);
  * PLC_E_INTERNAL when the plan cannot be encoded. */
 plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
+plc_status plc_plan_write_file_as(const plc_plan *p, plc_plan_form form, const char *path, char *err, size_t errlen);
 
 /* Parses and validates (plc_plan_validate) a plan from memory; everything in
  * *out is allocated in *a. */

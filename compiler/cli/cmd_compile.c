@@ -39,6 +39,9 @@ static void usage(FILE *out)
             "  --format text|yaml  summary format (default text); yaml has the layout,\n"
             "                      predictions, memory by stage and component with each\n"
             "                      stage's exact arena, and the gate results\n"
+            "  --expand            write every instruction and buffer on its own instead\n"
+            "                      of folding repeated layers and micro-batches into\n"
+            "                      loops (the same plan once loaded; docs/plan-format.md)\n"
             "%s"
             "%s"
             "  -h, --help          this text\n",
@@ -79,10 +82,15 @@ int plc_cmd_compile(int argc, char **argv)
     if (plc_gates_take_options("compile", &argc, argv, &gates)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = "job.bin";
     bool yaml = false;
+    plc_plan_form form = PLC_PLAN_FOLDED;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         if (!strcmp(argv[i], "--format")) {
             if (plc_cmd_parse_format("compile", i + 1 < argc ? argv[++i] : NULL, &yaml)) return PLC_EXIT_INPUT;
+            continue;
+        }
+        if (!strcmp(argv[i], "--expand")) {
+            form = PLC_PLAN_EXPANDED;
             continue;
         }
         if (!strcmp(argv[i], "-o")) {
@@ -181,7 +189,7 @@ int plc_cmd_compile(int argc, char **argv)
             goto done;
         }
     }
-    plc_status ws = plc_plan_write_file(&plan, outp, err, sizeof err);
+    plc_status ws = plc_plan_write_file_as(&plan, form, outp, err, sizeof err);
     if (ws != PLC_OK) {
         fprintf(stderr, "plc compile: %s%s\n", plc_status_exit(ws) == 3 ? "internal error: " : "error: ", err);
         rc = plc_status_exit(ws);

@@ -1,4 +1,4 @@
-/* cmd_trace.c: plc trace PLAN [-o trace.json] [--ranks all|stages]. */
+/* cmd_trace.c: plc trace PLAN [-o trace.json] [--ranks all|stages] [--full]. */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,7 +12,7 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: plc trace PLAN [-o FILE] [--ranks all|stages] [--svg]\n"
+            "usage: plc trace PLAN [-o FILE] [--ranks all|stages] [--full | --svg]\n"
             "\n"
             "Simulates one training step of every rank's program with the time\n"
             "model's costs (matmuls from FLOPs and the catalog's efficiency,\n"
@@ -20,17 +20,22 @@ static void usage(FILE *out)
             "hierarchical latency-bandwidth model): compute and communication\n"
             "streams, waits, messages and collectives synchronising the ranks.\n"
             "Writes Chrome trace-event JSON (open it in Perfetto or chrome://tracing):\n"
-            "one process per rank, one thread per stream. Prints the predicted step\n"
-            "time and each stage's compute busy fraction.\n"
+            "one process per rank, one thread per stream, one event per unit: the\n"
+            "consecutive instructions of a stream with the same phase and\n"
+            "micro-batch (\"fwd m5 L0-9\"), so the file grows with micro-batches,\n"
+            "not with micro-batches x layers. Prints the predicted step time and\n"
+            "each stage's compute busy fraction.\n"
             "\n"
             "options:\n"
             "  -o FILE         output (default trace.json, trace.svg with --svg; '-' for stdout)\n"
+            "  --full          one event per instruction instead of one per unit\n"
             "  --svg           draw the timeline as an SVG picture instead: one row per\n"
             "                  rank, forward, backward, recompute, communication and\n"
             "                  idle time (bubbles) in distinct colours\n"
             "  --ranks all     every rank (the default up to %d ranks)\n"
             "  --ranks stages  one rank per pipeline stage (the default above that;\n"
             "                  the other ranks of a stage run the same timeline)\n"
+            "  --full          one event per instruction (the whole timeline)\n"
             "  -h, --help      this text\n",
             PLC_CHECK_ALL_RANKS_MAX);
 }
@@ -39,9 +44,14 @@ int plc_cmd_trace(int argc, char **argv)
 {
     const char *path = NULL, *outp = NULL, *ranks = NULL;
     bool svg = false;
+    plc_trace_detail detail = PLC_TRACE_UNITS;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         if (!strcmp(argv[i], "--svg")) { svg = true; continue; }
+        if (!strcmp(argv[i], "--full")) {
+            detail = PLC_TRACE_INSTRS;
+            continue;
+        }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--ranks")) {
             if (i + 1 >= argc) {
                 fprintf(stderr, "plc trace: error: %s needs a value\n", argv[i]);
@@ -97,7 +107,7 @@ int plc_cmd_trace(int argc, char **argv)
         plc_arena_free(&a);
         return rc;
     }
-    if (plc_trace_run(&p, all, NULL, NULL, out, &sum, err, sizeof err)) {
+    if (plc_trace_run_as(&p, all, detail, out, &sum, err, sizeof err)) {
         fprintf(stderr, "plc trace: error: %s\n", err);
         rc = PLC_EXIT_INPUT;
         if (!to_stdout) plc_atomic_abort(&af);

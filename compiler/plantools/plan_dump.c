@@ -114,18 +114,52 @@ void plc_dump_instr(FILE *out, const plc_plan *p, const plc_program *g, uint32_t
     if (in->wait >= 0 && !numbered) fprintf(out, " wait=%d back", (int)index - in->wait);
 }
 
+/* rows [start, end) of a table, loops shown once: their first iteration
+ * between "loop Nx {" and "}" (folds in order of first, plan.h) */
+typedef struct fold_walk {
+    FILE *out;
+    const plc_plan *p;
+    const plc_program *g;
+    const plc_fold *folds;
+    uint32_t nfolds, next;
+    bool instrs, numbered;
+} fold_walk;
+
+static void walk_rows(fold_walk *w, uint32_t start, uint32_t end, int depth)
+{
+    for (uint32_t i = start; i < end;) {
+        if (w->next < w->nfolds && w->folds[w->next].first == i) {
+            plc_fold f = w->folds[w->next++];
+            fprintf(w->out, "%*sloop %ux { # %s %u..%u: %u a time\n", 2 * depth, "", f.count,
+                    w->instrs ? "instructions" : "buffers", f.first, f.first + f.count * f.body - 1, f.body);
+            walk_rows(w, i, i + f.body, depth + 1);
+            fprintf(w->out, "%*s}\n", 2 * depth, "");
+            i += f.count * f.body;
+            continue;
+        }
+        fprintf(w->out, "%*s", 2 * depth, "");
+        if (w->instrs) {
+            plc_dump_instr(w->out, w->p, w->g, i, w->numbered);
+            fputc('\n', w->out);
+        } else {
+            dump_buffer(w->out, w->g, i);
+        }
+        i++;
+    }
+}
+
 void plc_dump_program(FILE *out, const plc_plan *p, uint32_t pi, bool with_buffers, bool numbered)
 {
     const plc_program *g = &p->programs[pi];
     fprintf(out, "program %u: arena %" PRIu64 " bytes, %u buffers, %u instructions, loss=%s gnorm=%s\n", pi,
             g->arena_bytes, g->nbuffers, g->ninstrs, g->loss_buf >= 0 ? buf_name(g, g->loss_buf) : "-",
             g->gnorm_buf >= 0 ? buf_name(g, g->gnorm_buf) : "-");
-    if (with_buffers)
-        for (uint32_t i = 0; i < g->nbuffers; i++) dump_buffer(out, g, i);
-    for (uint32_t i = 0; i < g->ninstrs; i++) {
-        plc_dump_instr(out, p, g, i, numbered);
-        fputc('\n', out);
+    if (with_buffers) {
+        fold_walk w = {out, p, g, g->buf_folds, g->nbuf_folds, 0, false, numbered};
+        walk_rows(&w, 0, g->nbuffers, 0);
     }
+    fold_walk w = {out, p, g, g->instr_folds, g->ninstr_folds, 0, true, numbered};
+    walk_rows(&w, 0, g->ninstrs, 0);
 }
 
 void plc_dump_plan(FILE *out, const plc_plan *p, int64_t rank, bool with_buffers)

@@ -14,7 +14,10 @@
  * stage map */
 void plc_dump_header(FILE *out, const plc_plan *p);
 
-/* one program: its buffers (with_buffers) and its instructions; numbered
+/* one program: its buffers (with_buffers) and its instructions, the loops
+ * the plan file folded (plan.h's plc_fold) shown once, their first
+ * iteration between "loop Nx {" and "}"; a program without folds prints
+ * every row. numbered
  * prints instruction indices (unnumbered listings give waits as a distance
  * back, so that inserting an instruction changes few lines: plc diff) */
 void plc_dump_program(FILE *out, const plc_plan *p, uint32_t program, bool with_buffers, bool numbered);

@@ -109,13 +109,55 @@ double plc_trace_cost(void *ctx, const plc_plan *p, const plc_program *g, const 
 
 /* ---- the writer ---------------------------------------------------------------- */
 
+/* a unit being gathered: consecutive events of one rank's stream with the
+ * same phase and micro-batch */
+typedef struct unit {
+    int open;
+    plc_phase phase;
+    int32_t micro, lo, hi; /* layers seen, -1 none */
+    uint32_t first, count;
+    double t0, t1;
+} unit;
+
 typedef struct writer {
     const plc_plan *p;
     FILE *out;
     plc_trace_summary *sum;
     int64_t *index_of_rank; /* world rank -> summary index (only for simulated ranks) */
     plc_ctrace ct;
+    unit *units; /* [ranks shown][stream] when aggregating, else NULL */
 } writer;
+
+static void unit_flush(writer *w, int64_t rank, int stream, unit *u)
+{
+    if (!u->open) return;
+    char name[96];
+    const char *ph = plc_phase_name(u->phase);
+    int n = snprintf(name, sizeof name, "%s", ph ? ph : "?");
+    if (u->micro >= 0 && n > 0 && (size_t)n < sizeof name) n += snprintf(name + n, sizeof name - n, " m%d", u->micro);
+    if (u->lo >= 0 && n > 0 && (size_t)n < sizeof name) {
+        if (u->lo == w->p->model.layers && u->hi == u->lo) snprintf(name + n, sizeof name - n, " head");
+        else if (u->hi == u->lo) snprintf(name + n, sizeof name - n, " L%d", u->lo);
+        else snprintf(name + n, sizeof name - n, " L%d-%d", u->lo, u->hi);
+    }
+    plc_ctrace_span(&w->ct, rank, stream, name, u->phase, u->first, u->count, u->t0, u->t1);
+    u->open = 0;
+}
+
+static void unit_add(writer *w, int64_t rank, unit *u, uint32_t i, const plc_instr *in, double start, double end)
+{
+    if (u->open && (u->phase != in->phase || u->micro != in->micro)) unit_flush(w, rank, (int)in->stream, u);
+    if (!u->open) {
+        *u = (unit){1, in->phase, in->micro, -1, -1, i, 0, start, end};
+    }
+    if (in->layer >= 0) {
+        if (u->lo < 0 || in->layer < u->lo) u->lo = in->layer;
+        if (in->layer > u->hi) u->hi = in->layer;
+    }
+    u->count++;
+    if (start < u->t0) u->t0 = start;
+    if (end > u->t1) u->t1 = end;
+}
 
 static bool is_comm_op(plc_op op)
 {
@@ -132,7 +174,8 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     else if (!is_comm_op(in->op)) w->sum->busy_s[k] += end - start;
     w->sum->events++;
     if (!w->out || end <= start) return;
-    plc_ctrace_instr(&w->ct, rank, i, in, start, end, -1);
+    if (w->units) unit_add(w, rank, &w->units[2 * k + (in->stream == PLC_STREAM_COMM)], i, in, start, end);
+    else plc_ctrace_instr(&w->ct, rank, i, in, start, end, -1);
 }
 
 void plc_trace_summary_free(plc_trace_summary *s)
@@ -143,8 +186,23 @@ void plc_trace_summary_free(plc_trace_summary *s)
     memset(s, 0, sizeof *s);
 }
 
+static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail, plc_sim_cost_fn cost,
+                     void *cost_ctx, FILE *out, plc_trace_summary *sum, char *err, size_t errlen);
+
 int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void *cost_ctx, FILE *out,
                   plc_trace_summary *sum, char *err, size_t errlen)
+{
+    return trace_run(p, all_ranks, PLC_TRACE_INSTRS, cost, cost_ctx, out, sum, err, errlen);
+}
+
+int plc_trace_run_as(const plc_plan *p, bool all_ranks, plc_trace_detail detail, FILE *out, plc_trace_summary *sum,
+                     char *err, size_t errlen)
+{
+    return trace_run(p, all_ranks, detail, NULL, NULL, out, sum, err, errlen);
+}
+
+static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail, plc_sim_cost_fn cost,
+                     void *cost_ctx, FILE *out, plc_trace_summary *sum, char *err, size_t errlen)
 {
     memset(sum, 0, sizeof *sum);
     int64_t n = all_ranks ? p->world_size : p->layout.pp;
@@ -152,7 +210,16 @@ int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void 
     sum->busy_s = calloc((size_t)n, sizeof *sum->busy_s);
     sum->comm_s = calloc((size_t)n, sizeof *sum->comm_s);
     sum->world_rank = calloc((size_t)n, sizeof *sum->world_rank);
-    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}};
+    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}, NULL};
+    if (detail == PLC_TRACE_UNITS && out) {
+        w.units = calloc(2 * (size_t)n, sizeof *w.units);
+        if (!w.units) {
+            snprintf(err, errlen, "out of memory");
+            free(w.index_of_rank);
+            plc_trace_summary_free(sum);
+            return -1;
+        }
+    }
     plc_trace_cost_ctx *own = NULL;
     int rc = -1;
     if (!sum->busy_s || !sum->comm_s || !sum->world_rank || !w.index_of_rank) {
@@ -181,10 +248,13 @@ int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void 
     plc_sim_result res;
     if (plc_sim_run(p, &o, &res, err, errlen)) goto done;
     sum->step_time_s = res.end_time;
+    for (int64_t k = 0; w.units && k < n; k++)
+        for (int st = 0; st < 2; st++) unit_flush(&w, sum->world_rank[k], st, &w.units[2 * k + st]);
     if (out) plc_ctrace_end(&w.ct);
     rc = 0;
 done:
     plc_trace_cost_ctx_free(own);
+    free(w.units);
     free(w.index_of_rank);
     if (rc) plc_trace_summary_free(sum);
     return rc;

@@ -33,4 +33,12 @@ void plc_trace_summary_free(plc_trace_summary *s);
 int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void *cost_ctx, FILE *out,
                   plc_trace_summary *sum, char *err, size_t errlen);
 
+/* What one event stands for: an instruction (plc_trace_run), or a unit, the
+ * consecutive instructions of a stream with the same phase and micro-batch
+ * (a pipeline unit's forward or backward over its layers, named
+ * "fwd m5 L0-9"), so the file grows with micro-batches, not instructions. */
+typedef enum plc_trace_detail { PLC_TRACE_INSTRS, PLC_TRACE_UNITS } plc_trace_detail;
+int plc_trace_run_as(const plc_plan *p, bool all_ranks, plc_trace_detail detail, FILE *out, plc_trace_summary *sum,
+                     char *err, size_t errlen);
+
 #endif

@@ -266,7 +266,16 @@ typedef struct plc_instr {
     double farg[PLC_INSTR_FARGS];
 } plc_instr;
 
-/* ---- programs ------------------------------------------------------------- */
+/* ---- programs -------------------------------------------------------------
+ * A loop the plan file folded (docs/plan-format.md), as the loader found it:
+ * rows [first, first + body) repeat count times, each iteration shifted by
+ * its strides; depth = enclosing loops. Only a loop's first occurrence is
+ * listed (inside an outer loop, its copies in later iterations are not), in
+ * order of first. The rows are always expanded; this is for display. */
+typedef struct plc_fold {
+    uint32_t first, body, count, depth;
+} plc_fold;
+
 typedef struct plc_program {
     uint64_t arena_bytes; /* exact peak: every buffer fits below it */
     uint32_t nbuffers;
@@ -275,6 +284,8 @@ typedef struct plc_program {
     plc_instr *instrs;
     int32_t loss_buf;  /* F64 scalar holding this rank's loss sum, -1 if none */
     int32_t gnorm_buf; /* F64 scalar holding the global squared norm, -1 if none */
+    uint32_t nbuf_folds, ninstr_folds; /* loops of the buffer and instruction tables (none before writing) */
+    plc_fold *buf_folds, *instr_folds;
 } plc_program;
 
 /* ---- predictions (from the solver, for dump/diff/trace and plrun's report) */

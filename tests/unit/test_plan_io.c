@@ -47,6 +47,8 @@ static void test_round_trip(void)
         CU_ASSERT_FATAL(rc == 0);
         CU_ASSERT_FATAL(encode(&q, &d2, &n2) == 0);
         CU_ASSERT(n1 == n2 && memcmp(d1, d2, n1) == 0);
+        for (uint32_t k = 0; k < q.nprograms; k++) /* every row, as plc dump --expand */
+            q.programs[k].nbuf_folds = q.programs[k].ninstr_folds = 0;
         char *s1 = tp_dump(&p, -1), *s2 = tp_dump(&q, -1);
         CU_ASSERT(s1 && s2 && strcmp(s1, s2) == 0);
         CU_ASSERT(q.spec_len == p.spec_len && memcmp(q.spec_source, p.spec_source, p.spec_len) == 0);
@@ -145,6 +147,9 @@ static void test_wrong_version_and_magic(void)
     snprintf(newer, sizeof newer, "version %u", PLC_PLAN_VERSION + 1);
     CU_ASSERT(decode_fails(d, n, newer));
     d[8] = PLC_PLAN_VERSION;
+    d[8] = 1; /* a plan of the first format (no loops): refused, recompile */
+    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 2: recompile"));
+    d[8] = PLC_PLAN_VERSION;
     d[0] = 'X';
     CU_ASSERT(decode_fails(d, n, "not a plan file"));
     d[0] = 'P';
@@ -206,7 +211,115 @@ static void test_section_offsets(void)
     uint8_t *ninstr = d + off + 4 + 8 + 4 + 4 + 4;
     ninstr[3] = 0x7f;
     fix_crcs(d, n);
-    CU_ASSERT(decode_fails(d, n, "more than the"));
+    CU_ASSERT(decode_fails(d, n, "at most"));
+    ninstr[3] = 0;
+    ninstr[0]++; /* one more than the records expand to */
+    fix_crcs(d, n);
+    CU_ASSERT(decode_fails(d, n, "expand to"));
+    free(d);
+    plc_arena_free(&a);
+}
+
+/* 4 layers, 8 micro-batches, pipelined: loops over layers and micro-batches */
+static int looped_plan(plc_arena *a, plc_plan *p)
+{
+    plc_job job;
+    tp_job(&job, 4, false, 8);
+    return tp_lower(&job, tp_layout(1, 1, 2, 1, 0, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1), a, p);
+}
+
+/* the folded and the expanded file load to the same plan, row for row */
+static void test_folded_equals_expanded(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p, qf, qx;
+    uint8_t *df = NULL, *dx = NULL;
+    size_t nf = 0, nx = 0;
+    char err[256];
+    CU_ASSERT_FATAL(looped_plan(&a, &p) == 0);
+    CU_ASSERT_FATAL(plc_plan_encode_as(&p, PLC_PLAN_FOLDED, &df, &nf, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(plc_plan_encode_as(&p, PLC_PLAN_EXPANDED, &dx, &nx, err, sizeof err) == 0);
+    CU_ASSERT(2 * nf < nx); /* folding pays even at 4 layers and 8 micro-batches */
+    CU_ASSERT_FATAL(plc_plan_decode(&a, df, nf, &qf, err, sizeof err) == 0);
+    CU_ASSERT_FATAL(plc_plan_decode(&a, dx, nx, &qx, err, sizeof err) == 0);
+    uint32_t loops = 0;
+    for (uint32_t pi = 0; pi < p.nprograms; pi++) {
+        const plc_program *g = &p.programs[pi], *f = &qf.programs[pi], *x = &qx.programs[pi];
+        CU_ASSERT_FATAL(f->ninstrs == g->ninstrs && x->ninstrs == g->ninstrs && f->nbuffers == g->nbuffers);
+        CU_ASSERT(memcmp(f->instrs, g->instrs, g->ninstrs * sizeof *g->instrs) == 0);
+        CU_ASSERT(memcmp(x->instrs, g->instrs, g->ninstrs * sizeof *g->instrs) == 0);
+        for (uint32_t i = 0; i < g->nbuffers; i++) {
+            const plc_buffer *b = &g->buffers[i], *c = &f->buffers[i];
+            CU_ASSERT(strcmp(b->name, c->name) == 0 && b->offset == c->offset && b->bytes == c->bytes &&
+                      b->kind == c->kind && b->rows == c->rows && b->cols == c->cols && b->tensor == c->tensor);
+        }
+        loops += f->ninstr_folds + f->nbuf_folds;
+        CU_ASSERT(x->ninstr_folds == 0 && x->nbuf_folds == 0);
+    }
+    CU_ASSERT(loops > 0);
+    free(df);
+    free(dx);
+    plc_arena_free(&a);
+}
+
+/* the first loop record at the top of program 0's buffer items (top-level
+ * buffer leaves are 84 bytes), or NULL */
+static uint8_t *first_buffer_loop(uint8_t *d)
+{
+    uint64_t off = 0;
+    for (int i = 7; i >= 0; i--) off = off << 8 | d[32 + 24 * 3 + 8 + i];
+    uint8_t *at = d + off + 4 + 8 + 4 + 4 + 4 + 4;
+    uint32_t nitems = (uint32_t)at[0] | (uint32_t)at[1] << 8 | (uint32_t)at[2] << 16 | (uint32_t)at[3] << 24;
+    at += 8;
+    for (uint32_t i = 0; i < nitems; i++, at += 84)
+        if (at[0] == 1) return at;
+    return NULL;
+}
+
+/* damaged loop records behind valid checksums */
+static void test_hostile_loops(void)
+{
+    struct {
+        int field;     /* byte offset in the loop record (tag, count, nitems, first leaf's stride mask) */
+        uint32_t value;
+        const char *expect;
+    } cases[] = {
+        {0, 7, "neither a row"},          {4, 1, "at least 2"},
+        {4, 0x7fffffff, "more than"},     {8, 0, "at least 2, 1"},
+        {8, 0x7fffffff, "section PROGRAMS"},     {12 + 84, 0x80000000u, "beyond"},
+        {12 + 84, 1u << 14, "a number the buffer name does not have"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        plc_arena a;
+        plc_arena_init(&a);
+        plc_plan p;
+        uint8_t *d = NULL;
+        size_t n = 0;
+        CU_ASSERT_FATAL(looped_plan(&a, &p) == 0);
+        CU_ASSERT_FATAL(encode(&p, &d, &n) == 0);
+        uint8_t *loop = first_buffer_loop(d);
+        CU_ASSERT_FATAL(loop != NULL);
+        uint8_t *f = loop + cases[i].field;
+        for (int k = 0; k < 4; k++) f[k] = (uint8_t)(cases[i].value >> (8 * k));
+        fix_crcs(d, n);
+        CU_ASSERT(decode_fails(d, n, cases[i].expect));
+        free(d);
+        plc_arena_free(&a);
+    }
+    /* one iteration more than written: the rows no longer add up */
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    uint8_t *d = NULL;
+    size_t n = 0;
+    CU_ASSERT_FATAL(looped_plan(&a, &p) == 0);
+    CU_ASSERT_FATAL(encode(&p, &d, &n) == 0);
+    uint8_t *loop = first_buffer_loop(d);
+    CU_ASSERT_FATAL(loop != NULL);
+    loop[4]++;
+    fix_crcs(d, n);
+    CU_ASSERT(decode_fails(d, n, "expand to"));
     free(d);
     plc_arena_free(&a);
 }
@@ -297,5 +410,7 @@ void register_test_plan_io(void)
     CU_add_test(s, "wrong version, magic and probes", test_wrong_version_and_magic);
     CU_add_test(s, "section offsets and counts out of range", test_section_offsets);
     CU_add_test(s, "hostile fields behind valid checksums", test_hostile_fields);
+    CU_add_test(s, "folded and expanded files load to the same plan", test_folded_equals_expanded);
+    CU_add_test(s, "damaged loop records behind valid checksums", test_hostile_loops);
     CU_add_test(s, "missing and foreign files", test_file_errors);
 }
