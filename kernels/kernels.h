@@ -14,7 +14,7 @@
  *   heads, tiles, chunks of columns, GEMM panels), never by the thread count,
  *   and never inside a reduction. Reductions use fixed blockings
  *   (kernels/common/reduce.h). OpenBLAS runs single-threaded, one call per
- *   GEMM panel (kernels/cpu/matmul.c).
+ *   GEMM panel or attention tile (kernels/cpu/blas.h).
  * - Positions (RoPE, learned position tables, attention masks) are int32
  *   per time step and shared by every sequence of the batch; NULL means 0,
  *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
@@ -77,7 +77,8 @@ void plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const fl
 /* ---- matmul through cblas_sgemm (OpenBLAS) --------------------------------
  * C[M, N] = alpha * op(A) op(B) + beta * C, op(X) = X or X^T. OpenMP
  * threads take panels of C; each is one cblas_sgemm with OpenBLAS set to a
- * single thread (the call sets it), so call it from one thread at a time.
+ * single thread (the call sets it), so call it from one thread at a time,
+ * as every kernel that uses OpenBLAS (attention too).
  * op(A) is [M, K]: A is stored [M, K], or [K, M] when trans_a.
  * op(B) is [K, N]: B is stored [K, N], or [N, K] when trans_b.
  * beta = 0 overwrites C (C may hold garbage), beta = 1 accumulates: the

@@ -1,8 +1,8 @@
 /* kernels/cpu/attention_tile.h: the tile operations both attention forms are
- * built from, and the shared backward. Each tile operation sums every
- * output element in a fixed order (over d, or over j ascending), and the
- * inner loops run along contiguous rows so they vectorise without
- * reassociation. */
+ * built from, and the shared backward. Each tile operation is one
+ * single-threaded sgemm (OpenBLAS) on shapes fixed by the tile grid, so an
+ * output element's sum order depends on the shapes and the OpenBLAS kernel
+ * family only, never on the thread count (docs/runtime.md, Determinism). */
 #ifndef PLC_KERNELS_CPU_ATTENTION_TILE_H
 #define PLC_KERNELS_CPU_ATTENTION_TILE_H
 
@@ -10,14 +10,14 @@
 
 #include "kernels/cpu/attention_shape.h"
 
-/* S[i * lds + j] = sum over d (in order) of A[i * lda + d] * B[j * ldb + d]
- * for i < m, j < n. Bt is scratch of hd * (n rounded up to 16) floats. */
+/* S[i * lds + j] = sum over d of A[i * lda + d] * B[j * ldb + d]
+ * for i < m, j < n. */
 void plc_attn_dot_tile(float *S, int64_t lds, const float *A, int64_t lda, int64_t m,
-                       const float *B, int64_t ldb, int64_t n, int64_t hd, float *Bt);
+                       const float *B, int64_t ldb, int64_t n, int64_t hd);
 
-/* Y[i * ldy + d] += (alpha * W(i, j)) * X[j * ldx + d], j = 0..n-1 in order,
- * for i < m, d < hd, where W(i, j) = W[i * wsi + j * wsj]. Masked pairs
- * carry weight 0 and add exactly 0 (X is finite). */
+/* Y[i * ldy + d] += alpha * sum over j < n of W(i, j) * X[j * ldx + d]
+ * for i < m, d < hd, where W(i, j) = W[i * wsi + j * wsj] and either wsi or
+ * wsj is 1. Masked pairs carry weight 0 and add exactly 0 (X is finite). */
 void plc_attn_mul_acc(float *Y, int64_t ldy, const float *W, int64_t wsi, int64_t wsj, int64_t m,
                       const float *X, int64_t ldx, int64_t n, int64_t hd, float alpha);
 

@@ -5,6 +5,7 @@
 #include "kernels/kernels.h"
 #include "kernels/common/reduce.h"
 #include "kernels/cpu/attention_tile.h"
+#include "kernels/cpu/blas.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,10 +17,11 @@ void plc_k_flash_attention_forward(float *out, float *lse,
                                    int64_t H, int64_t Hkv, int64_t hd)
 {
     attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    plc_blas_one_thread();
     int64_t qtiles = (Tq + ATTN_TILE_Q - 1) / ATTN_TILE_Q, qld = H * hd, kld = Hkv * hd;
 #pragma omp parallel
     {
-        float *S = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K), *Bt = plc_attn_scratch(hd * ATTN_TILE_K);
+        float *S = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K);
         float *acc = plc_attn_scratch(ATTN_TILE_Q * hd), m[ATTN_TILE_Q], l[ATTN_TILE_Q];
         /* one work item per (b, h, query tile) */
 #pragma omp for schedule(static)
@@ -32,7 +34,7 @@ void plc_k_flash_attention_forward(float *out, float *lse,
                 if (s.index_causal && j0 > i0 + nq - 1) break;
                 int64_t nk = Tk - j0 < ATTN_TILE_K ? Tk - j0 : ATTN_TILE_K;
                 plc_attn_dot_tile(S, ATTN_TILE_K, q + attn_q_off(&s, b, i0, h), qld, nq,
-                                  k + attn_kv_off(&s, b, j0, kvh), kld, nk, hd, Bt);
+                                  k + attn_kv_off(&s, b, j0, kvh), kld, nk, hd);
                 for (int64_t r = 0; r < nq; r++) { /* online softmax of the row */
                     float *row = S + r * ATTN_TILE_K, tmax = -INFINITY;
                     for (int64_t c = 0; c < nk; c++) {
@@ -69,7 +71,7 @@ void plc_k_flash_attention_forward(float *out, float *lse,
                 *L = m[r] + logf(l[r]);
             }
         }
-        free(S), free(Bt), free(acc);
+        free(S), free(acc);
     }
 }
 

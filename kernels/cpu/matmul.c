@@ -10,14 +10,10 @@
  * thread count, the same calls with the same arguments compute the same
  * elements, so C is the same bits.
  *
- * Concurrent calls are safe with the pthread build of OpenBLAS that we
- * link (Debian's libopenblas0-pthread, SMP without USE_OPENMP): it locks its
- * table of packing buffers (driver/others/memory.c, alloc_lock), and with
- * OpenBLAS set to one thread each call runs entirely on the calling thread.
- * test_kernels_threads.c checks it, under several core types. */
+ * kernels/cpu/blas.h says why concurrent single-threaded calls are safe. */
 #include "kernels/kernels.h"
+#include "kernels/cpu/blas.h"
 
-#include <cblas.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +67,7 @@ void plc_k_matmul_strided(float *C, int64_t ldc, const float *A, int64_t lda,
               lc = blas_dim(ldc, "ldc");
     const enum CBLAS_TRANSPOSE ta = trans_a ? CblasTrans : CblasNoTrans,
                                tb = trans_b ? CblasTrans : CblasNoTrans;
-    if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
+    plc_blas_one_thread();
     int64_t pm, pn;
     panel_grid(M, N, K, &pm, &pn);
     const int64_t gm = cdiv(M, pm), gn = cdiv(N, pn);
