@@ -370,7 +370,8 @@ static int is_step_file(const char *name)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* removes the step files of dir older than the newest `keep` (rank 0) */
+/* removes the step files of dir older than the newest `keep`, and stale
+ * temporaries (rank 0) */
 static int prune(const char *dir, int64_t keep, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
@@ -379,6 +380,14 @@ static int prune(const char *dir, int64_t keep, char *err, size_t errlen)
     size_t n = 0, cap = 0;
     int rc = 0;
     for (struct dirent *e; (e = readdir(d));) {
+        /* temporaries a killed writer left behind (this job is the only writer) */
+        if ((!strncmp(e->d_name, "step-", 5) && strstr(e->d_name, ".safetensors.tmp.")) ||
+            !strncmp(e->d_name, LATEST ".tmp.", strlen(LATEST ".tmp."))) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+            continue;
+        }
         if (!is_step_file(e->d_name)) continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;

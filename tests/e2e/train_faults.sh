@@ -41,7 +41,9 @@ if [ -w /dev/full ]; then
     expect "metrics on a full disk" "--metrics /dev/full: write failed" "$PLRUN" "$tmp/one.bin" --steps 3 --metrics /dev/full
 fi
 
-# periodic checkpoints: every 2 steps, the newest 2 kept, the marker names the last
+# periodic checkpoints: every 2 steps, the newest 2 kept, the marker names
+# the last, a stale temporary removed
+mkdir "$tmp/ck"; echo partial >"$tmp/ck/step-00000099.safetensors.tmp.AbC123" # left by a killed writer
 "$PLRUN" "$tmp/one.bin" --steps 7 --checkpoint-dir "$tmp/ck" --checkpoint-every 2 --checkpoint-keep 2 \
     --metrics "$tmp/full.jsonl" >"$tmp/log" 2>&1 || { cat "$tmp/log"; die "the checkpointed run failed"; }
 ls "$tmp/ck" | sort >"$tmp/ls"
