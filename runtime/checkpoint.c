@@ -119,11 +119,11 @@ int plc_ckpt_gather_tensor(plc_executor *x, plc_comm *comm, const plc_plan *plan
                     break;
                 }
                 if (comm->rank != 0 && plc_comm_send_bytes(comm, local, (size_t)n * sizeof(float), 0, tag)) {
-                    rc = plc_fail(err, errlen, "rank %d: sending a shard failed", comm->rank);
+                    rc = plc_fail(err, errlen, "rank %d: sending a shard of %s: %s", comm->rank, ti.name, comm->error);
                     break;
                 }
             } else if (plc_comm_recv_bytes(comm, local, (size_t)n * sizeof(float), (int)r, tag)) {
-                rc = plc_fail(err, errlen, "receiving a shard of %s from rank %lld failed", ti.name, (long long)r);
+                rc = plc_fail(err, errlen, "rank 0: receiving a shard of %s: %s", ti.name, comm->error);
                 break;
             }
             if (comm->rank == 0) plc_shard_gather(out, local, &reg, C);
@@ -219,13 +219,29 @@ static void free_bufs(float **bufs, int64_t n)
 static int agree(plc_comm *comm, int rc, char *err, size_t errlen)
 {
     double v = rc ? 1 : 0;
-    if (plc_comm_max_f64(comm, &v, 1)) return plc_fail(err, errlen, "MPI failed");
+    if (plc_comm_max_f64(comm, &v, 1)) return plc_fail(err, errlen, "rank %d: %s", comm->rank, comm->error);
     if (v != 0 && rc == 0) return plc_fail(err, errlen, "another rank failed to write (see rank 0)");
     return v != 0 ? -1 : 0;
 }
 
+static int ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path,
+                     int with_optimizer, char *err, size_t errlen);
+
+/* A checkpoint's transfers are watched (comm.h) like a step's, and the
+ * ranks waiting while rank 0 writes get time for the file at 20 MB/s. */
 int plc_ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path,
                   int with_optimizer, char *err, size_t errlen)
+{
+    const int was = comm->watch_io;
+    comm->watch_io = 1;
+    comm->watch_io_extra_s = (double)plc_model_param_count(&plan->model) * 4.0 * (with_optimizer ? 3 : 1) / 20e6;
+    int rc = ckpt_save(x, comm, plan, path, with_optimizer, err, errlen);
+    comm->watch_io = was;
+    return rc;
+}
+
+static int ckpt_save(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path,
+                     int with_optimizer, char *err, size_t errlen)
 {
     int64_t nt = plc_tensor_count(&plan->model);
     float **bufs = calloc((size_t)(3 * nt), sizeof *bufs);
@@ -355,7 +371,8 @@ static int is_step_file(const char *name)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* removes the step files of dir older than the newest `keep` (rank 0) */
+/* removes the step files of dir older than the newest `keep`, and stale
+ * temporaries (rank 0) */
 static int prune(const char *dir, int64_t keep, char *err, size_t errlen)
 {
     DIR *d = opendir(dir);
@@ -364,6 +381,14 @@ static int prune(const char *dir, int64_t keep, char *err, size_t errlen)
     size_t n = 0, cap = 0;
     int rc = 0;
     for (struct dirent *e; (e = readdir(d));) {
+        /* temporaries a killed writer left behind (this job is the only writer) */
+        if ((!strncmp(e->d_name, "step-", 5) && strstr(e->d_name, ".safetensors.tmp.")) ||
+            !strncmp(e->d_name, LATEST ".tmp.", strlen(LATEST ".tmp."))) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+            continue;
+        }
         if (!is_step_file(e->d_name)) continue;
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
@@ -395,6 +420,7 @@ int plc_ckpt_save_dir(plc_executor *x, plc_comm *comm, const plc_plan *plan, con
     snprintf(path, pathlen, "%s/%s", dir, name);
     if (plc_ckpt_save(x, comm, plan, path, 1, err, errlen)) return -1;
     int rc = 0;
+    comm->watch_io = 1;
     if (comm->rank == 0) {
         /* the completion marker, written last: a checkpoint is complete once named here */
         char latest[4096];
@@ -407,7 +433,9 @@ int plc_ckpt_save_dir(plc_executor *x, plc_comm *comm, const plc_plan *plan, con
         }
         if (!rc) rc = prune(dir, keep, err, errlen);
     }
-    return agree(comm, rc, err, errlen);
+    rc = agree(comm, rc, err, errlen);
+    comm->watch_io = 0;
+    return rc;
 }
 
 int plc_ckpt_resolve(const char *path, char *out, size_t outlen, char *err, size_t errlen)

@@ -330,7 +330,8 @@ static size_t list_ranks(char *out, size_t n, const int *r, int count)
     return used;
 }
 
-/* the deadline passed: asks the peers, then describes who does not answer */
+/* the deadline passed: asks the peers, then describes who does not answer
+ * (-1); 1 when every peer answers and waiting on is right (watch_io) */
 static int diagnose(plc_comm *c, const int *peers, int n, const char *what, double waited, char *err,
                     size_t errlen)
 {
@@ -380,6 +381,13 @@ static int diagnose(plc_comm *c, const int *peers, int n, const char *what, doub
                  "no progress for %.1f s (the --timeout deadline) waiting for %s; rank%s %s did not answer "
                  "within %.0f s (stopped, hung or dead)",
                  waited, what, nsilent > 1 ? "s" : "", list, PLC_WATCH_GRACE_S);
+    } else if (c->watch_io) {
+        /* every peer is alive and waiting: a long gather, not a hang */
+        free(answered);
+        free(silent);
+        free(where);
+        c->timed_out = 0;
+        return 1;
     } else {
         char at[64] = "";
         if (n > 0) {
@@ -407,7 +415,8 @@ static int timed_wait(plc_comm *c, MPI_Request *req, const int *peers, int n, co
 {
     if (c->deadline_s <= 0 || c->watch == MPI_COMM_NULL)
         return MPI_Wait(req, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : plc_fail(err, errlen, "MPI_Wait failed");
-    const double t0 = now_s();
+    double t0 = now_s();
+    const double deadline = c->deadline_s + (c->watch_io ? c->watch_io_extra_s : 0.0);
     for (long spins = 0;; spins++) {
         int done = 0;
         if (MPI_Test(req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS) return plc_fail(err, errlen, "MPI_Test failed");
@@ -415,7 +424,11 @@ static int timed_wait(plc_comm *c, MPI_Request *req, const int *peers, int n, co
         if (spins % 64 == 63) answer_questions(c);
         if (spins < 2000) continue; /* a short wait stays a spin */
         double waited = now_s() - t0;
-        if (waited > c->deadline_s) return diagnose(c, peers, n, what, waited, err, errlen);
+        if (waited > deadline) {
+            int rc = diagnose(c, peers, n, what, waited, err, errlen);
+            if (rc < 0) return rc;
+            t0 = now_s(); /* alive and waiting: wait on */
+        }
         nap(50000);
     }
 }
@@ -446,7 +459,7 @@ static int wait_slot(plc_comm *c, int slot, char *err, size_t errlen)
 /* a world reduction, under the watchdog during a step */
 static int world_allreduce(plc_comm *c, double *vals, int n, MPI_Op op)
 {
-    if (c->deadline_s <= 0 || c->watch_instr == -1) {
+    if (c->deadline_s <= 0 || (c->watch_instr == -1 && !c->watch_io)) {
         if (MPI_Allreduce(MPI_IN_PLACE, vals, n, MPI_DOUBLE, op, MPI_COMM_WORLD) == MPI_SUCCESS) return 0;
         return plc_fail(c->error, sizeof c->error, "MPI_Allreduce failed");
     }
@@ -458,7 +471,9 @@ static int world_allreduce(plc_comm *c, double *vals, int n, MPI_Op op)
     int np = 0;
     for (int r = 0; r < c->size; r++)
         if (r != c->rank) peers[np++] = r;
-    int rc = timed_wait(c, &req, peers, np, "every rank (the step's loss reduction)", c->error, sizeof c->error);
+    int rc = timed_wait(c, &req, peers, np,
+                        c->watch_io ? "every rank (a checkpoint's agreement)" : "every rank (the step's reductions)",
+                        c->error, sizeof c->error);
     free(peers);
     return rc;
 }
@@ -490,13 +505,29 @@ int plc_comm_barrier(plc_comm *c)
 /* Large transfers go in pieces below INT_MAX bytes. */
 #define PLC_COMM_CHUNK ((size_t)1 << 30)
 
+/* one piece of a point-to-point transfer, under the watchdog with watch_io */
+static int p2p(plc_comm *c, int send, void *p, size_t n, int peer, int tag)
+{
+    if (c->deadline_s <= 0 || !c->watch_io || c->watch == MPI_COMM_NULL) {
+        int rc = send ? MPI_Send(p, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD)
+                      : MPI_Recv(p, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return rc == MPI_SUCCESS ? 0 : plc_fail(c->error, sizeof c->error, "MPI_%s failed", send ? "Send" : "Recv");
+    }
+    MPI_Request req;
+    int rc = send ? MPI_Isend(p, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req)
+                  : MPI_Irecv(p, (int)n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &req);
+    if (rc != MPI_SUCCESS) return plc_fail(c->error, sizeof c->error, "MPI_I%s failed", send ? "send" : "recv");
+    char what[64];
+    snprintf(what, sizeof what, "rank %d (a checkpoint's gather)", peer);
+    return timed_wait(c, &req, &peer, 1, what, c->error, sizeof c->error);
+}
+
 int plc_comm_send_bytes(plc_comm *c, const void *p, size_t bytes, int to, int tag)
 {
     if (!c->use_mpi) return -1;
     for (size_t off = 0; off < bytes || (bytes == 0 && off == 0); off += PLC_COMM_CHUNK) {
         size_t n = bytes - off < PLC_COMM_CHUNK ? bytes - off : PLC_COMM_CHUNK;
-        if (MPI_Send((const char *)p + off, (int)n, MPI_BYTE, to, tag, MPI_COMM_WORLD) != MPI_SUCCESS)
-            return -1;
+        if (p2p(c, 1, (char *)(uintptr_t)p + off, n, to, tag)) return -1;
         if (bytes == 0) break;
     }
     return 0;
@@ -507,9 +538,7 @@ int plc_comm_recv_bytes(plc_comm *c, void *p, size_t bytes, int from, int tag)
     if (!c->use_mpi) return -1;
     for (size_t off = 0; off < bytes || (bytes == 0 && off == 0); off += PLC_COMM_CHUNK) {
         size_t n = bytes - off < PLC_COMM_CHUNK ? bytes - off : PLC_COMM_CHUNK;
-        if (MPI_Recv((char *)p + off, (int)n, MPI_BYTE, from, tag, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE) != MPI_SUCCESS)
-            return -1;
+        if (p2p(c, 0, (char *)p + off, n, from, tag)) return -1;
         if (bytes == 0) break;
     }
     return 0;

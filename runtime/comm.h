@@ -46,6 +46,9 @@ typedef struct plc_comm {
     int *slot_peer;       /* per slot: world rank of a SEND/RECV peer, -1 a collective */
     int *slot_group;      /* per slot: plan group of a collective */
     const plc_plan *plan; /* set by plc_comm_setup: group names and members, for messages */
+    int watch_io;         /* set around a checkpoint's gathers: those are watched too, and
+                           * wait on as long as every peer answers */
+    double watch_io_extra_s; /* more time for a wait on a rank writing a file */
     int timed_out;        /* set when a deadline passed (the message is in error) */
     char error[512];      /* the last failure of the blocking helpers */
 } plc_comm;
@@ -101,7 +104,8 @@ int plc_comm_group_size(const plc_comm *c, int group);
 int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, size_t errlen);
 int plc_comm_wait(plc_comm *c, int slot, char *err, size_t errlen);
 
-/* Blocking helpers over the world (no-ops with one rank). */
+/* Blocking helpers over the world (no-ops with one rank); under the
+ * watchdog during a step (sum/max) or with watch_io set (all of them). */
 int plc_comm_sum_f64(plc_comm *c, double *vals, int n);          /* all-reduce, every rank */
 int plc_comm_max_f64(plc_comm *c, double *vals, int n);
 int plc_comm_barrier(plc_comm *c);

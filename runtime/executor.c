@@ -614,7 +614,6 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
             plc_trace_record(x->trace, (int32_t)i, (int32_t)x->step, t0, plc_trace_now() - x->trace->origin);
         }
     }
-    x->comm->watch_instr = -1;
     for (uint32_t i = 0; i < p->ninstrs; i++)
         if (wait_for(x, (int32_t)i)) return instr_error(x, i, be->error, err, errlen);
     if (be->ops->synchronize(be)) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);

@@ -125,21 +125,33 @@ static int any_failed(plrun *r, int rc)
     return 1;
 }
 
+/* says which checkpoint a failure belongs to */
+static int checkpoint_failed(plrun *r, int64_t step)
+{
+    char msg[sizeof r->err];
+    snprintf(msg, sizeof msg, "%s", r->err);
+    plc_fail(r->err, sizeof r->err, "%s (writing the checkpoint of step %lld)", msg, (long long)step);
+    return -1;
+}
+
 /* the checkpoints asked for at this point: into --checkpoint-dir, and at the
  * end (or a stop) into --checkpoint FILE */
 static int save_checkpoints(plrun *r, int final)
 {
     plrun_args *a = &r->args;
     const int64_t step = plc_exec_next_step(r->x);
+    char path[sizeof r->last_ckpt];
     if (a->checkpoint_dir && !(r->last_ckpt[0] && r->last_ckpt_step == step)) {
-        if (plc_ckpt_save_dir(r->x, &r->comm, &r->plan, a->checkpoint_dir, a->checkpoint_keep, r->last_ckpt,
-                              sizeof r->last_ckpt, r->err, sizeof r->err))
-            return -1;
+        if (plc_ckpt_save_dir(r->x, &r->comm, &r->plan, a->checkpoint_dir, a->checkpoint_keep, path, sizeof path,
+                              r->err, sizeof r->err))
+            return checkpoint_failed(r, step);
+        memcpy(r->last_ckpt, path, sizeof path);
         r->last_ckpt_step = step;
         say(r, "checkpoint: %s (step %lld)\n", r->last_ckpt, (long long)step);
     }
     if (final && a->checkpoint_path) {
-        if (plc_ckpt_save(r->x, &r->comm, &r->plan, a->checkpoint_path, 1, r->err, sizeof r->err)) return -1;
+        if (plc_ckpt_save(r->x, &r->comm, &r->plan, a->checkpoint_path, 1, r->err, sizeof r->err))
+            return checkpoint_failed(r, step);
         snprintf(r->last_ckpt, sizeof r->last_ckpt, "%s", a->checkpoint_path);
         r->last_ckpt_step = step;
         say(r, "checkpoint: %s (step %lld)\n", a->checkpoint_path, (long long)step);
@@ -157,6 +169,17 @@ static void note_kept_checkpoint(plrun *r)
                 r->args.checkpoint_dir ? r->args.checkpoint_dir : r->last_ckpt);
     else if (r->args.checkpoint_dir || r->args.checkpoint_path)
         fprintf(stderr, "plrun: no checkpoint was written in this run\n");
+}
+
+/* A checkpoint that could not be written: every rank agreed on it (rank 0
+ * says why), unless a rank stopped answering: then the job ends now. */
+static int fail_checkpoint(plrun *r)
+{
+    if (r->comm.timed_out) return fail_rank(r, EXIT_INPUT);
+    if (r->comm.rank == 0) fprintf(stderr, "plrun: error: %s\n", r->err);
+    note_kept_checkpoint(r);
+    cleanup(r);
+    return EXIT_INPUT;
 }
 
 /* Model FLOPs per token for forward + backward (3x forward): the matmuls
@@ -224,17 +247,15 @@ static int run_steps(plrun *r, int64_t total)
         if (stop != 0) {
             say(r, "plrun: stopped by %s after step %lld of %lld\n", (int)stop == SIGINT ? "SIGINT" : "SIGTERM",
                 (long long)s + 1, (long long)total);
-            if (save_checkpoints(r, 1)) return fail_all(r, EXIT_INPUT);
+            if (save_checkpoints(r, 1)) return fail_checkpoint(r);
             note_kept_checkpoint(r);
             cleanup(r);
             return EXIT_INPUT;
         }
         const int64_t done = s + 1;
         if (r->args.checkpoint_every && done % r->args.checkpoint_every == 0 && done < total &&
-            save_checkpoints(r, 0)) {
-            note_kept_checkpoint(r);
-            return fail_all(r, EXIT_INPUT);
-        }
+            save_checkpoints(r, 0))
+            return fail_checkpoint(r);
     }
     return EXIT_OK;
 }
@@ -404,7 +425,7 @@ int main(int argc, char **argv)
 
     int rc = run_steps(r, total);
     if (rc != EXIT_OK) return rc;
-    if (save_checkpoints(r, 1)) return fail_all(r, EXIT_INPUT);
+    if (save_checkpoints(r, 1)) return fail_checkpoint(r);
     if (r->log_open) {
         r->log_open = 0;
         if (plc_metrics_close(&r->log, r->err, sizeof r->err)) return fail_rank(r, EXIT_INPUT);
