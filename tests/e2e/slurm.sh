@@ -7,6 +7,9 @@
 # Slurm is not installed or slurmd cannot start (containers without the
 # privileges it needs). Also runs examples/slurm/plc.sbatch through sbatch.
 set -u
+# under the sanitizers: full malloc stacks, so that LeakSanitizer matches
+# Open MPI's exit-time leaks against tests/lsan.supp (as plrun_lib.bash does)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 : "${PLC_BIN:?}" "${PLC_ROOT:?}"
 PLC=$PLC_BIN/plc
 PLRUN=$PLC_BIN/plrun

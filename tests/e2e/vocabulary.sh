@@ -4,6 +4,9 @@
 # are exact (77.5%, not 78%), dump names every layout dimension, and every
 # command's layout line is the same text.
 set -u
+# under the sanitizers: full malloc stacks, so that LeakSanitizer matches
+# Open MPI's exit-time leaks against tests/lsan.supp (as plrun_lib.bash does)
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 : "${PLC_BIN:?}" "${PLC_ROOT:?}"
 PLC=$PLC_BIN/plc
 tmp=$(mktemp -d)
