@@ -4,7 +4,7 @@
  * sampled layout lowers, and the static state (weights, gradients,
  * optimizer state) the solver counts is the plan's persistent region on
  * every stage. The activation part is not exact yet (issue 10): the test
- * prints how far it is, and how far the memory plan's best-fit placement
+ * prints how far it is, and how far the memory plan's placement
  * sits above the largest live sum (PLC_MEM_SWEEP=1 prints every stage). */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -67,7 +67,7 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
     for (int a3 = 0; a3 < 2; a3++) for (int sp = 0; sp < 2; sp++) for (int a5 = 0; a5 < 4; a5++)
     for (int a6 = 0; a6 < 3; a6++) for (int mb = 1; mb <= 2; mb++) for (int a8 = 0; a8 < 3; a8++)
     for (int a9 = 0; a9 < 2; a9++) {
-        if (k++ % 31) continue; /* a deterministic sample of the space */
+        if (k++ % 61) continue; /* a deterministic sample of the space */
         int vpp = scheds[a8] == PLC_SCHED_INTERLEAVED ? 2 : 1;
         plc_layout l = tp_layout(dps[a0], tps[a1], pps[a2], cps[a3], sp, zeros[a5], rcs[a6], vpp, scheds[a8], mb);
         l.attention = atts[a9];
@@ -132,12 +132,12 @@ static void test_estimate_against_arena(void)
     static double errs[8192], frags[8192];
     sweep(false, &stages, &within, errs, frags);
     sweep(true, &stages, &within, errs, frags);
-    CU_ASSERT_FATAL(stages > 1000 && stages <= 8192);
+    CU_ASSERT_FATAL(stages > 500 && stages <= 8192);
     qsort(errs, (size_t)stages, sizeof *errs, cmp_double);
     qsort(frags, (size_t)stages, sizeof *frags, cmp_double);
 #define Q(v, q) (100 * (v)[(int64_t)((q) * (double)(stages - 1))])
     printf("\n    %lld stages; estimate - arena: %lld within 1%%, p10 %+.1f%% p50 %+.1f%% p90 %+.1f%%;"
-           "\n    best-fit placement above the largest live sum: p50 %.1f%% p90 %.1f%% max %.1f%%\n",
+           "\n    placement above the largest live sum: p50 %.1f%% p90 %.1f%% max %.1f%%\n",
            (long long)stages, (long long)within, Q(errs, 0.1), Q(errs, 0.5), Q(errs, 0.9), Q(frags, 0.5),
            Q(frags, 0.9), Q(frags, 1.0));
 #undef Q
