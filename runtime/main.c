@@ -430,13 +430,9 @@ int main(int argc, char **argv)
     say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
         r->comm.size, r->comm.size == 1 ? "" : "s");
-    say(r, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s "
-           "recompute=%s zero=%lld attention=%s fused_rmsnorm=%s; global batch %lld x %lld tokens\n",
-        (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
-        (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-        plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
-        l->fused_rmsnorm ? "on" : "off", (long long)plan->train.global_batch,
-        (long long)plan->model.seq_len);
+    char ltext[512];
+    say(r, "layout: %s; global batch %lld x %lld tokens\n", plc_layout_text(l, ltext, sizeof ltext),
+        (long long)plan->train.global_batch, (long long)plan->model.seq_len);
     say(r, "data: %s\n", plc_data_describe(r->data));
     if (a->resume_path)
         say(r, "resumed from %s at step %lld\n", r->resume_file, (long long)plc_exec_next_step(r->x));
