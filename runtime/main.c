@@ -2,6 +2,7 @@
  * reports loss, throughput and memory. See docs/runtime.md. */
 #include <math.h>
 #include <omp.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -352,6 +353,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "plrun: error: %s\n", r->err);
         return EXIT_INTERNAL;
     }
+    /* out of memory in a library: PLC_E_SYSTEM comes back here (plc/arena.h) */
+    static plc_oom_trap oom;
+    if (setjmp(oom.at)) {
+        plc_fail(r->err, sizeof r->err, "rank %d: out of memory while %s (%zu bytes more were needed)", r->comm.rank,
+                 oom.doing, oom.bytes);
+        return fail_rank(r, EXIT_INPUT);
+    }
+    plc_oom_set_trap(&oom);
+    plc_oom_doing("loading the plan");
     plrun_args *a = &r->args;
     plc_plan *plan = &r->plan;
     char msg[900];
