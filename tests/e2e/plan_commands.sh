@@ -5,11 +5,7 @@
 # Chrome trace JSON, and damaged plans are rejected with a message and
 # exit status 1 (never a crash).
 set -u
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 spec=$PLC_ROOT/examples/tiny.plan
 
 compile() { # NAME RANKS -D...
