@@ -1,4 +1,5 @@
-/* arena.c: bump allocation in blocks that grow; one free releases all.
+/* arena.c: bump allocation in blocks that grow; one free releases all; the
+ * out-of-memory trap (arena.h).
  * Blocks of many megabytes (an expanded plan's instruction table) ask Linux
  * for huge pages: their first touch then costs a few faults, not one per
  * 4 KiB page. */
@@ -38,6 +39,22 @@ static void advise_huge(void *p, size_t n)
 #endif
 }
 
+static plc_oom_trap *trap;
+static const char *doing;
+
+void plc_oom_set_trap(plc_oom_trap *t) { trap = t; }
+void plc_oom_doing(const char *what) { doing = what; }
+
+_Noreturn void plc_oom_raise(size_t bytes)
+{
+    if (!trap) abort(); /* no command to tell: the library does not print */
+    plc_oom_trap *t = trap;
+    trap = NULL; /* a failure while reporting it must not jump back here */
+    t->bytes = bytes;
+    t->doing = doing ? doing : "starting";
+    longjmp(t->at, 1);
+}
+
 void plc_arena_init(plc_arena *a) { a->head = NULL; a->total = 0; }
 
 void plc_arena_free(plc_arena *a)
@@ -55,16 +72,13 @@ void plc_arena_free(plc_arena *a)
 void *plc_arena_alloc(plc_arena *a, size_t size)
 {
     size_t need = (size + 15) & ~(size_t)15;
-    if (need < size) { fprintf(stderr, "plc: allocation of %zu bytes overflows\n", size); abort(); }
+    if (need < size || size > SIZE_MAX - sizeof(plc_arena_block)) plc_oom_raise(size);
     plc_arena_block *b = a->head;
     if (!b || b->cap - b->used < need) {
         size_t cap = need > ARENA_MIN_BLOCK ? need : ARENA_MIN_BLOCK;
         if (b && b->cap * 2 > cap && b->cap < (SIZE_MAX / 4)) cap = b->cap * 2;
         b = malloc(sizeof(*b) + cap);
-        if (!b) { /* not a bug: the input asks for more than the machine has (exit 1) */
-            fprintf(stderr, "plc: error: out of memory (allocating %zu bytes)\n", cap);
-            exit(1);
-        }
+        if (!b) plc_oom_raise(sizeof(*b) + cap); /* not a bug: more than the machine has */
         b->next = a->head;
         b->used = 0;
         b->cap = cap;

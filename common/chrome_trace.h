@@ -21,13 +21,17 @@ typedef struct plc_ctrace {
 void plc_ctrace_begin(plc_ctrace *t, FILE *f, const char *generator, int64_t world_size, int64_t ranks_shown);
 /* names the process of a rank (its coordinates) and its two streams */
 void plc_ctrace_rank(plc_ctrace *t, const plc_layout *l, int64_t rank);
+/* the same for a track that stands for n ranks with one timeline (rank
+ * order): pid = ranks[0], named "ranks 0-3,8 (pp 0)", the list in args.ranks */
+void plc_ctrace_ranks(plc_ctrace *t, const plc_layout *l, const int64_t *ranks, size_t n);
 /* instruction idx of a rank's program ran from t0 to t1 (seconds); step < 0: none */
 void plc_ctrace_instr(plc_ctrace *t, int64_t rank, uint32_t idx, const plc_instr *in, double t0, double t1,
                       int32_t step);
 /* a span standing for count instructions from index first (plc trace's
- * aggregated form): name as given, cat the phase */
-void plc_ctrace_span(plc_ctrace *t, int64_t rank, int stream, const char *name, plc_phase phase, uint32_t first,
-                     uint32_t count, double t0, double t1);
+ * aggregated form), named as given (its first word is the phase); compact:
+ * no cat, and args.instrs only when count is not 1 */
+void plc_ctrace_span(plc_ctrace *t, int64_t rank, int stream, const char *name, uint32_t first, uint32_t count,
+                     double t0, double t1);
 void plc_ctrace_end(plc_ctrace *t);
 
 #endif

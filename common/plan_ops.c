@@ -26,73 +26,82 @@
 #define DIM PLC_ARG_DIM
 #define POS PLC_ARG_POS
 #define FLAG PLC_ARG_FLAG
+/* written slots and in-place pairs (plan.h) */
+#define W0 (1u << 0)
+#define W1 (1u << 1)
+#define W2 (1u << 2)
+#define W3 (1u << 3)
+#define W5 (1u << 5)
+#define NOIP 0, {{0}}
+#define IP1(w, r) 1, {{w, r}}
+#define IP2(w1, r1, w2, r2) 2, {{w1, r1}, {w2, r2}}
 /* attention: q/out [B,Tq,H,hd], k/v [B,Tk,KV,hd], stats [B,H,Tq] or [B,H,Tq,Tk] */
 #define NQ A0, A1, A3, A5
 #define NK A0, A2, A4, A5
 #define NS A0, A3, A1, KEYS
 
 static const plc_op_contract contracts[PLC_OP_COUNT] = {
-    [PLC_OP_NOP] = {{{0}}, {0}, 0},
-    [PLC_OP_WAIT] = {{{0}}, {0}, 0},
-    [PLC_OP_ZERO] = {{B(ANY, NOCOUNT)}, {0}, 0},
-    [PLC_OP_COPY] = {{B(ANY, NOCOUNT), B(ANY, NOCOUNT)}, {0}, 0},
-    [PLC_OP_DATA_LOAD] = {{B(I32, A1, A2), B(I32, A1, A2)}, {DIM, POS, POS}, 0},
-    [PLC_OP_EMBED_FWD] = {{B(STORAGE, A0, A1), B(I32, A0), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG}, 0},
-    [PLC_OP_EMBED_BWD] = {{B(F32, A2, A1), B(I32, A0), B(STORAGE, A0, A1)}, {DIM, DIM, DIM, FLAG}, 0},
-    [PLC_OP_RMSNORM_FWD] = {{B(STORAGE, A0, A1), OPT(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0},
+    [PLC_OP_NOP] = {{{0}}, {0}, 0, 0, NOIP},
+    [PLC_OP_WAIT] = {{{0}}, {0}, 0, 0, NOIP},
+    [PLC_OP_ZERO] = {{B(ANY, NOCOUNT)}, {0}, 0, W0, NOIP},
+    [PLC_OP_COPY] = {{B(ANY, NOCOUNT), B(ANY, NOCOUNT)}, {0}, 0, W0, IP1(0, 1)},
+    [PLC_OP_DATA_LOAD] = {{B(I32, A1, A2), B(I32, A1, A2)}, {DIM, POS, POS}, 0, W0 | W1, NOIP},
+    [PLC_OP_EMBED_FWD] = {{B(STORAGE, A0, A1), B(I32, A0), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG}, 0, W0, NOIP},
+    [PLC_OP_EMBED_BWD] = {{B(F32, A2, A1), B(I32, A0), B(STORAGE, A0, A1)}, {DIM, DIM, DIM, FLAG}, 0, W0, NOIP},
+    [PLC_OP_RMSNORM_FWD] = {{B(STORAGE, A0, A1), OPT(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0, W0 | W1, IP1(0, 2)},
     [PLC_OP_RMSNORM_BWD] = {{OPT(STORAGE, A0, A1), OPT(F32, A1), B(STORAGE, A0, A1), B(STORAGE, A0, A1),
                              B(STORAGE, A1), B(F32, A0)},
                             {DIM, DIM},
-                            0},
-    [PLC_OP_MATMUL] = {{B(ACC, A0, A1), B(STORAGE, A0, A2), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG, FLAG}, 0},
-    [PLC_OP_ROPE_FWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, 0},
-    [PLC_OP_ROPE_BWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, 0},
+                            0, W0 | W1, NOIP},
+    [PLC_OP_MATMUL] = {{B(ACC, A0, A1), B(STORAGE, A0, A2), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG, FLAG}, 0, W0, NOIP},
+    [PLC_OP_ROPE_FWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, 0, W0, IP1(0, 1)},
+    [PLC_OP_ROPE_BWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, 0, W0, NOIP},
     [PLC_OP_ATTN_FWD] = {{B(STORAGE, NQ), B(F32, NS), B(STORAGE, NQ), B(STORAGE, NK), B(STORAGE, NK)},
                          {POS, POS, POS, POS, POS, POS, FLAG},
-                         0},
+                         0, W0 | W1, NOIP},
     [PLC_OP_ATTN_BWD] = {{B(STORAGE, NQ), B(STORAGE, NK), B(STORAGE, NK), B(STORAGE, NQ), B(STORAGE, NQ),
                           B(STORAGE, NK), B(STORAGE, NK), B(STORAGE, NQ), B(F32, NS)},
                          {POS, POS, POS, POS, POS, POS, FLAG},
-                         0},
-    [PLC_OP_SWIGLU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
+                         0, W0 | W1 | W2, NOIP},
+    [PLC_OP_SWIGLU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
     [PLC_OP_SWIGLU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)},
                            {DIM},
-                           0},
+                           0, W0 | W1, NOIP},
     [PLC_OP_LAYERNORM_FWD] = {{B(STORAGE, A0, A1), B(F32, A0), B(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1),
                                B(STORAGE, A1)},
                               {DIM, DIM},
-                              0},
+                              0, W0 | W1 | W2, NOIP},
     [PLC_OP_LAYERNORM_BWD] = {{OPT(STORAGE, A0, A1), OPT(F32, A1), OPT(F32, A1), B(STORAGE, A0, A1),
                                B(STORAGE, A0, A1), B(STORAGE, A1), B(F32, A0), B(F32, A0)},
                               {DIM, DIM},
-                              0},
-    [PLC_OP_BIAS_ADD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0},
-    [PLC_OP_BIAS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM}, 0},
-    [PLC_OP_GELU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
-    [PLC_OP_GELU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
-    [PLC_OP_POS_FWD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM, FLAG}, 0},
-    [PLC_OP_POS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM, FLAG}, 0},
-    [PLC_OP_ADD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
-    [PLC_OP_ACCUMULATE] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0},
-    [PLC_OP_SCALE] = {{B(STORAGE, A0)}, {DIM}, 0},
-    [PLC_OP_XENT_MAX] = {{B(F32, A0), B(STORAGE, A0, A1)}, {DIM, DIM}, 0},
+                              0, W0 | W1 | W2, NOIP},
+    [PLC_OP_BIAS_ADD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0, W0, NOIP},
+    [PLC_OP_BIAS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM}, 0, W0, NOIP},
+    [PLC_OP_GELU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
+    [PLC_OP_GELU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
+    [PLC_OP_POS_FWD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM, FLAG}, 0, W0, NOIP},
+    [PLC_OP_POS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM, FLAG}, 0, W0, NOIP},
+    [PLC_OP_ADD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, IP2(0, 1, 0, 2)},
+    [PLC_OP_ACCUMULATE] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
+    [PLC_OP_SCALE] = {{B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
+    [PLC_OP_XENT_MAX] = {{B(F32, A0), B(STORAGE, A0, A1)}, {DIM, DIM}, 0, W0, NOIP},
     [PLC_OP_XENT_SUMEXP] = {{B(F32, A0), B(F32, A0), B(STORAGE, A0, A1), B(I32, A0), B(F32, A0)},
                             {DIM, DIM, FLAG},
-                            0},
+                            0, W0 | W1, NOIP},
     [PLC_OP_XENT_LOSS] = {{OPT(STORAGE, A0, A1), B(F64, ONE), B(STORAGE, A0, A1), B(I32, A0), B(F32, A0), B(F32, A0),
                            B(F32, A0)},
                           {DIM, DIM, FLAG},
-                          0},
-    [PLC_OP_SUMSQ] = {{B(F64, ONE), B(F32, A0)}, {DIM}, 0},
-    [PLC_OP_CLIP_SCALE] = {{B(F32, ONE), B(F64, ONE)}, {0}, 0},
-    [PLC_OP_ADAMW] = {{B(FLOAT, A0), B(F32, A0), B(F32, A0), B(F32, A0), B(F32, ONE), OPT(F32, A0)}, {DIM, FLAG}, 0},
-    [PLC_OP_CAST] = {{B(ANY, A0), B(ANY, A0)}, {DIM}, 0},
-    [PLC_OP_ALLREDUCE] = {{B(ANY, A0)}, {DIM, FLAG}, 1},
-    [PLC_OP_REDUCE_SCATTER] = {{B(ANY, A0), B(ANY, A0, GRP)}, {DIM}, 1},
-    [PLC_OP_ALLGATHER] = {{B(ANY, A0, GRP), B(ANY, A0)}, {DIM}, 1},
-    [PLC_OP_BROADCAST] = {{B(ANY, A0)}, {DIM, DIM}, 1},
-    [PLC_OP_SEND] = {{B(ANY, A0)}, {DIM}, 0},
-    [PLC_OP_RECV] = {{B(ANY, A0)}, {DIM}, 0},
+                          0, W0 | W1, IP1(0, 2)},
+    [PLC_OP_SUMSQ] = {{B(F64, ONE), B(F32, A0)}, {DIM}, 0, W0, NOIP},
+    [PLC_OP_CLIP_SCALE] = {{B(F32, ONE), B(F64, ONE)}, {0}, 0, W0, NOIP},
+    [PLC_OP_ADAMW] = {{B(FLOAT, A0), B(F32, A0), B(F32, A0), B(F32, A0), B(F32, ONE), OPT(F32, A0)}, {DIM, FLAG}, 0, W0 | W2 | W3 | W5, NOIP},
+    [PLC_OP_CAST] = {{B(ANY, A0), B(ANY, A0)}, {DIM}, 0, W0, NOIP},
+    [PLC_OP_ALLREDUCE] = {{B(ANY, A0)}, {DIM, FLAG}, 1, W0, NOIP},
+    [PLC_OP_REDUCE_SCATTER] = {{B(ANY, A0), B(ANY, A0, GRP)}, {DIM}, 1, W0, NOIP},
+    [PLC_OP_ALLGATHER] = {{B(ANY, A0, GRP), B(ANY, A0)}, {DIM}, 1, W0, NOIP},
+    [PLC_OP_BROADCAST] = {{B(ANY, A0)}, {DIM, DIM}, 1, W0, NOIP},
+    [PLC_OP_SEND] = {{B(ANY, A0)}, {DIM}, 0, 0, NOIP},
+    [PLC_OP_RECV] = {{B(ANY, A0)}, {DIM}, 0, W0, NOIP},
 };
 
 const plc_op_contract *plc_op_contract_of(plc_op op)
@@ -128,6 +137,26 @@ static int64_t count_of(const plc_operand_rule *r, const plc_instr *in, int64_t 
         n *= f;
     }
     return n;
+}
+
+/* the bytes operand k touches: its count of elements, or the whole buffer */
+static void span_of(const plc_program *g, const plc_op_contract *c, const plc_instr *in, int64_t group, int k,
+                    uint64_t *lo, uint64_t *hi)
+{
+    const plc_buffer *b = &g->buffers[in->buf[k]];
+    int64_t n = count_of(&c->buf[k], in, group);
+    uint64_t bytes = n < 0 ? b->bytes : (uint64_t)n * plc_dtype_size(b->dtype);
+    *lo = b->offset;
+    *hi = b->offset + (bytes < b->bytes ? bytes : b->bytes);
+}
+
+/* written slot w may be slot k in place */
+static int in_place(const plc_op_contract *c, int w, int k)
+{
+    for (int i = 0; i < c->ninplace; i++)
+        if ((c->inplace[i][0] == w && c->inplace[i][1] == k) || (c->inplace[i][0] == k && c->inplace[i][1] == w))
+            return 1;
+    return 0;
 }
 
 static const char *bname(const plc_buffer *b) { return b->name ? b->name : "?"; }
@@ -215,6 +244,27 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
         if (need > cap)
             return fail(err, errlen, "operand buf%d '%s' holds %lld elements, the op touches %lld", k, bname(b),
                         (long long)cap, (long long)need);
+    }
+
+    /* in-place rules (plan.h): a written operand shares bytes with another
+     * only as the row allows */
+    for (int w = 0; w < PLC_INSTR_BUFS; w++) {
+        if (!(c->writes >> w & 1u) || in->buf[w] < 0) continue;
+        uint64_t w0, w1;
+        span_of(g, c, in, group, w, &w0, &w1);
+        for (int k = 0; k < PLC_INSTR_BUFS; k++) {
+            if (k == w || in->buf[k] < 0 || c->buf[k].type == PLC_OPD_UNUSED) continue;
+            if ((c->writes >> k & 1u) && k < w) continue; /* this pair was seen from k */
+            uint64_t k0, k1;
+            span_of(g, c, in, group, k, &k0, &k1);
+            if (w1 <= k0 || k1 <= w0) continue;
+            if (k0 == w0 && in_place(c, w, k)) continue;
+            if (in->op == PLC_OP_ALLGATHER && k == 1 && k0 >= w0 && k1 <= w1 && (k0 - w0) % (k1 - k0) == 0)
+                continue; /* one slice of the destination; plrun checks it is the rank's own */
+            return fail(err, errlen, "operand buf%d '%s' overlaps buf%d '%s', which the op writes; %s", k,
+                        bname(&g->buffers[in->buf[k]]), w, bname(&g->buffers[in->buf[w]]),
+                        in_place(c, w, k) ? "in place they must start at the same byte" : "they may not share bytes");
+        }
     }
 
     /* the rules a row does not state */

@@ -1,8 +1,8 @@
 /* exec_check.c: every instruction of a program checked against plan.h's
  * operand contract (plc_instr_check, common/plan_ops.c) before the first
  * step, plus what needs the communicator (group membership, the rank's own
- * stage), so a wrong or hostile plan fails with its location instead of
- * reading outside a buffer. */
+ * stage, the slice an in-place allgather sends), so a wrong or hostile plan
+ * fails with its location instead of reading outside a buffer. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -69,6 +69,16 @@ static int check_instr(checker *c)
     if (plc_instr_check(c->plan, c->prog, c->idx, what, sizeof what)) return bad(c, "%s", what);
     const plc_op_contract *k = plc_op_contract_of(in->op);
     if (k->group && group_ok(c)) return -1;
+    if (in->op == PLC_OP_ALLGATHER && c->comm && c->comm->groups) {
+        /* a source inside the destination (plan.h's in-place rules) must be
+         * this rank's own slice: MPI's in-place allgather */
+        const plc_buffer *dst = &c->prog->buffers[in->buf[0]], *src = &c->prog->buffers[in->buf[1]];
+        const uint64_t slice = (uint64_t)in->arg[0] * plc_dtype_size(dst->dtype);
+        const uint64_t own = dst->offset + (uint64_t)c->comm->groups[in->group].rank * slice;
+        if (src->offset >= dst->offset && src->offset < dst->offset + dst->bytes && src->offset != own)
+            return bad(c, "the source '%s' lies in the destination '%s' but is not this rank's slice (group rank %d)",
+                       src->name ? src->name : "?", dst->name ? dst->name : "?", c->comm->groups[in->group].rank);
+    }
     if (in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) {
         int64_t own = c->comm ? c->comm->coords.pp : -1;
         if (in->peer == own)

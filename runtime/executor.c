@@ -220,10 +220,69 @@ plc_backend *plc_exec_backend(const plc_executor *x) { return x->be; }
 void plc_exec_set_trace(plc_executor *x, plc_trace *tr) { x->trace = tr; }
 
 /* ---- initialisation --------------------------------------------------------- */
+/* Weights are generated run by run (shard.h) and never exist whole on the
+ * host: a host arena's fp32 buffers are written in place, anything else
+ * goes through a small staging chunk. So initialisation adds nothing to a
+ * rank's measured peak beyond the arena. */
+enum { INIT_CHUNK = 4096 }; /* elements per upload through the staging chunk */
+
+typedef struct init_ctx {
+    plc_backend *be;
+    void *dst;               /* the buffer in the arena */
+    plc_dtype dtype;
+    uint64_t seed;
+    int32_t tensor;
+    double std;
+    plc_init_kind kind;
+    int direct;              /* write straight into dst (host memory, fp32) */
+    int64_t start, fill;     /* the staged elements: local offset, count */
+    float stage[INIT_CHUNK];
+    uint16_t half[INIT_CHUNK];
+    int rc;
+} init_ctx;
+
+static void init_flush(init_ctx *c)
+{
+    if (c->fill && !c->rc) {
+        const size_t es = plc_dtype_size(c->dtype);
+        const void *src = c->stage;
+        if (c->dtype == PLC_BF16) { /* round to nearest even, as the master copy's values */
+            plc_k_cast_f32_to_bf16(c->half, c->stage, c->fill);
+            src = c->half;
+        }
+        if (c->be->ops->upload(c->be, (char *)c->dst + (size_t)c->start * es, src, (size_t)c->fill * es))
+            c->rc = -1;
+    }
+    c->fill = 0;
+}
+
+static void init_run(void *ctx, int64_t local, int64_t global, int64_t n)
+{
+    init_ctx *c = ctx;
+    if (c->direct) {
+        plc_init_range((float *)c->dst + local, c->seed, c->tensor, global, n, c->std, c->kind);
+        return;
+    }
+    while (n > 0) {
+        if (c->fill && (local != c->start + c->fill || c->fill == INIT_CHUNK)) init_flush(c);
+        if (!c->fill) c->start = local;
+        int64_t k = INIT_CHUNK - c->fill < n ? INIT_CHUNK - c->fill : n;
+        plc_init_range(c->stage + c->fill, c->seed, c->tensor, global, k, c->std, c->kind);
+        c->fill += k;
+        local += k;
+        global += k;
+        n -= k;
+    }
+}
+
 int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
 {
     const plc_plan *plan = x->plan;
     plc_backend *be = x->be;
+    init_ctx c;
+    memset(&c, 0, sizeof c);
+    c.be = be;
+    c.seed = plan->train.seed;
     for (uint32_t b = 0; b < x->prog->nbuffers; b++) {
         const plc_buffer *buf = &x->prog->buffers[b];
         if ((buf->kind != PLC_BUF_PARAM && buf->kind != PLC_BUF_MASTER) || buf->tensor < 0) continue;
@@ -234,42 +293,25 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
         plc_shard_region r;
         if (plc_shard_region_of(buf, &plan->layout, x->co, ti.shape[0], ti.shape[1], &r, err, errlen))
             return -1;
-        int64_t local = buf->rows * buf->cols;
         if (buf->dtype != PLC_F32 && buf->dtype != PLC_BF16)
             return plc_fail(err, errlen, "buffer '%s': initialising %s parameters is not supported",
                             buf->name ? buf->name : "?", plc_dtype_name(buf->dtype));
-        /* the block of the global tensor, then the flat range of it (ZeRO) */
-        float *block = calloc((size_t)(r.rows * r.cols > 0 ? r.rows * r.cols : 1), sizeof *block);
-        float *host = calloc((size_t)(local > 0 ? local : 1), sizeof *host);
-        plc_shard sh = {r.row0, r.rows, r.col0, r.cols};
-        if (!block || !host || plc_init_model_tensor(block, &plan->model, plan->train.seed, buf->tensor, sh)) {
-            free(block);
-            free(host);
-            return plc_fail(err, errlen, "buffer '%s': cannot initialise its shard", buf->name ? buf->name : "?");
-        }
-        plc_shard_block_to_local(host, block, &r);
-        free(block);
-        /* bf16 parameters: the fp32 values (their master copy's) rounded to
-         * nearest even */
-        uint16_t *half = NULL;
-        if (buf->dtype == PLC_BF16) {
-            half = malloc((size_t)(local > 0 ? local : 1) * sizeof *half);
-            if (!half) {
-                free(host);
-                return plc_fail(err, errlen, "out of memory");
-            }
-            plc_k_cast_f32_to_bf16(half, host, local);
-        }
-        int rc = be->ops->upload(be, x->ptr[b], half ? (const void *)half : (const void *)host,
-                                 (size_t)local * plc_dtype_size(buf->dtype));
-        free(half);
-        free(host);
-        if (rc) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
+        /* the padding stays as the arena was created: zero */
+        c.dst = x->ptr[b];
+        c.dtype = buf->dtype;
+        c.tensor = buf->tensor;
+        c.std = ti.init_std;
+        c.kind = ti.init;
+        c.direct = x->watch_scalars && buf->dtype == PLC_F32; /* host memory */
+        plc_shard_each_run(&r, ti.shape[1], init_run, &c);
+        init_flush(&c);
+        if (c.rc) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
     }
     return be->ops->synchronize(be) ? plc_fail(err, errlen, "%s", be->error) : 0;
 }
 
 /* ---- the step --------------------------------------------------------------- */
+
 /* DATA_LOAD: samples j0 .. j0+mb-1 of the step (j0 from the data-parallel
  * rank and the micro-batch), positions of this rank's context chunks */
 static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, size_t errlen)
@@ -651,4 +693,21 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     stats->nonfinite_rank = mx[1] > 0 ? x->comm->size - (int)mx[1] : -1;
     x->step++;
     return 0;
+}
+
+int plc_exec_warm_comm(plc_executor *x, char *err, size_t errlen)
+{
+    const plc_program *p = x->prog;
+    plc_backend *be = x->be;
+    for (uint32_t i = 0; i < p->ninstrs; i++) {
+        const plc_instr *in = &p->instrs[i];
+        x->comm->watch_instr = (int64_t)i;
+        if (in->wait >= 0 && wait_for(x, in->wait)) return instr_error(x, (uint32_t)in->wait, be->error, err, errlen);
+        if (!is_comm_op(in->op) || faulted(x, in)) continue;
+        if (start_comm(x, i, in)) return instr_error(x, i, be->error, err, errlen);
+    }
+    for (uint32_t i = 0; i < p->ninstrs; i++)
+        if (wait_for(x, (int32_t)i)) return instr_error(x, i, be->error, err, errlen);
+    x->comm->watch_instr = -1;
+    return be->ops->synchronize(be) ? plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error) : 0;
 }

@@ -41,6 +41,13 @@ void plc_exec_destroy(plc_executor *x);
  * generator; optimizer state and gradients start at zero. */
 int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen);
 
+/* Runs the transfers of one step, and nothing else, over the arena as it
+ * is (before the weights: zeros), in the step's order with its waits:
+ * every rank at once, like a step. MPI sets up its connections and the
+ * workspaces of these message sizes, so that they are in place before
+ * plrun measures its baseline (docs/runtime.md, Reports). */
+int plc_exec_warm_comm(plc_executor *x, char *err, size_t errlen);
+
 /* Runs step `x->step` and advances. 0, or -1 with a message that names the
  * rank, the instruction index, the op and its source location. */
 int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errlen);

@@ -2,6 +2,7 @@
  * reports loss, throughput and memory. See docs/runtime.md. */
 #include <math.h>
 #include <omp.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "runtime/plrun_args.h"
 #include "runtime/proc_mem.h"
 #include "runtime/trace.h"
+#include "runtime/warm.h"
 
 /* Exit status: 0 ok; 1 the input, the usage or the environment (options,
  * files, a diverged loss, a rank that stopped answering, a signal); 3 an
@@ -281,21 +283,54 @@ static int check_outputs(plrun *r)
     return 0;
 }
 
-static void report_memory(plrun *r, double baseline)
+/* What the runtime measured of its own memory (docs/runtime.md, Reports).
+ * The fixed costs: the resident set before the arena (process, MPI, the
+ * libraries and their warmed-up workspaces, the plan), the peak the dry
+ * communication step reached beyond the arena (MPI's workspaces for this
+ * plan's messages, some of them freed after each transfer),
+ * and the code first run after the baseline (file-backed pages: never the
+ * plan's buffers, which are anonymous memory). */
+typedef struct mem_marks {
+    double before_arena, with_arena, warmed; /* warmed: the dry step's peak */
+    double code_warmed; /* RssFile at the baseline */
+    int peak_reset;     /* VmHWM was reset after the warm-up */
+} mem_marks;
+
+enum { MEM_ARENA, MEM_USED, MEM_PROCESS, MEM_COMM, MEM_CODE, MEM_N };
+
+static void report_memory(plrun *r, const mem_marks *m)
 {
     const plc_program *p = plc_exec_program(r->x);
-    double mine[3] = {(double)p->arena_bytes, plc_proc_peak_bytes(), baseline};
-    double *all = r->comm.rank == 0 ? calloc((size_t)r->comm.size * 3, sizeof *all) : NULL;
-    double dummy[3];
-    plc_comm_gather_f64(&r->comm, mine, 3, all ? all : dummy);
+    double mine[MEM_N];
+    mine[MEM_ARENA] = (double)p->arena_bytes;
+    mine[MEM_PROCESS] = m->before_arena;
+    mine[MEM_COMM] = m->warmed - m->with_arena;
+    mine[MEM_CODE] = plc_proc_rss_file_bytes() - m->code_warmed;
+    mine[MEM_USED] = plc_proc_peak_bytes() - (mine[MEM_PROCESS] + mine[MEM_COMM] + mine[MEM_CODE]);
+    double *all = r->comm.rank == 0 ? calloc((size_t)r->comm.size * MEM_N, sizeof *all) : NULL;
+    double dummy[MEM_N];
+    plc_comm_gather_f64(&r->comm, mine, MEM_N, all ? all : dummy);
     if (!all) return;
     const double MiB = 1024.0 * 1024.0;
-    printf("memory per rank (MiB): planned arena | measured peak (VmHWM) | before the arena | peak - before\n");
+    printf("memory per rank (MiB): planned arena | measured peak - fixed costs | difference | fixed costs "
+           "(process + MPI workspaces + code)\n");
+    double most = 0, worst = 0;
     for (int i = 0; i < r->comm.size; i++) {
-        double *v = all + 3 * i;
-        printf("  rank %-3d %12.2f | %12.2f | %12.2f | %12.2f\n", i, v[0] / MiB, v[1] / MiB, v[2] / MiB,
-               (v[1] - v[2]) / MiB);
+        const double *v = all + MEM_N * i;
+        const double fixed = v[MEM_PROCESS] + v[MEM_COMM] + v[MEM_CODE];
+        const double diff = v[MEM_ARENA] > 0 ? (v[MEM_USED] - v[MEM_ARENA]) / v[MEM_ARENA] : 0;
+        printf("  rank %-3d %10.2f | %10.2f | %+6.1f%% | %8.2f (%.2f + %.2f + %.2f)\n", i, v[MEM_ARENA] / MiB,
+               v[MEM_USED] / MiB, 100.0 * diff, fixed / MiB, v[MEM_PROCESS] / MiB, v[MEM_COMM] / MiB,
+               v[MEM_CODE] / MiB);
+        if (fixed > most) most = fixed;
+        if (fabs(diff) > fabs(worst)) worst = diff;
     }
+    printf("runtime fixed costs measured: %.2f MiB on the most loaded rank; the peak beyond them is within "
+           "%.1f%% of the planned arena on every rank%s\n",
+           most / MiB, 100.0 * fabs(worst), m->peak_reset ? "" : " (the peak includes the warm-up)");
+    if (r->trace_on)
+        printf("  --trace: its event buffer (%.2f MiB on rank 0) is in the peak\n",
+               (double)(r->trace.cap * sizeof *r->trace.ev) / MiB);
     if (r->plan.pred.peak_bytes_estimate > 0)
         printf("  solver's estimate for the most loaded rank: %.2f MiB\n", r->plan.pred.peak_bytes_estimate / MiB);
     fflush(stdout);
@@ -318,6 +353,15 @@ int main(int argc, char **argv)
         fprintf(stderr, "plrun: error: %s\n", r->err);
         return EXIT_INTERNAL;
     }
+    /* out of memory in a library: PLC_E_SYSTEM comes back here (plc/arena.h) */
+    static plc_oom_trap oom;
+    if (setjmp(oom.at)) {
+        plc_fail(r->err, sizeof r->err, "rank %d: out of memory while %s (%zu bytes more were needed)", r->comm.rank,
+                 oom.doing, oom.bytes);
+        return fail_rank(r, EXIT_INPUT);
+    }
+    plc_oom_set_trap(&oom);
+    plc_oom_doing("loading the plan");
     plrun_args *a = &r->args;
     plc_plan *plan = &r->plan;
     char msg[900];
@@ -354,8 +398,23 @@ int main(int argc, char **argv)
     if (!r->be) return fail_all(r, EXIT_INPUT);
     if (plc_data_open(&r->data, &plan->model, &plan->train, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
 
-    const double baseline = plc_proc_rss_bytes();
+    /* The baseline: the runtime's fixed costs in place (the host libraries'
+     * workspaces, then MPI's for this plan's messages), the arena apart. */
+    if (strcmp(r->be->ops->name, "cpu") == 0 && plc_warm_host_libraries()) {
+        snprintf(r->err, sizeof r->err, "out of memory while warming up OpenBLAS");
+        return fail_all(r, EXIT_INPUT);
+    }
+    mem_marks marks = {0};
+    marks.before_arena = plc_proc_rss_bytes();
     if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    marks.with_arena = plc_proc_rss_bytes();
+    /* MPI's workspaces: its peak during the transfers (some are freed after each) */
+    const int peak_from_arena = plc_proc_reset_peak() == 0;
+    if (plc_exec_warm_comm(r->x, r->err, sizeof r->err))
+        return fail_rank(r, r->comm.timed_out ? EXIT_INPUT : EXIT_INTERNAL);
+    marks.warmed = peak_from_arena ? plc_proc_peak_bytes() : plc_proc_rss_bytes();
+    marks.code_warmed = plc_proc_rss_file_bytes();
+    marks.peak_reset = plc_proc_reset_peak() == 0;
     if (a->resume_path) {
         int rc = plc_ckpt_resolve(a->resume_path, r->resume_file, sizeof r->resume_file, r->err, sizeof r->err);
         if (!rc)
@@ -381,13 +440,9 @@ int main(int argc, char **argv)
     say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
         r->comm.size, r->comm.size == 1 ? "" : "s");
-    say(r, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s "
-           "recompute=%s zero=%lld attention=%s fused_rmsnorm=%s; global batch %lld x %lld tokens\n",
-        (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
-        (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-        plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
-        l->fused_rmsnorm ? "on" : "off", (long long)plan->train.global_batch,
-        (long long)plan->model.seq_len);
+    char ltext[512];
+    say(r, "layout: %s; global batch %lld x %lld tokens\n", plc_layout_text(l, ltext, sizeof ltext),
+        (long long)plan->train.global_batch, (long long)plan->model.seq_len);
     say(r, "data: %s\n", plc_data_describe(r->data));
     if (a->resume_path)
         say(r, "resumed from %s at step %lld\n", r->resume_file, (long long)plc_exec_next_step(r->x));
@@ -450,7 +505,7 @@ int main(int argc, char **argv)
     if (r->ntimed > 0)
         say(r, "time: mean step %.4f s measured (after the first step), %.4f s predicted by plc\n",
             r->time_sum / (double)r->ntimed, plan->pred.step_time_s);
-    report_memory(r, baseline);
+    report_memory(r, &marks);
     cleanup(r);
     return EXIT_OK;
 }

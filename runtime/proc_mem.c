@@ -1,4 +1,4 @@
-/* proc_mem.c: VmHWM and VmRSS of this process. */
+/* proc_mem.c: VmHWM and VmRSS of this process, and resetting VmHWM. */
 #include "runtime/proc_mem.h"
 
 #include <stdio.h>
@@ -22,3 +22,12 @@ static double status_kib(const char *key)
 
 double plc_proc_peak_bytes(void) { return status_kib("VmHWM"); }
 double plc_proc_rss_bytes(void) { return status_kib("VmRSS"); }
+double plc_proc_rss_file_bytes(void) { return status_kib("RssFile"); }
+
+int plc_proc_reset_peak(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    int ok = fputs("5", f) >= 0; /* 5: reset the peak resident set size */
+    return fclose(f) == 0 && ok ? 0 : -1;
+}

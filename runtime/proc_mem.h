@@ -6,5 +6,12 @@
  * 0 where /proc is not available */
 double plc_proc_peak_bytes(void);
 double plc_proc_rss_bytes(void);
+/* the file-backed part of the resident set (RssFile): the program's and
+ * the libraries' code and read-only data, faulted in as code first runs */
+double plc_proc_rss_file_bytes(void);
+
+/* sets the peak (VmHWM) back to the current resident set (Linux's
+ * /proc/self/clear_refs); 0, or -1 where that is not possible */
+int plc_proc_reset_peak(void);
 
 #endif

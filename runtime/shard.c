@@ -113,6 +113,12 @@ void plc_shard_scatter(float *local, const float *global, const plc_shard_region
     FOR_EACH_RUN(r, C, memcpy(local + lo_, global + go_, (size_t)len_ * sizeof *local));
 }
 
+void plc_shard_each_run(const plc_shard_region *r, int64_t C,
+                        void (*fn)(void *ctx, int64_t local, int64_t global, int64_t n), void *ctx)
+{
+    FOR_EACH_RUN(r, C, fn(ctx, lo_, go_, len_));
+}
+
 void plc_shard_gather(float *global, const float *local, const plc_shard_region *r, int64_t C)
 {
     FOR_EACH_RUN(r, C, memcpy(global + go_, local + lo_, (size_t)len_ * sizeof *local));

@@ -42,4 +42,10 @@ void plc_shard_gather(float *global, const float *local, const plc_shard_region 
  * shard, padding untouched */
 void plc_shard_block_to_local(float *local, const float *block, const plc_shard_region *r);
 
+/* calls fn for each run of consecutive global elements of a region, in
+ * local order: its local offset, its offset in the flattened global
+ * [R, C] tensor and its length (padding is skipped) */
+void plc_shard_each_run(const plc_shard_region *r, int64_t C,
+                        void (*fn)(void *ctx, int64_t local, int64_t global, int64_t n), void *ctx);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/atomic_file.h"
 #include "common/parse_num.h"
 #include "common/plan_io.h"
 
@@ -58,6 +59,22 @@ int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml)
         fprintf(stderr, "plc %s: error: --format takes text or yaml%s%s%s\n", cmd, text ? ", not '" : "", text ? text : "",
                 text ? "'" : "");
         return -1;
+    }
+    return 0;
+}
+
+int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx)
+{
+    char err[512];
+    plc_atomic_file af = {0};
+    if (plc_atomic_open(&af, path, err, sizeof err)) {
+        fprintf(stderr, "plc %s: error: %s\n", cmd, err);
+        return 1;
+    }
+    draw(af.f, ctx);
+    if (plc_atomic_commit(&af, err, sizeof err)) {
+        fprintf(stderr, "plc %s: error: %s\n", cmd, err);
+        return 1;
     }
     return 0;
 }

@@ -31,4 +31,9 @@ int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *ou
 /* --format text|yaml: sets *yaml; -1 after a message for anything else */
 int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml);
 
+/* --svg FILE: draw(f, ctx) writes the picture, replacing FILE atomically
+ * (common/atomic_file.h). 0, or 1 after "plc CMD: error: ..." (a file that
+ * cannot be written is the user's to fix: exit 1) */
+int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx);
+
 #endif

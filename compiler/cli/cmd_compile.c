@@ -112,6 +112,7 @@ int plc_cmd_compile(int argc, char **argv)
     plc_solution sol;
     /* the solver's best few: the first whose plan fits exactly is compiled */
     plc_solve_opts so = {.top = 8, .all = false};
+    plc_oom_doing("solving the spec");
     plc_status ss = plc_solve_opts_run(&job, &a, &so, &sol);
     if (ss != PLC_OK) {
         fprintf(stderr, "plc compile: error: %s\n", sol.error);
@@ -162,6 +163,7 @@ int plc_cmd_compile(int argc, char **argv)
         }
         plc_prediction pred = {est->step_time_s, est->tokens_per_s, est->mfu, est->peak_bytes, 0};
         st = PLC_NEW_ARRAY(&a, plc_memplan_stats, layout.pp);
+        plc_oom_doing("lowering the plan");
         plc_status ls = plc_lower(&job, &layout, &pred, &a, &plan, st, err, sizeof err);
         if (ls != PLC_OK) {
             bool bug = ls == PLC_E_INTERNAL || ls == PLC_E_DEADLOCK;
@@ -189,6 +191,7 @@ int plc_cmd_compile(int argc, char **argv)
             goto done;
         }
     }
+    plc_oom_doing("writing the plan");
     plc_status ws = plc_plan_write_file_as(&plan, form, outp, err, sizeof err);
     if (ws != PLC_OK) {
         fprintf(stderr, "plc compile: %s%s\n", plc_status_exit(ws) == 3 ? "internal error: " : "error: ", err);

@@ -31,6 +31,19 @@ static void usage(FILE *out)
             plc_spec_options_help);
 }
 
+/* what the memory picture draws */
+typedef struct explain_picture {
+    const plc_job *job;
+    const plc_estimate *winner;
+    const plc_plan *plan;
+} explain_picture;
+
+static void draw_explain(FILE *f, const void *ctx)
+{
+    const explain_picture *p = ctx;
+    plc_report_explain_svg(f, p->job, p->winner, p->plan);
+}
+
 int plc_cmd_explain(int argc, char **argv)
 {
     plc_spec_opts opts;
@@ -90,16 +103,9 @@ int plc_cmd_explain(int argc, char **argv)
         lowered.why = err;
     }
     if (svg) {
-        FILE *f = fopen(svg, "w");
-        if (!f) {
-            fprintf(stderr, "plc explain: error: cannot write %s\n", svg);
+        const explain_picture pic = {&job, w, lowered.plan};
+        if (plc_cmd_write_svg("explain", svg, draw_explain, &pic)) {
             rc = PLC_EXIT_INPUT;
-            goto done;
-        }
-        plc_report_explain_svg(f, &job, w, lowered.plan);
-        if (fclose(f)) {
-            fprintf(stderr, "plc explain: error: cannot write %s\n", svg);
-            rc = PLC_EXIT_INTERNAL;
             goto done;
         }
     }

@@ -113,6 +113,19 @@ static int parse_range(const char *text, long *lo, long *hi)
     return 0;
 }
 
+/* what the scaling picture draws: one point per size that ran */
+typedef struct scale_picture {
+    const plc_job *job;
+    int n;
+    double gpus[64], tokens_per_s[64], mfu[64], per_gpu_return[64];
+} scale_picture;
+
+static void draw_scale(FILE *f, const void *ctx)
+{
+    const scale_picture *p = ctx;
+    plc_report_scale_svg(f, p->job, p->n, p->gpus, p->tokens_per_s, p->mfu, p->per_gpu_return);
+}
+
 int plc_cmd_scale(int argc, char **argv)
 {
     plc_spec_opts opts;
@@ -161,13 +174,8 @@ int plc_cmd_scale(int argc, char **argv)
     for (int i = 0; i < npts; i++)
         if (pts[i].status == POINT_OK) rc = PLC_EXIT_OK;
     if (svg && npts > 0) {
-        FILE *f = fopen(svg, "w");
-        if (!f) {
-            fprintf(stderr, "plc scale: error: cannot write %s\n", svg);
-            rc = PLC_EXIT_INPUT;
-            goto done;
-        }
-        double g[64], t[64], m[64], r[64];
+        scale_picture pic = {&job, 0, {0}, {0}, {0}, {0}};
+        double *g = pic.gpus, *t = pic.tokens_per_s, *m = pic.mfu, *r = pic.per_gpu_return;
         int n = 0;
         for (int i = 0; i < npts; i++) {
             if (pts[i].status == POINT_SKIPPED) continue;
@@ -178,10 +186,9 @@ int plc_cmd_scale(int argc, char **argv)
             r[n] = ok ? pts[i].per_gpu_return : NAN;
             n++;
         }
-        if (n > 0) plc_report_scale_svg(f, &job, n, g, t, m, r);
-        if (fclose(f)) {
-            fprintf(stderr, "plc scale: error: cannot write %s\n", svg);
-            rc = PLC_EXIT_INTERNAL;
+        pic.n = n;
+        if (n > 0 && plc_cmd_write_svg("scale", svg, draw_scale, &pic)) {
+            rc = PLC_EXIT_INPUT;
             goto done;
         }
     }

@@ -1,8 +1,11 @@
 /* main.c: the plc driver; dispatches to one subcommand. */
+#include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "compiler/cli/commands.h"
+#include "plc/arena.h"
+#include "plc/status.h"
 #include "plc/version.h"
 
 typedef struct command {
@@ -58,8 +61,21 @@ int main(int argc, char **argv)
         printf("plc %s\n", PLC_VERSION);
         return PLC_EXIT_OK;
     }
-    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-        if (strcmp(argv[1], commands[i].name) == 0) return commands[i].run(argc - 1, argv + 1);
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+        if (strcmp(argv[1], commands[i].name) != 0) continue;
+        /* out of memory anywhere in the command: PLC_E_SYSTEM comes back here */
+        static plc_oom_trap oom;
+        if (setjmp(oom.at)) {
+            fprintf(stderr, "plc %s: error: out of memory while %s (%zu bytes more were needed)\n", commands[i].name,
+                    oom.doing, oom.bytes);
+            return plc_status_exit(PLC_E_SYSTEM);
+        }
+        plc_oom_set_trap(&oom);
+        plc_oom_doing("reading the input");
+        int rc = commands[i].run(argc - 1, argv + 1);
+        plc_oom_set_trap(NULL);
+        return rc;
+    }
     fprintf(stderr, "plc: error: unknown command '%s'\n", argv[1]);
     usage(stderr);
     return PLC_EXIT_INPUT;

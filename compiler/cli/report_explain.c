@@ -54,7 +54,7 @@ static int region_groups(const plc_job *job, const plc_solution *s, const plc_es
         if (!best) continue;
         int k;
         for (k = 0; k < ng; k++)
-            if (!memcmp(&g[k].best->layout, &best->best.layout, sizeof(plc_layout))) break;
+            if (plc_layout_equal(&g[k].best->layout, &best->best.layout)) break;
         if (k == ng) {
             g[ng].ndims = 0;
             g[ng].best = &best->best;

@@ -97,15 +97,11 @@ void plc_report_explain_svg(FILE *out, const plc_job *job, const plc_estimate *w
     char title[256];
     snprintf(title, sizeof title, "plc explain: memory per rank of %s by pipeline stage", job->model.name);
     plc_svg_begin(out, W, H, title);
-    char lt[64];
+    char lt[64], text[512];
     plc_svg_text(out, 12, 24, 15, "start", "#222222", "Memory per rank by pipeline stage: %s, %lld x %s", job->model.name,
                  (long long)plc_cluster_gpus(&job->cluster), job->cluster.hw.name);
-    plc_svg_text(out, 12, 44, 11.5, "start", "#444444",
-                 "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld %s, recompute %s, zero %lld; limit %s of the device",
-                 (long long)w->layout.dp, (long long)w->layout.tp, (long long)w->layout.pp, (long long)w->layout.cp,
-                 plc_word_onoff(w->layout.sp), (long long)w->layout.vpp, (long long)w->layout.micro_batch,
-                 plc_schedule_name(w->layout.schedule), plc_recompute_name(w->layout.recompute), (long long)w->layout.zero,
-                 plc_word_percent(job->layout.memory_limit, lt, sizeof lt));
+    plc_svg_text(out, 12, 44, 11.5, "start", "#444444", "%s; limit %s of the device",
+                 plc_layout_text(&w->layout, text, sizeof text), plc_word_percent(job->layout.memory_limit, lt, sizeof lt));
     double lx = 12;
     for (int c = 0; c < PLC_MEM_COUNT; c++) {
         const char *n = plc_mem_component_name((plc_mem_component)c);

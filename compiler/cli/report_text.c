@@ -42,11 +42,8 @@ void plc_report_sort_all(const plc_job *job, plc_solution *s)
 
 void plc_report_layout_line(FILE *out, const plc_layout *l)
 {
-    fprintf(out, "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s recompute=%s zero=%lld attention=%s fused_rmsnorm=%s",
-            (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
-            (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-            plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
-            l->fused_rmsnorm ? "on" : "off");
+    char text[512];
+    fputs(plc_layout_text(l, text, sizeof text), out);
 }
 
 void plc_report_reason(FILE *out, const plc_candidate *c, double limit)
@@ -67,22 +64,43 @@ void plc_report_job_header(FILE *out, const plc_job *job)
             job->cluster.nodes == 1 ? "" : "s", (long long)job->train.global_batch, (long long)m->seq_len);
 }
 
+/* the table's layout columns: one per dimension of PLC_LAYOUT_FIELDS, under
+ * its key unless a shorter heading is given here; numbers right-aligned,
+ * words left */
+typedef struct layout_column {
+    const char *head;
+    int width;
+} layout_column;
+static const layout_column layout_columns[PLC_LD_COUNT] = {
+    [PLC_LD_dp] = {"dp", 5}, [PLC_LD_sp] = {"sp", 3}, [PLC_LD_micro_batch] = {"mb", 4}, [PLC_LD_schedule] = {"schedule", -11},
+    [PLC_LD_recompute] = {"recompute", -9}, [PLC_LD_attention] = {"attn", -6}, [PLC_LD_fused_rmsnorm] = {"frms", 5},
+};
+
+static layout_column column_of(int d)
+{
+    layout_column c = layout_columns[d];
+    if (!c.head) c.head = plc_layout_dim_key((plc_layout_dim)d);
+    if (!c.width) c.width = plc_layout_dim_kind((plc_layout_dim)d) == PLC_DIMK_DEGREE ? 3 : 4;
+    return c;
+}
+
 static void table_header(FILE *out)
 {
-    fprintf(out, "%4s %5s %3s %3s %3s %3s %3s %4s %-11s %-9s %4s %-6s %5s %9s %9s %12s %6s  %s\n", "rank", "dp", "tp",
-            "pp", "cp", "sp", "vpp", "mb", "schedule", "recompute", "zero", "attn", "frms", "mem GiB",
-            "step s", "tokens/s", "MFU", "notes");
+    fprintf(out, "%4s", "rank");
+    for (int d = 0; d < PLC_LD_COUNT; d++) fprintf(out, " %*s", column_of(d).width, column_of(d).head);
+    fprintf(out, " %9s %9s %12s %6s  %s\n", "mem GiB", "step s", "tokens/s", "MFU", "notes");
 }
 
 static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_candidate *ties, int nties,
                       double limit)
 {
-    const plc_layout *l = &c->layout;
-    fprintf(out, "%4d %5lld %3lld %3lld %3lld %3s %3lld %4lld %-11s %-9s %4lld %-6s %5s %9.2f", rank,
-            (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
-            (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-            plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
-            l->fused_rmsnorm ? "on" : "off", c->peak_bytes / PLC_GIB);
+    fprintf(out, "%4d", rank);
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        char v[32];
+        fprintf(out, " %*s", column_of(d).width,
+                plc_layout_value_text((plc_layout_dim)d, plc_layout_get(&c->layout, (plc_layout_dim)d), v, sizeof v));
+    }
+    fprintf(out, " %9.2f", c->peak_bytes / PLC_GIB);
     if (c->valid && c->step_time_s > 0)
         fprintf(out, " %9.3f %12.0f %5.1f%%", c->step_time_s, c->tokens_per_s, 100.0 * c->mfu);
     else

@@ -37,18 +37,14 @@ void plc_report_yaml_job(plc_yaml *y, const plc_job *job)
 /* the dimensions as entries of the current mapping */
 static void layout_entries(plc_yaml *y, const plc_layout *l)
 {
-    plc_yaml_int(y, "dp", l->dp);
-    plc_yaml_int(y, "tp", l->tp);
-    plc_yaml_int(y, "pp", l->pp);
-    plc_yaml_int(y, "cp", l->cp);
-    plc_yaml_str(y, "sp", plc_word_onoff(l->sp));
-    plc_yaml_int(y, "vpp", l->vpp);
-    plc_yaml_int(y, "micro_batch", l->micro_batch);
-    plc_yaml_str(y, "schedule", plc_schedule_name(l->schedule));
-    plc_yaml_str(y, "recompute", plc_recompute_name(l->recompute));
-    plc_yaml_int(y, "zero", l->zero);
-    plc_yaml_str(y, "attention", plc_attention_name(l->attention));
-    plc_yaml_str(y, "fused_rmsnorm", plc_word_onoff(l->fused_rmsnorm));
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        const plc_layout_dim dim = (plc_layout_dim)d;
+        const int64_t v = plc_layout_get(l, dim);
+        const plc_dim_kind k = plc_layout_dim_kind(dim);
+        char text[32];
+        if (k == PLC_DIMK_DEGREE || k == PLC_DIMK_ZERO) plc_yaml_int(y, plc_layout_dim_key(dim), v);
+        else plc_yaml_str(y, plc_layout_dim_key(dim), plc_layout_value_text(dim, v, text, sizeof text));
+    }
 }
 
 void plc_report_yaml_layout(plc_yaml *y, const char *key, const plc_layout *l)

@@ -62,19 +62,23 @@ static const plc_key_def train_keys[] = {
     K("grad_clip", PLC_KEY_REAL, 0, NULL, false, "global gradient-norm clip, 0 = off; default 1.0"),
 };
 
+/* the layout dimensions, from PLC_LAYOUT_FIELDS: a kind's key type and names */
+#define LAYOUT_TYPE_DEGREE PLC_KEY_CHOICE_INT
+#define LAYOUT_TYPE_ZERO PLC_KEY_CHOICE_INT
+#define LAYOUT_TYPE_ONOFF PLC_KEY_CHOICE_BOOL
+#define LAYOUT_TYPE_SCHEDULE PLC_KEY_CHOICE_ENUM
+#define LAYOUT_TYPE_RECOMPUTE PLC_KEY_CHOICE_ENUM
+#define LAYOUT_TYPE_ATTENTION PLC_KEY_CHOICE_ENUM
+#define LAYOUT_NAMES_DEGREE NULL
+#define LAYOUT_NAMES_ZERO NULL
+#define LAYOUT_NAMES_ONOFF NULL
+#define LAYOUT_NAMES_SCHEDULE plc_schedule_names
+#define LAYOUT_NAMES_RECOMPUTE plc_recompute_names
+#define LAYOUT_NAMES_ATTENTION plc_attention_names
+#define LAYOUT_KEY(name, type, kind, what) K(#name, LAYOUT_TYPE_##kind, 0, LAYOUT_NAMES_##kind, false, what),
+
 static const plc_key_def layout_keys[] = {
-    K("dp", PLC_KEY_CHOICE_INT, 0, NULL, false, "data-parallel degree"),
-    K("tp", PLC_KEY_CHOICE_INT, 0, NULL, false, "tensor-parallel degree"),
-    K("pp", PLC_KEY_CHOICE_INT, 0, NULL, false, "pipeline-parallel degree"),
-    K("cp", PLC_KEY_CHOICE_INT, 0, NULL, false, "context-parallel degree"),
-    K("sp", PLC_KEY_CHOICE_BOOL, 0, NULL, false, "sequence parallelism, on or off"),
-    K("vpp", PLC_KEY_CHOICE_INT, 0, NULL, false, "virtual stages per pipeline rank (interleaved)"),
-    K("micro_batch", PLC_KEY_CHOICE_INT, 0, NULL, false, "sequences per micro-batch"),
-    K("schedule", PLC_KEY_CHOICE_ENUM, 0, plc_schedule_names, false, "pipeline schedule"),
-    K("recompute", PLC_KEY_CHOICE_ENUM, 0, plc_recompute_names, false, "activation recomputation"),
-    K("zero", PLC_KEY_CHOICE_INT, 0, NULL, false, "ZeRO stage 0..3"),
-    K("attention", PLC_KEY_CHOICE_ENUM, 0, plc_attention_names, false, "attention kernel"),
-    K("fused_rmsnorm", PLC_KEY_CHOICE_BOOL, 0, NULL, false, "fused RMSNorm kernel, on or off"),
+    PLC_LAYOUT_FIELDS(LAYOUT_KEY)
     K("memory_limit", PLC_KEY_QUANTITY, PLC_UNIT_PERCENT, NULL, false, "share of device memory; default 100%"),
     K("objective", PLC_KEY_ENUM, 0, plc_objective_names, false, "time or memory; default time"),
 };

@@ -12,10 +12,7 @@
 static void *grow(void *p, size_t size)
 {
     void *q = realloc(p, size);
-    if (!q) {
-        fprintf(stderr, "plc: out of memory (%zu bytes)\n", size);
-        exit(3);
-    }
+    if (!q) plc_oom_raise(size); /* PLC_E_SYSTEM to the command (plc/arena.h) */
     return q;
 }
 

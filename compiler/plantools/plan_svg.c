@@ -142,12 +142,9 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
     const plc_layout *l = &p->layout;
     plc_svg_text(out, 12, 24, 15, "start", "#222222", "Predicted step: %.4g s, %lld rank%s%s", T, (long long)p->world_size,
                  plc_word_plural(p->world_size), all_ranks ? "" : " (one row per pipeline stage)");
-    plc_svg_text(out, 12, 44, 11.5, "start", "#444444",
-                 "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld %s, recompute %s, zero %lld; "
-                 "thin rows: the communication stream",
-                 (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, plc_word_onoff(l->sp),
-                 (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-                 plc_recompute_name(l->recompute), (long long)l->zero);
+    char lt[512];
+    plc_svg_text(out, 12, 44, 11.5, "start", "#444444", "%s; thin rows: the communication stream",
+                 plc_layout_text(l, lt, sizeof lt));
     double lx = 12;
     for (int k = 0; k <= K_COUNT; k++) {
         const char *c = k < K_COUNT ? kind_color[k] : BUBBLE_COLOR;

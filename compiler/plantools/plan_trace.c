@@ -107,17 +107,28 @@ double plc_trace_cost(void *ctx, const plc_plan *p, const plc_program *g, const 
     }
 }
 
-/* ---- the writer ---------------------------------------------------------------- */
+/* ---- the writer ----------------------------------------------------------------
+ * Units (plc_trace_run_as with PLC_TRACE_UNITS) are gathered per rank and
+ * written at the end: ranks whose units are identical (tensor- and
+ * context-parallel peers usually are) share one track, named after all of
+ * them, so the file grows with the distinct timelines, not the ranks. */
 
-/* a unit being gathered: consecutive events of one rank's stream with the
- * same phase and micro-batch */
+/* a unit: consecutive events of one rank's stream of one micro-batch and
+ * phase (a micro-batch's data load counts as its forward) */
 typedef struct unit {
     int open;
+    int stream;
     plc_phase phase;
     int32_t micro, lo, hi; /* layers seen, -1 none */
     uint32_t first, count;
     double t0, t1;
 } unit;
+
+typedef struct rank_units {
+    unit *v;
+    size_t n, cap;
+    uint64_t hash; /* of the sequence, to find identical ranks quickly */
+} rank_units;
 
 typedef struct writer {
     const plc_plan *p;
@@ -125,31 +136,50 @@ typedef struct writer {
     plc_trace_summary *sum;
     int64_t *index_of_rank; /* world rank -> summary index (only for simulated ranks) */
     plc_ctrace ct;
-    unit *units; /* [ranks shown][stream] when aggregating, else NULL */
+    unit *open;         /* [ranks shown][stream] the units being gathered when aggregating, else NULL */
+    rank_units *done;   /* [ranks shown] finished units */
+    int failed;         /* out of memory while gathering */
 } writer;
 
-static void unit_flush(writer *w, int64_t rank, int stream, unit *u)
+static int unit_same(const unit *a, const unit *b)
 {
-    if (!u->open) return;
-    char name[96];
-    const char *ph = plc_phase_name(u->phase);
-    int n = snprintf(name, sizeof name, "%s", ph ? ph : "?");
-    if (u->micro >= 0 && n > 0 && (size_t)n < sizeof name) n += snprintf(name + n, sizeof name - n, " m%d", u->micro);
-    if (u->lo >= 0 && n > 0 && (size_t)n < sizeof name) {
-        if (u->lo == w->p->model.layers && u->hi == u->lo) snprintf(name + n, sizeof name - n, " head");
-        else if (u->hi == u->lo) snprintf(name + n, sizeof name - n, " L%d", u->lo);
-        else snprintf(name + n, sizeof name - n, " L%d-%d", u->lo, u->hi);
-    }
-    plc_ctrace_span(&w->ct, rank, stream, name, u->phase, u->first, u->count, u->t0, u->t1);
-    u->open = 0;
+    return a->stream == b->stream && a->phase == b->phase && a->micro == b->micro && a->lo == b->lo &&
+           a->hi == b->hi && a->first == b->first && a->count == b->count && a->t0 == b->t0 && a->t1 == b->t1;
 }
 
-static void unit_add(writer *w, int64_t rank, unit *u, uint32_t i, const plc_instr *in, double start, double end)
+static uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 1099511628211ull; }
+
+static void unit_flush(writer *w, int64_t k, unit *u)
 {
-    if (u->open && (u->phase != in->phase || u->micro != in->micro)) unit_flush(w, rank, (int)in->stream, u);
-    if (!u->open) {
-        *u = (unit){1, in->phase, in->micro, -1, -1, i, 0, start, end};
+    if (!u->open) return;
+    u->open = 0;
+    rank_units *r = &w->done[k];
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? 2 * r->cap : 64;
+        unit *v = realloc(r->v, cap * sizeof *v);
+        if (!v) {
+            w->failed = 1;
+            return;
+        }
+        r->v = v;
+        r->cap = cap;
     }
+    r->v[r->n++] = *u;
+    uint64_t bits[2];
+    memcpy(&bits[0], &u->t0, sizeof bits[0]);
+    memcpy(&bits[1], &u->t1, sizeof bits[1]);
+    r->hash = mix(mix(mix(mix(r->hash ? r->hash : 14695981039346656037ull, (uint64_t)u->first), u->count),
+                      bits[0]),
+                  bits[1]);
+}
+
+static void unit_add(writer *w, int64_t k, unit *u, uint32_t i, const plc_instr *in, double start, double end)
+{
+    const int stream = in->stream == PLC_STREAM_COMM;
+    const int load_then_forward = u->phase == PLC_PHASE_DATA && in->phase == PLC_PHASE_FORWARD;
+    if (u->open && u->micro == in->micro && load_then_forward) u->phase = PLC_PHASE_FORWARD;
+    if (u->open && (u->phase != in->phase || u->micro != in->micro)) unit_flush(w, k, u);
+    if (!u->open) *u = (unit){1, stream, in->phase, in->micro, -1, -1, i, 0, start, end};
     if (in->layer >= 0) {
         if (u->lo < 0 || in->layer < u->lo) u->lo = in->layer;
         if (in->layer > u->hi) u->hi = in->layer;
@@ -157,6 +187,63 @@ static void unit_add(writer *w, int64_t rank, unit *u, uint32_t i, const plc_ins
     u->count++;
     if (start < u->t0) u->t0 = start;
     if (end > u->t1) u->t1 = end;
+}
+
+/* "fwd m5 L0-9": phase, micro-batch, layers */
+static void unit_name(const writer *w, const unit *u, char *name, size_t len)
+{
+    const char *ph = plc_phase_name(u->phase);
+    int n = snprintf(name, len, "%s", ph ? ph : "?");
+    if (u->micro >= 0 && n > 0 && (size_t)n < len) n += snprintf(name + n, len - (size_t)n, " m%d", u->micro);
+    if (u->lo >= 0 && n > 0 && (size_t)n < len) {
+        if (u->lo == w->p->model.layers && u->hi == u->lo) snprintf(name + n, len - (size_t)n, " head");
+        else if (u->hi == u->lo) snprintf(name + n, len - (size_t)n, " L%d", u->lo);
+        else snprintf(name + n, len - (size_t)n, " L%d-%d", u->lo, u->hi);
+    }
+}
+
+static int same_units(const rank_units *a, const rank_units *b)
+{
+    if (a->n != b->n || a->hash != b->hash) return 0;
+    for (size_t i = 0; i < a->n; i++)
+        if (!unit_same(&a->v[i], &b->v[i])) return 0;
+    return 1;
+}
+
+/* every distinct timeline once, under the ranks that share it; -1 out of memory */
+static int write_units(writer *w, int64_t n)
+{
+    int64_t *group = malloc((size_t)n * sizeof *group), *members = malloc((size_t)n * sizeof *members);
+    if (!group || !members) {
+        free(group);
+        free(members);
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        group[k] = k;
+        for (int64_t j = 0; j < k; j++)
+            if (group[j] == j && same_units(&w->done[j], &w->done[k])) {
+                group[k] = j;
+                break;
+            }
+    }
+    for (int64_t k = 0; k < n; k++) {
+        if (group[k] != k) continue;
+        size_t m = 0;
+        for (int64_t j = k; j < n; j++)
+            if (group[j] == k) members[m++] = w->sum->world_rank[j];
+        plc_ctrace_ranks(&w->ct, &w->p->layout, members, m);
+        const rank_units *r = &w->done[k];
+        for (size_t i = 0; i < r->n; i++) {
+            char name[96];
+            unit_name(w, &r->v[i], name, sizeof name);
+            plc_ctrace_span(&w->ct, members[0], r->v[i].stream, name, r->v[i].first, r->v[i].count, r->v[i].t0,
+                            r->v[i].t1);
+        }
+    }
+    free(group);
+    free(members);
+    return 0;
 }
 
 static bool is_comm_op(plc_op op)
@@ -174,7 +261,7 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     else if (!is_comm_op(in->op)) w->sum->busy_s[k] += end - start;
     w->sum->events++;
     if (!w->out || end <= start) return;
-    if (w->units) unit_add(w, rank, &w->units[2 * k + (in->stream == PLC_STREAM_COMM)], i, in, start, end);
+    if (w->open) unit_add(w, k, &w->open[2 * k + (in->stream == PLC_STREAM_COMM)], i, in, start, end);
     else plc_ctrace_instr(&w->ct, rank, i, in, start, end, -1);
 }
 
@@ -210,10 +297,13 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
     sum->busy_s = calloc((size_t)n, sizeof *sum->busy_s);
     sum->comm_s = calloc((size_t)n, sizeof *sum->comm_s);
     sum->world_rank = calloc((size_t)n, sizeof *sum->world_rank);
-    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}, NULL};
+    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}, NULL, NULL, 0};
     if (detail == PLC_TRACE_UNITS && out) {
-        w.units = calloc(2 * (size_t)n, sizeof *w.units);
-        if (!w.units) {
+        w.open = calloc(2 * (size_t)n, sizeof *w.open);
+        w.done = calloc((size_t)n, sizeof *w.done);
+        if (!w.open || !w.done) {
+            free(w.open);
+            free(w.done);
             snprintf(err, errlen, "out of memory");
             free(w.index_of_rank);
             plc_trace_summary_free(sum);
@@ -242,19 +332,25 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
     }
     if (out) {
         plc_ctrace_begin(&w.ct, out, "plc trace", p->world_size, n);
-        for (int64_t k = 0; k < n; k++) plc_ctrace_rank(&w.ct, &p->layout, sum->world_rank[k]);
+        for (int64_t k = 0; !w.open && k < n; k++) plc_ctrace_ranks(&w.ct, &p->layout, &sum->world_rank[k], 1);
     }
     plc_sim_opts o = {all_ranks, cost, cost_ctx, on_event, &w};
     plc_sim_result res;
     if (plc_sim_run(p, &o, &res, err, errlen)) goto done;
     sum->step_time_s = res.end_time;
-    for (int64_t k = 0; w.units && k < n; k++)
-        for (int st = 0; st < 2; st++) unit_flush(&w, sum->world_rank[k], st, &w.units[2 * k + st]);
+    for (int64_t k = 0; w.open && k < n; k++)
+        for (int st = 0; st < 2; st++) unit_flush(&w, k, &w.open[2 * k + st]);
+    if (w.failed || (w.open && write_units(&w, n))) {
+        snprintf(err, errlen, "out of memory while gathering the trace's units");
+        goto done;
+    }
     if (out) plc_ctrace_end(&w.ct);
     rc = 0;
 done:
     plc_trace_cost_ctx_free(own);
-    free(w.units);
+    for (int64_t k = 0; w.done && k < n; k++) free(w.done[k].v);
+    free(w.done);
+    free(w.open);
     free(w.index_of_rank);
     if (rc) plc_trace_summary_free(sum);
     return rc;

@@ -98,32 +98,25 @@ void plc_yaml_bool(plc_yaml *y, const char *k, bool v)
     scalar(y, v ? "true" : "false", true);
 }
 
-void plc_yaml_map(plc_yaml *y, const char *k)
+/* a block mapping or sequence under key k, and its end */
+static void block_start(plc_yaml *y, const char *k, bool seq)
 {
     key(y, k);
     yaml_event_t ev;
-    yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+    if (seq) yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+    else yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
     emit(y, &ev);
 }
 
-void plc_yaml_map_end(plc_yaml *y)
+static void block_end(plc_yaml *y, bool seq)
 {
     yaml_event_t ev;
-    yaml_mapping_end_event_initialize(&ev);
+    if (seq) yaml_sequence_end_event_initialize(&ev);
+    else yaml_mapping_end_event_initialize(&ev);
     emit(y, &ev);
 }
 
-void plc_yaml_seq(plc_yaml *y, const char *k)
-{
-    key(y, k);
-    yaml_event_t ev;
-    yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-    emit(y, &ev);
-}
-
-void plc_yaml_seq_end(plc_yaml *y)
-{
-    yaml_event_t ev;
-    yaml_sequence_end_event_initialize(&ev);
-    emit(y, &ev);
-}
+void plc_yaml_map(plc_yaml *y, const char *k) { block_start(y, k, false); }
+void plc_yaml_map_end(plc_yaml *y) { block_end(y, false); }
+void plc_yaml_seq(plc_yaml *y, const char *k) { block_start(y, k, true); }
+void plc_yaml_seq_end(plc_yaml *y) { block_end(y, true); }

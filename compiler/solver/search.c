@@ -50,18 +50,7 @@ int64_t plc_layout_dim_value(const plc_layout *l, int dim) { return plc_layout_g
 
 const char *plc_layout_dim_text(int dim, int64_t v, char *buf, size_t size)
 {
-    const char *name = NULL;
-    switch (plc_layout_dim_kind((plc_layout_dim)dim)) {
-    case PLC_DIMK_SCHEDULE: name = plc_schedule_name((plc_schedule)v); break;
-    case PLC_DIMK_RECOMPUTE: name = plc_recompute_name((plc_recompute)v); break;
-    case PLC_DIMK_ATTENTION: name = plc_attention_name((plc_attention)v); break;
-    case PLC_DIMK_ONOFF: name = v ? "on" : "off"; break;
-    case PLC_DIMK_DEGREE:
-    case PLC_DIMK_ZERO: break;
-    }
-    if (name) snprintf(buf, size, "%s", name);
-    else snprintf(buf, size, "%lld", (long long)v);
-    return buf;
+    return plc_layout_value_text((plc_layout_dim)dim, v, buf, size);
 }
 
 bool plc_layout_check(const plc_job *job, const plc_layout *l, char *why, size_t size)

@@ -269,6 +269,18 @@ static inline plc_choice *plc_layout_spec_choice_mut(plc_layout_spec *ls, plc_la
 /* "micro_batch": the key of dimension d in .plan files; its kind */
 const char *plc_layout_dim_key(plc_layout_dim d);
 plc_dim_kind plc_layout_dim_kind(plc_layout_dim d);
+/* value v of dimension d as a .plan file writes it ("4", "on", "flash2") */
+const char *plc_layout_value_text(plc_layout_dim d, int64_t v, char *buf, size_t size);
+/* every dimension of l as "dp=1 tp=2 ... fused_rmsnorm=on", in list order */
+const char *plc_layout_text(const plc_layout *l, char *buf, size_t size);
+
+/* field by field (a struct comparison would read padding) */
+static inline bool plc_layout_equal(const plc_layout *a, const plc_layout *b)
+{
+#define PLC_LAYOUT_SAME(name, type, kind, what) a->name == b->name &&
+    return PLC_LAYOUT_FIELDS(PLC_LAYOUT_SAME) true;
+#undef PLC_LAYOUT_SAME
+}
 
 /* Rows (columns) of a block when a dimension of n splits over `shards`:
  * ceil(n / shards). The last blocks may hold fewer real rows (the padded

@@ -243,10 +243,20 @@ typedef struct plc_operand_rule {
     uint8_t fac[4];   /* plc_opd_factor, multiplied */
 } plc_operand_rule;
 
+/* In-place rules: the bytes an operand touches (its count of elements, or
+ * the whole buffer for ZERO and COPY) may overlap another operand's only
+ * when neither is written, or when the pair is one of the op's in-place
+ * pairs and both start at the same byte (the kernel reads each element
+ * before it writes it). ALLGATHER's source may also be one slice of its
+ * destination; which slice must be the rank's own, and only plrun, which
+ * knows the rank, checks that. */
 typedef struct plc_op_contract {
     plc_operand_rule buf[PLC_INSTR_BUFS];
     uint8_t arg[PLC_INSTR_ARGS]; /* plc_arg_kind */
     uint8_t group;               /* 1: a collective on a group */
+    uint16_t writes;             /* bit k: buf k is written or accumulated into */
+    uint8_t ninplace;            /* in-place pairs: written slot, the slot it may be */
+    uint8_t inplace[2][2];
 } plc_op_contract;
 
 /* the row of op, NULL for an op out of range */

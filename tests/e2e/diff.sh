@@ -5,11 +5,7 @@
 # texts that differ only in comments diff as equal; --format yaml is valid
 # YAML listing the same changes.
 set -u
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 spec=$PLC_ROOT/examples/tiny.plan
 pin=(-D layout.dp=8 -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 -D layout.micro_batch=4 -D layout.zero=0
      -D layout.sp=off -D layout.vpp=1 -D layout.recompute=none -D layout.attention=naive -D layout.fused_rmsnorm=off)

@@ -7,11 +7,7 @@
 # refused with the reason (exit 1); a spec whose best layout the engine
 # cannot run exports the best one it can, saying so.
 set -u
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 ex=$PLC_ROOT/examples
 flags=$PLC_ROOT/docs/engines/megatron-lm-flags.txt
 keys=$PLC_ROOT/docs/engines/torchtitan-keys.txt

@@ -5,11 +5,7 @@
 # spec of a directory and fails on a throughput regression against baseline
 # plans.
 set -u
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 ex=$PLC_ROOT/examples
 spec=$ex/llama7b-a100.plan
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "skip: /usr/bin/python3 lacks yaml (python3-yaml)"; exit 77; }

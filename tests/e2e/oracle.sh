@@ -12,34 +12,13 @@ set -u
 /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null || skip "skipped: python3-torch or numpy not installed"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cat >"$tmp/oracle.plan" <<PLAN
-model "oracle" {
-  layers = 2
-  hidden = 32
-  ffn_hidden = 64
-  heads = 4
-  kv_heads = 2
-  vocab = 64
-  seq_len = 16
-}
-cluster { gpu = "host-cpu"  nodes = 1  gpus_per_node = 4 }
-train {
-  global_batch = 4
-  steps = 10
-  precision = fp32
-  seed = 11
-  data = synthetic
-  lr.peak = 3e-3
-  lr.warmup = 3
-  grad_clip = 1.0
-}
-layout { dp = 1  cp = 1 }
-PLAN
-# the GPT block (LayerNorm, biases, GELU, learned positions), untied
-cat >"$tmp/gpt.plan" <<PLAN
-model "oracle-gpt" {
-  arch = gpt
-  layers = 2
+# write_spec FILE NAME SEED [ARCH LINES]: the oracle's small model, with the
+# given seed; extra model lines (the GPT block: LayerNorm, biases, GELU,
+# learned positions, untied) before the shared ones
+write_spec() {
+    cat >"$1" <<PLAN
+model "$2" {
+$4  layers = 2
   hidden = 32
   heads = 4
   kv_heads = 2
@@ -51,7 +30,7 @@ train {
   global_batch = 4
   steps = 10
   precision = fp32
-  seed = 13
+  seed = $3
   data = synthetic
   lr.peak = 3e-3
   lr.warmup = 3
@@ -59,6 +38,11 @@ train {
 }
 layout { dp = 1  cp = 1 }
 PLAN
+}
+write_spec "$tmp/oracle.plan" oracle 11 "  ffn_hidden = 64
+"
+write_spec "$tmp/gpt.plan" oracle-gpt 13 "  arch = gpt
+"
 check() { # check NAME RANKS OVERRIDES... (SPEC=gpt for the GPT spec)
     local name=$1 ranks=$2; shift 2
     "$PLC" compile "$tmp/${SPEC:-oracle}.plan" "$@" -o "$tmp/$name.bin" || die "plc compile failed ($name)"

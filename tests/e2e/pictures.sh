@@ -5,11 +5,7 @@
 # colours; scale draws its three panels; explain draws a bar per stage and
 # the limit; the README's pictures (docs/pictures) are what plc draws today.
 set -u
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 ex=$PLC_ROOT/examples
 "$PLC" compile "$ex/tiny.plan" -D layout.dp=2 -D layout.tp=2 -D layout.pp=2 -D layout.cp=1 -o "$tmp/t8.bin" >/dev/null ||
     die "compile 8 ranks"

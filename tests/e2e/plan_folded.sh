@@ -4,8 +4,9 @@
 # files load to the same instruction streams (plc dump --expand). A model of
 # 4 layers in 2 pipeline stages with 8 micro-batches, so layers and
 # micro-batches both fold. plc trace writes one event per unit (a stream's
-# run of one phase and micro-batch) unless --full: the units account for
-# every instruction event of the full timeline, on the same ranks and streams.
+# run of one micro-batch and phase), ranks with identical timelines on one
+# track, unless --full: the units account for every instruction event of the
+# full timeline, on the same ranks and streams.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
 need_mpi
@@ -30,12 +31,15 @@ grep -q '^ *loop ' "$tmp/folded-view.dump" || die "plc dump shows no loop of the
 "$PLC" trace "$tmp/folded.bin" --full -o "$tmp/full.json" >/dev/null || die "plc trace --full failed"
 /usr/bin/python3 - "$tmp/units.json" "$tmp/full.json" <<'PY' || die "trace units do not add up to the full timeline"
 import json, sys
-units = [e for e in json.load(open(sys.argv[1]))["traceEvents"] if e.get("ph") == "X"]
+ut = json.load(open(sys.argv[1]))["traceEvents"]
+units = [e for e in ut if e.get("ph") == "X"]
 full = [e for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("ph") == "X"]
+# the ranks each track stands for
+ranks = {e["pid"]: e["args"].get("ranks", [e["pid"]]) for e in ut if e.get("name") == "process_name"}
 assert len(units) * 4 < len(full), (len(units), len(full))
-assert sum(e["args"]["instrs"] for e in units) == len(full)
-for key in ("pid", "tid"):
-    assert {e[key] for e in units} == {e[key] for e in full}
+assert sum(e["args"].get("instrs", 1) * len(ranks[e["pid"]]) for e in units) == len(full)
+assert sorted(r for rs in ranks.values() for r in rs) == sorted({e["pid"] for e in full})
+assert {e["tid"] for e in units} == {e["tid"] for e in full}
 end = lambda evs: max(e["ts"] + e["dur"] for e in evs)
 assert abs(end(units) - end(full)) < 1e-3 * end(full)
 PY

@@ -11,11 +11,7 @@
 #   slower, the memory component of a region where nothing fits, and the
 #   tie-break rule.
 set -u
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "skip: /usr/bin/python3 lacks yaml (python3-yaml)"; exit 77; }
 ex=$PLC_ROOT/examples
 spec=$ex/llama7b-a100.plan

@@ -4,14 +4,7 @@
 # are exact (77.5%, not 78%), dump names every layout dimension, and every
 # command's layout line is the same text.
 set -u
-# under the sanitizers: full malloc stacks, so that LeakSanitizer matches
-# Open MPI's exit-time leaks against tests/lsan.supp (as plrun_lib.bash does)
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-: "${PLC_BIN:?}" "${PLC_ROOT:?}"
-PLC=$PLC_BIN/plc
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-die() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
 ex=$PLC_ROOT/examples
 spec=$ex/tiny.plan
 pin=(-D layout.dp=4 -D layout.tp=2 -D layout.pp=1 -D layout.cp=1 -D layout.memory_limit=77.5%)

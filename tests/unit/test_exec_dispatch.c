@@ -232,6 +232,23 @@ static void test_errors(void)
     in = hp_ins(&h, PLC_OP_WAIT);
     in->wait = 0; /* itself */
     expect_create_error(&h, "instruction 0 (WAIT", "does not come before it");
+
+    /* in-place rules (plan.h): a matmul may not write its own input */
+    hp_init(&h);
+    C = hp_buf(&h, "C", PLC_F32, 2, 2);
+    in = hp_ins(&h, PLC_OP_MATMUL);
+    in->buf[0] = C; in->buf[1] = C; in->buf[2] = C;
+    in->arg[0] = 2; in->arg[1] = 2; in->arg[2] = 2;
+    expect_create_error(&h, "instruction 0 (MATMUL", "overlaps buf0 'C', which the op writes; they may not share bytes");
+
+    /* ADD may run in place, but not shifted against its input */
+    hp_init(&h);
+    A = hp_buf(&h, "X", PLC_F32, 1, 64);
+    int32_t Y = hp_buf(&h, "Y", PLC_F32, 1, 32);
+    h.bufs[Y].offset = h.bufs[A].offset + 64; /* inside X, 16 elements on */
+    in = hp_ins(&h, PLC_OP_ADD);
+    in->buf[0] = Y; in->buf[1] = A; in->buf[2] = A; in->arg[0] = 32;
+    expect_create_error(&h, "instruction 0 (ADD", "in place they must start at the same byte");
 }
 
 /* a world size that differs from the plan's is refused */

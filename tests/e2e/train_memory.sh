@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# plrun's memory report: on every rank, the measured peak beyond the
+# runtime's measured fixed costs is within 5% of the plan's arena, on a
+# data-parallel, a pipeline and a tensor-parallel ZeRO layout; the arena
+# printed is the one plc compiled into the plan.
+set -u
+. "$(dirname "$0")/plrun_lib.bash"
+need_mpi
+[ -r /proc/self/status ] || skip "skipped: no /proc/self/status to measure memory with"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# tiny.plan, grown so that the arena (tens of MiB) dwarfs page rounding
+model="-D model.layers=4 -D model.hidden=128 -D model.ffn_hidden=352"
+
+# check NAME RANKS OVERRIDES...: compile, run 4 steps, compare every rank
+check() {
+    local name=$1 n=$2; shift 2
+    # shellcheck disable=SC2086
+    "$PLC" compile "$PLC_ROOT/examples/tiny.plan" $model -D cluster.gpus_per_node="$n" -D layout.cp=1 "$@" \
+        -o "$tmp/$name.bin" >"$tmp/$name.compile" || { cat "$tmp/$name.compile"; die "$name: plc compile failed"; }
+    run_ranks "$n" "$tmp/$name.bin" --steps 4 >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; die "$name: plrun failed"; }
+    sed -n '/^memory per rank/,/^runtime fixed costs/p' "$tmp/$name.log"
+    grep -q '^runtime fixed costs measured: [0-9.]* MiB' "$tmp/$name.log" || die "$name: no fixed costs line"
+    # the plan's arena per stage, as plc compile printed it
+    local planned
+    planned=$(awk '$1 == "stage" && $3 == "arena" { print $4 }' "$tmp/$name.compile" | sort -u | tr '\n' ' ')
+    awk -v name="$name" -v n="$n" -v planned=" $planned" '
+        /^  rank [0-9]+ / {
+            split($0, f, "|"); sub(/^  rank [0-9]+ +/, "", f[1])
+            arena = f[1] + 0; used = f[2] + 0; rows++
+            if (index(planned, " " sprintf("%.2f", arena) " ") == 0) { printf "%s: arena %.2f is not one the plan has (%s)\n", name, arena, planned; bad = 1 }
+            d = (used - arena) / arena; if (d < 0) d = -d
+            if (d > 0.05) { printf "%s: %s: %.1f%% off the arena\n", name, $0, 100 * d; bad = 1 }
+        }
+        END { if (rows != n) { printf "%s: %d rank rows, expected %d\n", name, rows, n; bad = 1 } exit bad }' \
+        "$tmp/$name.log" || die "$name: the measured memory is not the plan's"
+}
+check dp4 4 -D layout.dp=4 -D layout.tp=1 -D layout.pp=1
+check pp2 2 -D layout.dp=1 -D layout.tp=1 -D layout.pp=2
+check tp2_zero 4 -D layout.dp=2 -D layout.tp=2 -D layout.pp=1 -D layout.zero=1
+echo "memory: ok"
