@@ -33,6 +33,12 @@ const char *plc_objective_name(plc_objective o)
     return NAME_OF(names, o);
 }
 
+const char *plc_engine_name(plc_engine e)
+{
+    static const char *const names[] = {"plrun", "megatron", "fsdp2"};
+    return NAME_OF(names, e);
+}
+
 const char *plc_layout_dim_key(plc_layout_dim d)
 {
     static const char *const keys[PLC_LD_COUNT] = {

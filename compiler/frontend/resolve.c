@@ -543,6 +543,9 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
     get_enum(r, bs, "precision", plc_precision_names, &prec);
     t->precision = (plc_precision)prec;
     get_enum(r, bs, "optimizer", plc_optimizer_names, &opt);
+    int engine = PLC_ENGINE_PLRUN;
+    get_enum(r, bs, "engine", plc_engine_names, &engine);
+    t->engine = (plc_engine)engine;
     int64_t seed = 1;
     get_int(r, bs, "seed", 0, INT64_MAX, &seed);
     t->seed = (uint64_t)seed;

@@ -41,6 +41,16 @@ typedef enum plc_attention {
     PLC_ATTN_COUNT
 } plc_attention;
 
+/* the runtime a plan or a prediction is for (docs/engines.md): plc's own
+ * plrun, or an engine users run today, described by its profile in
+ * engines.yaml (what it keeps, overlaps, recomputes and can run) */
+typedef enum plc_engine {
+    PLC_ENGINE_PLRUN,    /* plc's runtime: the plan is the program */
+    PLC_ENGINE_MEGATRON, /* Megatron-LM (Megatron-Core) */
+    PLC_ENGINE_FSDP2,    /* a PyTorch FSDP2 trainer (torchtitan) */
+    PLC_ENGINE_COUNT
+} plc_engine;
+
 typedef enum plc_objective {
     PLC_OBJ_TIME,   /* fastest step (the default) */
     PLC_OBJ_MEMORY, /* smallest peak memory */
@@ -131,6 +141,7 @@ typedef struct plc_train {
     int64_t steps;
     uint64_t seed;
     const char *data_path; /* token file, absolute and normalised; NULL: the synthetic source */
+    plc_engine engine;     /* default PLC_ENGINE_PLRUN */
 } plc_train;
 
 /* ---- layout constraints ----------------------------------------------------
@@ -297,5 +308,6 @@ const char *plc_recompute_name(plc_recompute r);
 const char *plc_attention_name(plc_attention a);
 const char *plc_precision_name(plc_precision p);
 const char *plc_objective_name(plc_objective o);
+const char *plc_engine_name(plc_engine e);
 
 #endif
