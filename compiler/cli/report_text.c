@@ -65,7 +65,8 @@ void plc_report_job_header(FILE *out, const plc_job *job)
             job->path ? job->path : "spec", m->name[0] ? m->name : "?", (double)plc_params_total(m) / 1e9,
             (long long)plc_cluster_gpus(&job->cluster), job->cluster.hw.name, (long long)job->cluster.nodes,
             job->cluster.nodes == 1 ? "" : "s", (long long)job->train.global_batch, (long long)m->seq_len);
-    fprintf(out, "engine: %s\n", plc_engine_name(job->train.engine));
+    fprintf(out, "engine: %s (%s)\n", plc_engine_name(job->train.engine),
+            job->engine.describes[0] ? job->engine.describes : "no profile");
 }
 
 static void table_header(FILE *out)

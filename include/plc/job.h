@@ -289,6 +289,38 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     return shards > 1 ? (n + shards - 1) / shards : n;
 }
 
+/* ---- the engine's profile ----------------------------------------------------
+ * What the runtime named by train.engine keeps, overlaps and can run, read
+ * from engines.yaml (docs/engines.md; compiler/frontend/engines.h), every
+ * figure with its source. X(member, key, lo, hi, what) lists the figures; a
+ * zero profile is plc's own accounting with nothing overlapped beyond it. */
+#define PLC_ENGINE_FIGURES(X)                                                                                  \
+    X(fused_swiglu,         "fused_swiglu",         0, 1, "1: a fused SwiGLU keeps its input and output only") \
+    X(alloc_overhead,       "alloc_overhead",       0, 1, "share of per-micro-batch memory lost to the allocator") \
+    X(grad_bytes,           "grad_bytes",           0, 8, "bytes per gradient element (0: the precision's)")   \
+    X(tp_overlap,           "tp_overlap",           0, 1, "1: tp collectives run under the GEMMs (with sp)")  \
+    X(grad_reduce_overlap,  "grad_reduce_overlap",  0, 1, "1: gradient reductions run under the backward")   \
+    X(param_gather_overlap, "param_gather_overlap", 0, 1, "1: ZeRO weight gathers run under compute")        \
+    X(p2p_overlap,          "p2p_overlap",          0, 1, "1: pipeline sends and receives run under compute")
+
+typedef struct plc_engine_profile {
+    char describes[96]; /* "Megatron-Core r0.8 profile" */
+#define PLC_ENGINE_MEMBER(member, key, lo, hi, what) double member;
+    PLC_ENGINE_FIGURES(PLC_ENGINE_MEMBER)
+#undef PLC_ENGINE_MEMBER
+    /* what it can run: bit v of offers[d] set when value v of layout
+     * dimension d is offered (dimensions of kind ONOFF, ZERO, SCHEDULE,
+     * RECOMPUTE, ATTENTION); 0: every value */
+    uint64_t offers[PLC_LD_COUNT];
+} plc_engine_profile;
+
+/* does the profile run value v of layout dimension d? */
+static inline bool plc_engine_offers(const plc_engine_profile *p, plc_layout_dim d, int64_t v)
+{
+    if ((unsigned)d >= PLC_LD_COUNT || p->offers[d] == 0) return true;
+    return v >= 0 && v < 64 && ((p->offers[d] >> v) & 1u);
+}
+
 /* ---- the whole job -------------------------------------------------------- */
 
 typedef struct plc_job {
@@ -299,6 +331,7 @@ typedef struct plc_job {
     plc_cluster cluster;
     plc_train train;
     plc_layout_spec layout;
+    plc_engine_profile engine; /* train.engine's profile */
 } plc_job;
 
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);

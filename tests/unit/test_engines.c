@@ -1,0 +1,183 @@
+/* test_engines.c: the engine profiles loader (compiler/frontend/engines.c):
+ * a complete profile, each way a file can be wrong and its message, and the
+ * shipped examples/engines.yaml (every engine present, each figure sourced,
+ * what each engine runs). */
+#include <CUnit/CUnit.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/frontend/engines.h"
+#include "compiler/frontend/spec_parse.h"
+
+typedef struct loaded {
+    plc_arena a;
+    plc_engine_set set;
+    char *out;
+    int errors;
+} loaded;
+
+static void parse(loaded *l, const char *text)
+{
+    plc_arena_init(&l->a);
+    size_t len;
+    l->out = NULL;
+    FILE *f = open_memstream(&l->out, &len);
+    plc_diag d;
+    plc_diag_init(&d, f, 100);
+    plc_source *src = plc_source_from_text(&l->a, "engines.yaml", text, strlen(text));
+    l->errors = plc_engines_parse(&l->a, &d, src, &l->set);
+    fclose(f);
+}
+
+static void done(loaded *l)
+{
+    free(l->out);
+    plc_arena_free(&l->a);
+}
+
+/* every figure of PLC_ENGINE_FIGURES with a source, value 1 (0.5 for shares) */
+static void profile_text(char *buf, size_t size, const char *name, const char *skip, const char *extra)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s:\n  describes: Test engine 1.0\n", name);
+#define LINE(member, key, lo, hi, what)                                                                   \
+    if (!skip || strcmp(skip, key))                                                                       \
+        n += (size_t)snprintf(buf + n, size - n, "  %s: {value: %g, source: \"the %s manual\"}\n", key, \
+                              (hi) == 1 ? 1.0 : 2.0, key);
+    PLC_ENGINE_FIGURES(LINE)
+#undef LINE
+    if (extra) snprintf(buf + n, size - n, "%s", extra);
+}
+
+static void expect(const char *text, const char *message)
+{
+    loaded l;
+    parse(&l, text);
+    CU_ASSERT(l.errors > 0);
+    if (!l.out || !strstr(l.out, message)) {
+        fprintf(stderr, "\nexpected \"%s\" in:\n%s\n", message, l.out ? l.out : "");
+        CU_FAIL("message not found");
+    }
+    done(&l);
+}
+
+static void test_complete_profile(void)
+{
+    char text[4096];
+    profile_text(text, sizeof text, "megatron", NULL,
+                 "  runs:\n    schedule: {values: [1f1b, interleaved], source: \"schedules.py\"}\n"
+                 "    zero: {values: [0, 1], source: \"the optimizer guide\"}\n"
+                 "    sp: {values: [\"on\"], source: \"the TP guide\"}\n");
+    loaded l;
+    parse(&l, text);
+    CU_ASSERT_EQUAL(l.errors, 0);
+    if (l.errors) fprintf(stderr, "\n%s\n", l.out);
+    CU_ASSERT_TRUE(l.set.has[PLC_ENGINE_MEGATRON]);
+    CU_ASSERT_FALSE(l.set.has[PLC_ENGINE_PLRUN]);
+    const plc_engine_profile *p = &l.set.profile[PLC_ENGINE_MEGATRON];
+    CU_ASSERT_STRING_EQUAL(p->describes, "Test engine 1.0");
+    CU_ASSERT_DOUBLE_EQUAL(p->tp_overlap, 1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p->grad_bytes, 2.0, 0);
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_schedule, PLC_SCHED_1F1B));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_schedule, PLC_SCHED_INTERLEAVED));
+    CU_ASSERT_FALSE(plc_engine_offers(p, PLC_LD_schedule, PLC_SCHED_GPIPE));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_zero, 1));
+    CU_ASSERT_FALSE(plc_engine_offers(p, PLC_LD_zero, 2));
+    CU_ASSERT_FALSE(plc_engine_offers(p, PLC_LD_sp, 0));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_sp, 1));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_attention, PLC_ATTN_NAIVE)); /* not listed: every value */
+    done(&l);
+}
+
+static void test_bad_files(void)
+{
+    char text[4096];
+    expect("megatron: [1, 2\n", "error: YAML:");
+    expect("- a\n- b\n", "expected a mapping of engine profiles");
+    expect("megatorn: {}\n", "did you mean 'megatron'?");
+    profile_text(text, sizeof text, "fsdp2", "tp_overlap", NULL);
+    expect(text, "profile 'fsdp2' lacks 'tp_overlap'");
+    /* a figure without its source */
+    profile_text(text, sizeof text, "fsdp2", "p2p_overlap", "  p2p_overlap: {value: 0}\n");
+    expect(text, "'p2p_overlap' lacks its source");
+    profile_text(text, sizeof text, "fsdp2", "p2p_overlap", "  p2p_overlap: {value: 0, source: \"\"}\n");
+    expect(text, "'p2p_overlap' lacks its source");
+    profile_text(text, sizeof text, "fsdp2", "p2p_overlap", "  p2p_overlap: 1\n");
+    expect(text, "'p2p_overlap' must be a mapping {value: ..., source: \"...\"}");
+    profile_text(text, sizeof text, "fsdp2", "alloc_overhead", "  alloc_overhead: {value: 1.5, source: \"x\"}\n");
+    expect(text, "'alloc_overhead' must be between 0 and 1");
+    profile_text(text, sizeof text, "fsdp2", "alloc_overhead", "  alloc_overhead: {value: lots, source: \"x\"}\n");
+    expect(text, "'alloc_overhead' must be a number, not 'lots'");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  tp_overlaps: {value: 1, source: \"x\"}\n");
+    expect(text, "did you mean 'tp_overlap'?");
+    /* runs */
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    schedule: {values: [1f1b, zigzag], source: \"x\"}\n");
+    expect(text, "unknown schedule 'zigzag'");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    zero: {values: [3]}\n");
+    expect(text, "'zero' lacks its source");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    tp: {values: [1], source: \"x\"}\n");
+    expect(text, "'runs' names the layout keys");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    zero: {values: [], source: \"x\"}\n");
+    expect(text, "'zero' lists no value");
+    char twice[8192];
+    profile_text(text, sizeof text, "plrun", NULL, NULL);
+    snprintf(twice, sizeof twice, "%s%s", text, text);
+    expect(twice, "duplicate profile 'plrun'");
+    char nodesc[4096];
+    profile_text(text, sizeof text, "plrun", NULL, NULL);
+    char *d = strstr(text, "  describes:");
+    char *e = strchr(d, '\n');
+    snprintf(nodesc, sizeof nodesc, "%.*s%s", (int)(d - text), text, e + 1);
+    expect(nodesc, "profile 'plrun' lacks 'describes'");
+}
+
+/* the shipped file: the three engines, and what each one runs */
+static void test_shipped_profiles(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    size_t len;
+    char *out = NULL;
+    FILE *f = open_memstream(&out, &len);
+    plc_diag d;
+    plc_diag_init(&d, f, 100);
+    plc_engine_set set;
+    int errors = plc_engines_load(&a, &d, "../examples/engines.yaml", &set);
+    fclose(f);
+    CU_ASSERT_EQUAL(errors, 0);
+    if (errors) fprintf(stderr, "\n%s\n", out);
+    for (int e = 0; e < PLC_ENGINE_COUNT; e++) CU_ASSERT_TRUE(set.has[e]);
+    const plc_engine_profile *pl = &set.profile[PLC_ENGINE_PLRUN], *mg = &set.profile[PLC_ENGINE_MEGATRON],
+                             *fs = &set.profile[PLC_ENGINE_FSDP2];
+    /* plrun: a static plan, nothing overlapped that the lowering does not */
+    CU_ASSERT_DOUBLE_EQUAL(pl->alloc_overhead, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl->tp_overlap + pl->param_gather_overlap + pl->p2p_overlap, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl->grad_reduce_overlap, 1, 0);
+    for (int s = 0; s < PLC_SCHED_COUNT; s++) CU_ASSERT_TRUE(plc_engine_offers(pl, PLC_LD_schedule, s));
+    for (int z = 0; z < 4; z++) CU_ASSERT_TRUE(plc_engine_offers(pl, PLC_LD_zero, z));
+    /* Megatron-Core: 1F1B and interleaved, the distributed optimizer, TE kernels */
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_schedule, PLC_SCHED_GPIPE));
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_schedule, PLC_SCHED_LAYERED));
+    CU_ASSERT_TRUE(plc_engine_offers(mg, PLC_LD_schedule, PLC_SCHED_INTERLEAVED));
+    CU_ASSERT_TRUE(plc_engine_offers(mg, PLC_LD_zero, 1));
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_zero, 3));
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_attention, PLC_ATTN_NAIVE));
+    CU_ASSERT_DOUBLE_EQUAL(mg->fused_swiglu, 1, 0);
+    /* FSDP2: sharded data parallelism, SDPA's flash kernel */
+    CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_zero, 0));
+    CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_zero, 1));
+    CU_ASSERT_TRUE(plc_engine_offers(fs, PLC_LD_zero, 3));
+    CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_attention, PLC_ATTN_FUSED));
+    CU_ASSERT_DOUBLE_EQUAL(fs->param_gather_overlap, 1, 0);
+    free(out);
+    plc_arena_free(&a);
+}
+
+void register_test_engines(void);
+void register_test_engines(void)
+{
+    CU_pSuite s = CU_add_suite("engines", NULL, NULL);
+    CU_add_test(s, "complete profile", test_complete_profile);
+    CU_add_test(s, "bad files", test_bad_files);
+    CU_add_test(s, "shipped profiles", test_shipped_profiles);
+}
