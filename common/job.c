@@ -1,6 +1,8 @@
 /* job.c: spellings of the job's enumerations and of the layout dimensions, shared by every module. */
 #include "plc/job.h"
 
+#include <stdio.h>
+
 #define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
 
 const char *plc_schedule_name(plc_schedule s)
@@ -57,4 +59,20 @@ plc_dim_kind plc_layout_dim_kind(plc_layout_dim d)
 #undef PLC_LAYOUT_KIND
     };
     return (unsigned)d < PLC_LD_COUNT ? kinds[d] : PLC_DIMK_DEGREE;
+}
+
+const char *plc_layout_value_text(plc_layout_dim d, int64_t v, char *buf, size_t size)
+{
+    const char *name = NULL;
+    switch (plc_layout_dim_kind(d)) {
+    case PLC_DIMK_SCHEDULE: name = plc_schedule_name((plc_schedule)v); break;
+    case PLC_DIMK_RECOMPUTE: name = plc_recompute_name((plc_recompute)v); break;
+    case PLC_DIMK_ATTENTION: name = plc_attention_name((plc_attention)v); break;
+    case PLC_DIMK_ONOFF: name = v ? "on" : "off"; break;
+    case PLC_DIMK_DEGREE:
+    case PLC_DIMK_ZERO: break;
+    }
+    if (name) snprintf(buf, size, "%s", name);
+    else snprintf(buf, size, "%lld", (long long)v);
+    return buf;
 }

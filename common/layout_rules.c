@@ -133,6 +133,11 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     if (CHECK(in, PLC_RULE_FLASH_FP32) && in->precision_known && in->precision == PLC_PREC_FP32 && KNOWN(in, attention) &&
         (l->attention == PLC_ATTN_FLASH1 || l->attention == PLC_ATTN_FLASH2))
         return broke(PLC_RULE_FLASH_FP32);
+    /* the engine runs only the values its profile offers */
+    if (CHECK(in, PLC_RULE_ENGINE_OFFERS) && in->engine)
+        for (int d = 0; d < PLC_LD_COUNT; d++)
+            if ((in->known >> d & 1u) && !plc_engine_offers(in->engine, (plc_layout_dim)d, plc_layout_get(l, (plc_layout_dim)d)))
+                return broke_at(PLC_RULE_ENGINE_OFFERS, plc_layout_dim_key((plc_layout_dim)d));
     return ok();
 }
 
@@ -144,7 +149,9 @@ static plc_rule_input job_input(const plc_job *job, const plc_layout *l)
                             .precision = job->train.precision,
                             .precision_known = true,
                             .layout = *l,
-                            .known = PLC_LD_ALL};
+                            .known = PLC_LD_ALL,
+                            .engine = &job->engine,
+                            .engine_id = job->train.engine};
 }
 
 plc_verdict plc_layout_rules_job(const plc_job *job, const plc_layout *l)
@@ -240,6 +247,21 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_FLASH_FP32:
         SAY("attention = %s needs bf16; fp32 training uses naive or fused attention", plc_attention_name(l->attention));
         break;
+    case PLC_RULE_ENGINE_OFFERS: {
+        plc_layout_dim d = PLC_LD_COUNT;
+        for (int i = 0; i < PLC_LD_COUNT; i++)
+            if (strcmp(plc_layout_dim_key((plc_layout_dim)i), v.key) == 0) d = (plc_layout_dim)i;
+        char val[32], runs[160] = "";
+        size_t n = 0;
+        for (int64_t x = 0; x < 64 && d < PLC_LD_COUNT && in->engine; x++) {
+            if (!(in->engine->offers[d] >> x & 1u)) continue;
+            n += (size_t)snprintf(runs + n, n < sizeof runs ? sizeof runs - n : 0, "%s%s", n ? ", " : "",
+                                  plc_layout_value_text(d, x, val, sizeof val));
+        }
+        SAY("engine %s does not run %s = %s; it runs %s", plc_engine_name(in->engine_id), v.key,
+            plc_layout_value_text(d, d < PLC_LD_COUNT ? plc_layout_get(l, d) : 0, val, sizeof val), runs);
+        break;
+    }
     case PLC_RULE_COUNT: SAY("unknown rule"); break;
     }
 #undef SAY

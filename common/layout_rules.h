@@ -60,7 +60,9 @@
     X(INTERLEAVED_MICRO, "micro_batch", "interleaved_micro")      \
     X(MODULAR_PP,        "pp",          "modular_pp")             \
     /* kernels */                                                 \
-    X(FLASH_FP32,        "attention",   "flash_fp32")
+    X(FLASH_FP32,        "attention",   "flash_fp32")             \
+    /* the engine: what its profile says it can run */            \
+    X(ENGINE_OFFERS,     "schedule",    "engine")
 
 typedef enum plc_rule {
 #define PLC_RULE_ENUM(code, key, family) PLC_RULE_##code,
@@ -83,6 +85,9 @@ typedef struct plc_rule_input {
     plc_layout layout;
     uint32_t known;
     uint64_t skip; /* bit r: rule r is not checked (a front end reporting every broken rule) */
+    /* the engine's profile (what it runs: plc_engine_offers); NULL: every value */
+    const plc_engine_profile *engine;
+    plc_engine engine_id; /* for messages */
 } plc_rule_input;
 
 #define PLC_LD_BIT(dim) (1u << PLC_LD_##dim)

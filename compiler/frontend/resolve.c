@@ -782,6 +782,8 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
                         .train = train_ok ? &job->train : NULL,
                         .layout = layout_ok ? &job->layout : NULL,
                         .batch_in_tokens = batch_in_tokens,
+                        .engine = train_ok ? &job->engine : NULL,
+                        .engine_id = job->train.engine,
                         .model_block = model->block,
                         .cluster_block = cluster->block,
                         .train_block = train->block,

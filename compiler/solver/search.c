@@ -50,18 +50,7 @@ int64_t plc_layout_dim_value(const plc_layout *l, int dim) { return plc_layout_g
 
 const char *plc_layout_dim_text(int dim, int64_t v, char *buf, size_t size)
 {
-    const char *name = NULL;
-    switch (plc_layout_dim_kind((plc_layout_dim)dim)) {
-    case PLC_DIMK_SCHEDULE: name = plc_schedule_name((plc_schedule)v); break;
-    case PLC_DIMK_RECOMPUTE: name = plc_recompute_name((plc_recompute)v); break;
-    case PLC_DIMK_ATTENTION: name = plc_attention_name((plc_attention)v); break;
-    case PLC_DIMK_ONOFF: name = v ? "on" : "off"; break;
-    case PLC_DIMK_DEGREE:
-    case PLC_DIMK_ZERO: break;
-    }
-    if (name) snprintf(buf, size, "%s", name);
-    else snprintf(buf, size, "%lld", (long long)v);
-    return buf;
+    return plc_layout_value_text((plc_layout_dim)dim, v, buf, size);
 }
 
 bool plc_layout_check(const plc_job *job, const plc_layout *l, char *why, size_t size)
@@ -234,8 +223,22 @@ static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
 {
     plc_rule_input in = {.model = &job->model, .gpus = plc_cluster_gpus(&job->cluster),
                          .global_batch = job->train.global_batch, .precision = job->train.precision,
-                         .precision_known = true, .layout = *l, .known = known};
+                         .precision_known = true, .layout = *l, .known = known,
+                         .engine = &job->engine, .engine_id = job->train.engine};
     return plc_layout_rules(&in).rule != PLC_RULE_OK;
+}
+
+/* keeps the values of dimension d that break no rule on their own (the
+ * engine's profile: the search offers only what the engine runs) */
+static void legal_alone(const plc_job *job, values *vs, plc_layout_dim d)
+{
+    int n = 0;
+    for (int i = 0; i < vs->n; i++) {
+        plc_layout l = {0};
+        plc_layout_set(&l, d, vs->v[i]);
+        if (!breaks_rule(job, &l, 1u << d)) vs->v[n++] = vs->v[i];
+    }
+    vs->n = n;
 }
 
 static void enum_values(values *vs, const plc_choice *c, int64_t count)
@@ -551,6 +554,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         enum_values(&iv.rc, &ls->recompute, PLC_RECOMPUTE_COUNT);
         enum_values(&iv.attn, &ls->attention, PLC_ATTN_COUNT);
         enum_values(&iv.frms, &ls->fused_rmsnorm, 2);
+        legal_alone(job, &iv.frms, PLC_LD_fused_rmsnorm);
         if (m->arch == PLC_ARCH_GPT && iv.frms.n > 1) iv.frms.n = 1; /* LayerNorm: the choice changes nothing */
         enum_values(&zeros, &ls->zero, 4);
         divisors(&iv.vpp_all, &ls->vpp, m->layers);
@@ -563,6 +567,11 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         }
         if (job->train.precision == PLC_PREC_FP32 && ls->attention.kind == PLC_CHOICE_AUTO)
             enum_values(&iv.attn, &ls->attention, PLC_ATTN_FLASH1); /* naive, fused */
+        legal_alone(job, &iv.sp, PLC_LD_sp);
+        legal_alone(job, &iv.sched, PLC_LD_schedule);
+        legal_alone(job, &iv.rc, PLC_LD_recompute);
+        legal_alone(job, &iv.attn, PLC_LD_attention);
+        legal_alone(job, &zeros, PLC_LD_zero);
         for (int i = 0; i < tps.n; i++) {
             int64_t tp = tps.v[i];
             plc_layout part = {.tp = tp};
@@ -589,7 +598,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                     for (int z = 0; z < zeros.n; z++) {
                         int64_t zero = zeros.v[z];
                         /* without data or context parallelism every stage is the same */
-                        if (dp * cp == 1 && zero > 0 && zeros.n > 1) continue;
+                        if (dp * cp == 1 && zero > zeros.v[0]) continue;
                         plc_layout base = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero};
                         double bound = plc_memory_lower_bound(job, tp, pp, dp, cp, zero);
                         if (bound > out->limit_bytes) {

@@ -280,6 +280,8 @@ static inline plc_choice *plc_layout_spec_choice_mut(plc_layout_spec *ls, plc_la
 /* "micro_batch": the key of dimension d in .plan files; its kind */
 const char *plc_layout_dim_key(plc_layout_dim d);
 plc_dim_kind plc_layout_dim_kind(plc_layout_dim d);
+/* value v of dimension d as written in a .plan file ("flash2", "4", "on"); returns buf */
+const char *plc_layout_value_text(plc_layout_dim d, int64_t v, char *buf, size_t size);
 
 /* Rows (columns) of a block when a dimension of n splits over `shards`:
  * ceil(n / shards). The last blocks may hold fewer real rows (the padded

@@ -9,6 +9,8 @@
 
 #include "compiler/frontend/engines.h"
 #include "compiler/frontend/spec_parse.h"
+#include "compiler/solver/solver.h"
+#include "test_solver_fixtures.h"
 
 typedef struct loaded {
     plc_arena a;
@@ -173,6 +175,76 @@ static void test_shipped_profiles(void)
     plc_arena_free(&a);
 }
 
+/* the shipped profiles, loaded once per test */
+static bool shipped(plc_arena *a, plc_engine_set *set)
+{
+    plc_diag d;
+    plc_diag_init(&d, stderr, 100);
+    return plc_engines_load(a, &d, "../examples/engines.yaml", set) == 0;
+}
+
+/* the rulebook per engine: a layout the engine cannot run breaks
+ * ENGINE_OFFERS at the key that says why; the search offers none */
+static void test_legality_per_engine(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_engine_set set;
+    CU_ASSERT_FATAL(shipped(&a, &set));
+    plc_job job;
+    fixture_llama13b(&job, 2);
+    plc_layout l = {.dp = 16, .tp = 1, .pp = 1, .cp = 1, .vpp = 1, .micro_batch = 1, .schedule = PLC_SCHED_GPIPE,
+                    .recompute = PLC_RECOMPUTE_FULL, .zero = 1, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+    job.train.engine = PLC_ENGINE_PLRUN;
+    job.engine = set.profile[PLC_ENGINE_PLRUN];
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+    job.train.engine = PLC_ENGINE_MEGATRON;
+    job.engine = set.profile[PLC_ENGINE_MEGATRON];
+    plc_verdict v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_ENGINE_OFFERS);
+    CU_ASSERT_STRING_EQUAL(v.key, "schedule");
+    char msg[256];
+    plc_layout_rules_job_message(&job, &l, v, msg, sizeof msg);
+    CU_ASSERT_STRING_EQUAL(msg, "engine megatron does not run schedule = gpipe; it runs 1f1b, interleaved");
+    l.schedule = PLC_SCHED_1F1B;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+    job.train.engine = PLC_ENGINE_FSDP2;
+    job.engine = set.profile[PLC_ENGINE_FSDP2];
+    v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_ENGINE_OFFERS);
+    CU_ASSERT_STRING_EQUAL(v.key, "zero");
+    l.zero = 3;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+
+    /* the search over everything: only what each engine runs */
+    for (int e = 0; e < PLC_ENGINE_COUNT; e++) {
+        job.train.engine = (plc_engine)e;
+        job.engine = set.profile[e];
+        job.layout.tp.kind = PLC_CHOICE_SET; job.layout.tp.n = 2; job.layout.tp.v[0] = 1; job.layout.tp.v[1] = 2;
+        job.layout.pp.kind = PLC_CHOICE_SET; job.layout.pp.n = 2; job.layout.pp.v[0] = 1; job.layout.pp.v[1] = 2;
+        fixture_pin(&job.layout.cp, 1);
+        fixture_pin(&job.layout.micro_batch, 1);
+        plc_solve_opts o = {.top = 5, .all = true};
+        plc_solution sol;
+        CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &o, &sol), PLC_OK);
+        CU_ASSERT(sol.nall > 0);
+        int64_t seen[PLC_LD_COUNT] = {0};
+        for (int64_t i = 0; i < sol.nall; i++) {
+            const plc_layout *c = &sol.all[i].layout;
+            for (int d = 0; d < PLC_LD_COUNT; d++) {
+                int64_t x = plc_layout_get(c, (plc_layout_dim)d);
+                CU_ASSERT_TRUE(plc_engine_offers(&job.engine, (plc_layout_dim)d, x));
+                if (x >= 0 && x < 64) seen[d] |= 1ll << x;
+            }
+        }
+        /* and every value it runs is offered somewhere (zero beyond dp = 1 included) */
+        CU_ASSERT_EQUAL(seen[PLC_LD_schedule] & (int64_t)job.engine.offers[PLC_LD_schedule],
+                        (int64_t)job.engine.offers[PLC_LD_schedule]);
+        CU_ASSERT_EQUAL(seen[PLC_LD_zero] & (int64_t)job.engine.offers[PLC_LD_zero], (int64_t)job.engine.offers[PLC_LD_zero]);
+    }
+    plc_arena_free(&a);
+}
+
 void register_test_engines(void);
 void register_test_engines(void)
 {
@@ -180,4 +252,5 @@ void register_test_engines(void)
     CU_add_test(s, "complete profile", test_complete_profile);
     CU_add_test(s, "bad files", test_bad_files);
     CU_add_test(s, "shipped profiles", test_shipped_profiles);
+    CU_add_test(s, "legality per engine", test_legality_per_engine);
 }
