@@ -32,6 +32,7 @@ static void llama70b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
     job->path = "llama70b-h100 (built in bench/solver.c)";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
     strcpy(m->name, "llama-2-70b");
     m->layers = 80; m->hidden = 8192; m->ffn_hidden = 28672; m->heads = 64; m->kv_heads = 8;
@@ -45,6 +46,7 @@ static void llama405b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
     job->path = "llama405b-h100 (built in bench/solver.c)";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
     strcpy(m->name, "llama-3-405b");
     m->layers = 126; m->hidden = 16384; m->ffn_hidden = 53248; m->heads = 128; m->kv_heads = 8;

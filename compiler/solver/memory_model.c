@@ -78,9 +78,12 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
         if (l->attention == PLC_ATTN_FLASH1)
             core += (q + 2.0 * kv) / tp * a; /* v1's packed qkv copy (unpadded interface) */
     }
-    /* SwiGLU: gate, up, silu(gate), product; GELU: its input (fc + bias)
-     * and output (proj's input). Bias gradients are column sums: nothing kept */
-    double mlp = (gpt ? 2.0 : 4.0) * f / tp * a;
+    /* SwiGLU: gate, up, silu(gate), product, or with the engine's fused
+     * SwiGLU (fused_swiglu) its gate-and-up input and the product; GELU: its
+     * input (fc + bias) and output (proj's input). Bias gradients are column
+     * sums: nothing kept */
+    double swiglu = job->engine.fused_swiglu > 0 ? 3.0 : 4.0;
+    double mlp = (gpt ? 2.0 : swiglu) * f / tp * a;
     return T * (norms + qkv + out + core + mlp);
 }
 

@@ -6,6 +6,7 @@
 #include "compiler/solver/collectives.h"
 #include "compiler/solver/memory_model.h"
 #include "compiler/solver/model_math.h"
+#include "compiler/solver/overlap.h"
 #include "compiler/solver/schedule_model.h"
 
 /* Attention kernels. Tiled (flash) kernels run the score matmuls from on-chip
@@ -132,8 +133,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
         double one = l->sp ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) +
                                  plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, bytes, g.tp)
                            : plc_cost_group(hw, PLC_COLL_ALL_REDUCE, bytes, g.tp);
-        o->tp_f = 2.0 * one;
-        o->tp_b = 2.0 * one;
+        o->tp_f = plc_overlap_tp(job, l, 2.0 * one, o->matmul_f);
+        o->tp_b = plc_overlap_tp(job, l, 2.0 * one, o->matmul_b);
     }
     /* context parallelism: ring exchange of K and V (and their gradients in
      * the backward), overlapped with the attention of the chunk in hand */
@@ -234,7 +235,9 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
                        plc_cost_group(hw, PLC_COLL_ALL_GATHER, layer_params * d.weight / (double)plc_layer_tensors(m), g.dpcp);
     double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
     double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
-    double bubble = 0, pp_exposed = 0, gathers_exposed = entries * layer_gather;
+    double bubble = 0, pp_exposed = 0;
+    double gathers_exposed = plc_overlap_layer_gathers(job, layer_gather, entries / 2.0, layers, tf) +
+                             plc_overlap_layer_gathers(job, layer_gather, entries / 2.0, layers, tb);
     if (l->pp > 1 && layer_major) {
         /* breadth-first schedules: the step's makespan from the schedule's
          * own order (fill, the wait at the turn from forward to backward
@@ -263,7 +266,8 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
                                                      round(ratio * 2.0) / 2.0);
         double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
         bubble = bubble_ratio * (double)micro * balanced_mb;
-        pp_exposed = 2.0 * (double)micro * (double)l->vpp * msg;
+        pp_exposed = plc_overlap_p2p(job, l, 2.0 * (double)micro * (double)l->vpp, msg,
+                                     (double)layers / (double)l->vpp * tf);
     }
 
     /* data-parallel gradient reduction and ZeRO gathers over data x
@@ -296,9 +300,11 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
          * hides its reduction. */
         double bwd_mb = (double)layers * tb;
         double window = (lga || per_mb) ? (double)micro * bwd_mb : bwd_mb;
-        dp_exposed = fmax(dp_comm / (double)layers, dp_comm - window);
+        dp_exposed = plc_overlap_grad_reduce(job, dp_comm, dp_comm / (double)layers, window);
         if (l->zero == 1 || l->zero == 2)
-            zero_exposed = tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp);
+            zero_exposed = plc_overlap_param_gather(
+                job, tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp), layers,
+                (double)layers * tf);
         if (l->zero == 3) zero_exposed = gathers_exposed;
     }
     /* gradient buffers zeroed for the step (ZeRO 2, 3: a layer's block for

@@ -3,13 +3,16 @@
  * shipped examples/engines.yaml (every engine present, each figure sourced,
  * what each engine runs). */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/frontend/engines.h"
 #include "compiler/frontend/spec_parse.h"
+#include "compiler/solver/memory_model.h"
 #include "compiler/solver/solver.h"
+#include "compiler/solver/time_model.h"
 #include "test_solver_fixtures.h"
 
 typedef struct loaded {
@@ -245,6 +248,101 @@ static void test_legality_per_engine(void)
     plc_arena_free(&a);
 }
 
+/* Llama-13B on 2 x 8 A100: dp 2, tp 8 with sequence parallelism, 1F1B
+ * over pp 1, ZeRO 1, one micro-batch of 2048 tokens */
+static void overlap_job(plc_job *job, plc_layout *l)
+{
+    fixture_llama13b(job, 2);
+    *l = (plc_layout){.dp = 2, .tp = 8, .pp = 1, .cp = 1, .sp = 1, .vpp = 1, .micro_batch = 1,
+                      .schedule = PLC_SCHED_1F1B, .recompute = PLC_RECOMPUTE_NONE, .zero = 1,
+                      .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+}
+
+/* each overlap figure hides what overlap.h says, and only that */
+static void test_overlap_terms(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    plc_layer_times t0, t1;
+    plc_layer_times_of(&job, &l, &t0);
+    job.engine.tp_overlap = 1;
+    plc_layer_times_of(&job, &l, &t1);
+    CU_ASSERT(t0.tp_f > 0);
+    /* the first of tp = 8 chunks, or what outlasts the GEMMs */
+    double want_f = fmax(t0.tp_f / 8.0, t0.tp_f - t0.matmul_f), want_b = fmax(t0.tp_b / 8.0, t0.tp_b - t0.matmul_b);
+    CU_ASSERT_DOUBLE_EQUAL(t1.tp_f, want_f, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(t1.tp_b, want_b, 1e-15);
+    CU_ASSERT(t1.tp_f < t0.tp_f);
+    CU_ASSERT_DOUBLE_EQUAL(t1.matmul_f, t0.matmul_f, 0);
+    /* without sequence parallelism Megatron's overlap does not apply */
+    l.sp = 0;
+    plc_layer_times_of(&job, &l, &t1);
+    job.engine.tp_overlap = 0;
+    plc_layer_times_of(&job, &l, &t0);
+    CU_ASSERT_DOUBLE_EQUAL(t1.tp_f, t0.tp_f, 0);
+    l.sp = 1;
+
+    /* gradient reduction: exposed entirely without the overlap */
+    plc_estimate e0, e1;
+    job.engine.grad_reduce_overlap = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.grad_reduce_overlap = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e0.time[PLC_TIME_COMM_DP] > e1.time[PLC_TIME_COMM_DP]);
+    CU_ASSERT_DOUBLE_EQUAL(e0.time[PLC_TIME_COMPUTE], e1.time[PLC_TIME_COMPUTE], 0);
+    CU_ASSERT_DOUBLE_EQUAL(e0.step_time_s - e0.time[PLC_TIME_COMM_DP], e1.step_time_s - e1.time[PLC_TIME_COMM_DP], 1e-12);
+
+    /* ZeRO 1's weight gather: first bucket exposed, or what outlasts a forward */
+    job.engine.param_gather_overlap = 1;
+    plc_estimate e2;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e2), 0);
+    double gather = e1.time[PLC_TIME_COMM_ZERO];
+    plc_layer_times_of(&job, &l, &t0);
+    double tf = t0.matmul_f + t0.attn_f + t0.mem_f + t0.tp_f + t0.cp_f + t0.launch_f;
+    CU_ASSERT(gather > 0);
+    CU_ASSERT_DOUBLE_EQUAL(e2.time[PLC_TIME_COMM_ZERO], fmax(gather / 40.0, gather - 40.0 * tf), 1e-12);
+
+    /* ZeRO 3 layer gathers, prefetched: at most the unhidden ones */
+    l.zero = 3;
+    job.engine.param_gather_overlap = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.param_gather_overlap = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] < e0.time[PLC_TIME_COMM_ZERO]);
+    /* 2 x micro-batches passes of 40 layers: one gather per pass exposed at least */
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] >= e0.time[PLC_TIME_COMM_ZERO] / 40.0 * (1 - 1e-12));
+
+    /* interleaved pipeline messages hidden under another chunk */
+    overlap_job(&job, &l);
+    l.dp = 1; l.pp = 2; l.vpp = 2; l.schedule = PLC_SCHED_INTERLEAVED;
+    job.engine.p2p_overlap = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    CU_ASSERT(e0.valid);
+    job.engine.p2p_overlap = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e0.time[PLC_TIME_COMM_PP] > 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_PP], 0, 0); /* 512 KiB messages under 10 layers of compute */
+    l.schedule = PLC_SCHED_1F1B; l.vpp = 1; /* 1F1B waits for its messages */
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_PP] > 0);
+}
+
+/* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
+static void test_fused_swiglu_memory(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    double a0 = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    job.engine.fused_swiglu = 1;
+    double a1 = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    /* 2048 tokens x 13824 / 8 columns x 2 bytes */
+    CU_ASSERT_DOUBLE_EQUAL(a0 - a1, 2048.0 * 1728.0 * 2.0, 0);
+    /* full recompute keeps the layer input either way */
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL), 2048.0 * 5120.0 * 2.0 / 8.0, 0);
+}
+
 void register_test_engines(void);
 void register_test_engines(void)
 {
@@ -253,4 +351,6 @@ void register_test_engines(void)
     CU_add_test(s, "bad files", test_bad_files);
     CU_add_test(s, "shipped profiles", test_shipped_profiles);
     CU_add_test(s, "legality per engine", test_legality_per_engine);
+    CU_add_test(s, "overlap terms", test_overlap_terms);
+    CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
 }
