@@ -91,7 +91,7 @@ static void winner(const plc_solution *s)
     printf("  winner: tp=%lld pp=%lld cp=%lld dp=%lld mb=%lld %s vpp=%lld %s zero=%lld %s, %.2f s/step, MFU %.1f%%\n",
            (long long)c->layout.tp, (long long)c->layout.pp, (long long)c->layout.cp, (long long)c->layout.dp,
            (long long)c->layout.micro_batch, plc_schedule_name(c->layout.schedule), (long long)c->layout.vpp,
-           plc_recompute_name(c->layout.recompute), (long long)c->layout.zero,
+           plc_recompute_text(&c->layout, (char[24]){0}, 24), (long long)c->layout.zero,
            plc_attention_name(c->layout.attention), c->step_time_s, 100.0 * c->mfu);
 }
 

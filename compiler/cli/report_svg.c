@@ -104,7 +104,7 @@ void plc_report_explain_svg(FILE *out, const plc_job *job, const plc_estimate *w
                  "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld %s, recompute %s, zero %lld; limit %s of the device",
                  (long long)w->layout.dp, (long long)w->layout.tp, (long long)w->layout.pp, (long long)w->layout.cp,
                  plc_word_onoff(w->layout.sp), (long long)w->layout.vpp, (long long)w->layout.micro_batch,
-                 plc_schedule_name(w->layout.schedule), plc_recompute_name(w->layout.recompute), (long long)w->layout.zero,
+                 plc_schedule_name(w->layout.schedule), plc_recompute_text(&w->layout, (char[24]){0}, 24), (long long)w->layout.zero,
                  plc_word_percent(job->layout.memory_limit, lt, sizeof lt));
     double lx = 12;
     for (int c = 0; c < PLC_MEM_COUNT; c++) {

@@ -45,7 +45,7 @@ void plc_report_layout_line(FILE *out, const plc_layout *l)
     fprintf(out, "dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s recompute=%s zero=%lld attention=%s fused_rmsnorm=%s",
             (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
             (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-            plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
+            plc_recompute_text(l, (char[24]){0}, 24), (long long)l->zero, plc_attention_name(l->attention),
             l->fused_rmsnorm ? "on" : "off");
 }
 
@@ -83,7 +83,7 @@ static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_can
     fprintf(out, "%4d %5lld %3lld %3lld %3lld %3s %3lld %4lld %-11s %-9s %4lld %-6s %5s %9.2f", rank,
             (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, l->sp ? "on" : "off",
             (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-            plc_recompute_name(l->recompute), (long long)l->zero, plc_attention_name(l->attention),
+            plc_recompute_text(l, (char[24]){0}, 24), (long long)l->zero, plc_attention_name(l->attention),
             l->fused_rmsnorm ? "on" : "off", c->peak_bytes / PLC_GIB);
     if (c->valid && c->step_time_s > 0)
         fprintf(out, " %9.3f %12.0f %5.1f%%", c->step_time_s, c->tokens_per_s, 100.0 * c->mfu);

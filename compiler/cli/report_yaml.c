@@ -48,6 +48,7 @@ static void layout_entries(plc_yaml *y, const plc_layout *l)
     plc_yaml_int(y, "micro_batch", l->micro_batch);
     plc_yaml_str(y, "schedule", plc_schedule_name(l->schedule));
     plc_yaml_str(y, "recompute", plc_recompute_name(l->recompute));
+    plc_yaml_int(y, "recompute_layers", l->recompute_layers);
     plc_yaml_int(y, "zero", l->zero);
     plc_yaml_str(y, "attention", plc_attention_name(l->attention));
     plc_yaml_str(y, "fused_rmsnorm", plc_word_onoff(l->fused_rmsnorm));

@@ -48,7 +48,8 @@ static int dim_names(plc_layout_dim d, const char *const **names)
     case PLC_DIMK_SCHEDULE: *names = plc_schedule_names; return PLC_SCHED_COUNT;
     case PLC_DIMK_RECOMPUTE: *names = plc_recompute_names; return PLC_RECOMPUTE_COUNT;
     case PLC_DIMK_ATTENTION: *names = plc_attention_names; return PLC_ATTN_COUNT;
-    case PLC_DIMK_DEGREE: break;
+    case PLC_DIMK_DEGREE:
+    case PLC_DIMK_LAYERS: break;
     }
     *names = NULL;
     return 0;

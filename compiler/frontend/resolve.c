@@ -607,6 +607,8 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
     const choice_domain schedule = {PLC_KEY_CHOICE_ENUM, plc_schedule_names, 0, 0, NULL};
     const choice_domain recompute = {PLC_KEY_CHOICE_ENUM, plc_recompute_names, 0, 0, NULL};
     const choice_domain attention = {PLC_KEY_CHOICE_ENUM, plc_attention_names, 0, 0, NULL};
+    const choice_domain layers = {PLC_KEY_CHOICE_INT, NULL, 0, 1 << 14,
+                                  "recompute_layers: k of recompute = block, n of every (>= 1); 0 with the other policies"};
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         const choice_domain *dom = &degree;
         switch (plc_layout_dim_kind((plc_layout_dim)d)) {
@@ -616,6 +618,7 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
         case PLC_DIMK_SCHEDULE: dom = &schedule; break;
         case PLC_DIMK_RECOMPUTE: dom = &recompute; break;
         case PLC_DIMK_ATTENTION: dom = &attention; break;
+        case PLC_DIMK_LAYERS: dom = &layers; break;
         }
         get_choice(r, bs, plc_layout_dim_key((plc_layout_dim)d), dom,
                    plc_layout_spec_choice_mut(l, (plc_layout_dim)d));

@@ -8,7 +8,7 @@
 
 /* spellings, in enum order (the same as plc_*_name in common/job.c) */
 const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular", NULL};
-const char *const plc_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const plc_recompute_names[] = {"none", "selective", "full", "block", "every", NULL};
 const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
 const char *const plc_precision_names[] = {"bf16", "fp32", NULL};
 const char *const plc_objective_names[] = {"time", "memory", NULL};
@@ -74,6 +74,7 @@ static const plc_key_def layout_keys[] = {
     K("micro_batch", PLC_KEY_CHOICE_INT, 0, NULL, false, "sequences per micro-batch"),
     K("schedule", PLC_KEY_CHOICE_ENUM, 0, plc_schedule_names, false, "pipeline schedule"),
     K("recompute", PLC_KEY_CHOICE_ENUM, 0, plc_recompute_names, false, "activation recomputation"),
+    K("recompute_layers", PLC_KEY_CHOICE_INT, 0, NULL, false, "k of recompute = block (first k layers of each stage), n of every (every n-th layer); 0 otherwise"),
     K("zero", PLC_KEY_CHOICE_INT, 0, NULL, false, "ZeRO stage 0..3"),
     K("attention", PLC_KEY_CHOICE_ENUM, 0, plc_attention_names, false, "attention kernel"),
     K("fused_rmsnorm", PLC_KEY_CHOICE_BOOL, 0, NULL, false, "fused RMSNorm kernel, on or off"),

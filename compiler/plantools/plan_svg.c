@@ -147,7 +147,7 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
                  "thin rows: the communication stream",
                  (long long)l->dp, (long long)l->tp, (long long)l->pp, (long long)l->cp, plc_word_onoff(l->sp),
                  (long long)l->vpp, (long long)l->micro_batch, plc_schedule_name(l->schedule),
-                 plc_recompute_name(l->recompute), (long long)l->zero);
+                 plc_recompute_text(l, (char[24]){0}, 24), (long long)l->zero);
     double lx = 12;
     for (int k = 0; k <= K_COUNT; k++) {
         const char *c = k < K_COUNT ? kind_color[k] : BUBBLE_COLOR;

@@ -154,14 +154,12 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     o->launch_f = kernels_f * hw->kernel_launch;
     o->launch_b = 2.0 * o->launch_f;
 
-    switch (l->recompute) {
-    case PLC_RECOMPUTE_FULL:
-        o->recompute = o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f;
-        break;
-    case PLC_RECOMPUTE_SELECTIVE:
+    /* whole layers recomputed (full, block, every): their share of the
+     * forward, averaged over the stage's layers */
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
         if (!ak->tiled) o->recompute = o->attn_f + plc_cost_memory_bound(hw, attn_mem_f);
-        break;
-    default: break;
+    } else {
+        o->recompute = plc_recompute_share(m, l) * (o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f);
     }
 }
 
@@ -322,17 +320,18 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     for (int k = 0; k < PLC_TIME_COUNT; k++) t[k] = 0;
     double per_mb_layers = (double)micro * (double)layers;
     double recompute_compute = 0, recompute_mem = 0;
-    if (l->recompute == PLC_RECOMPUTE_FULL) {
-        recompute_compute = lt.matmul_f + lt.attn_f;
-        recompute_mem = lt.mem_f;
-    } else {
+    double whole = plc_recompute_share(m, l); /* share of layers recomputed whole */
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
         recompute_compute = lt.recompute;
+    } else {
+        recompute_compute = whole * (lt.matmul_f + lt.attn_f);
+        recompute_mem = whole * lt.mem_f;
     }
     t[PLC_TIME_COMPUTE] = per_mb_layers * (lt.matmul_f + lt.matmul_b + lt.attn_f + lt.attn_b + recompute_compute);
     t[PLC_TIME_MEMORY] = per_mb_layers * (lt.mem_f + lt.mem_b + recompute_mem) + optimizer;
-    t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.tp_f : 0));
-    t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.cp_f : 0));
-    t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.launch_f : 0));
+    t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + whole * lt.tp_f);
+    t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + whole * lt.cp_f);
+    t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + whole * lt.launch_f);
     /* embedding and head work of the busiest stage counts as compute */
     t[PLC_TIME_COMPUTE] += (double)micro * ends;
     t[PLC_TIME_COMM_PP] = pp_exposed;

@@ -30,6 +30,10 @@ typedef enum plc_recompute {
     PLC_RECOMPUTE_NONE,
     PLC_RECOMPUTE_SELECTIVE, /* recompute attention core only (Korthikanti) */
     PLC_RECOMPUTE_FULL,      /* keep layer inputs, recompute whole layers */
+    PLC_RECOMPUTE_BLOCK,     /* whole layers, the first recompute_layers of each (virtual) stage
+                              * (Megatron --recompute-method block --recompute-num-layers k) */
+    PLC_RECOMPUTE_EVERY,     /* whole layers, every recompute_layers-th of a rank's layers
+                              * (torchtitan's selective layer checkpointing) */
     PLC_RECOMPUTE_COUNT
 } plc_recompute;
 
@@ -201,6 +205,7 @@ static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
     X(micro_batch,   int64_t,       DEGREE,    "sequences per micro-batch per data-parallel rank")      \
     X(schedule,      plc_schedule,  SCHEDULE,  "pipeline schedule")                                     \
     X(recompute,     plc_recompute, RECOMPUTE, "activation recompute policy")                           \
+    X(recompute_layers, int64_t,    LAYERS,    "k of recompute = block, n of every; 0 otherwise")       \
     X(zero,          int64_t,       ZERO,      "ZeRO stage 0..3")                                       \
     X(attention,     plc_attention, ATTENTION, "attention kernel")                                      \
     X(fused_rmsnorm, int64_t,       ONOFF,     "fused RMSNorm kernel")
@@ -212,7 +217,8 @@ typedef enum plc_dim_kind {
     PLC_DIMK_ZERO,      /* 0..3 */
     PLC_DIMK_SCHEDULE,  /* plc_schedule */
     PLC_DIMK_RECOMPUTE, /* plc_recompute */
-    PLC_DIMK_ATTENTION  /* plc_attention */
+    PLC_DIMK_ATTENTION, /* plc_attention */
+    PLC_DIMK_LAYERS     /* a count of layers from 0 */
 } plc_dim_kind;
 
 /* PLC_LD_dp, PLC_LD_tp, ...: a dimension's index in PLC_LAYOUT_FIELDS order */
@@ -282,6 +288,8 @@ const char *plc_layout_dim_key(plc_layout_dim d);
 plc_dim_kind plc_layout_dim_kind(plc_layout_dim d);
 /* value v of dimension d as written in a .plan file ("flash2", "4", "on"); returns buf */
 const char *plc_layout_value_text(plc_layout_dim d, int64_t v, char *buf, size_t size);
+/* a layout's recompute policy with its layer count: "full", "block:4", "every:2" */
+const char *plc_recompute_text(const plc_layout *l, char *buf, size_t size);
 
 /* Rows (columns) of a block when a dimension of n splits over `shards`:
  * ceil(n / shards). The last blocks may hold fewer real rows (the padded

@@ -343,6 +343,99 @@ static void test_fused_swiglu_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL), 2048.0 * 5120.0 * 2.0 / 8.0, 0);
 }
 
+/* recompute granularities: the layers each recomputes, their memory and
+ * time against none and full, the rules, and the search's choice of k */
+static void test_recompute_granularity(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l); /* 40 layers on one stage */
+    plc_estimate none, full, blk, evy;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &none), 0);
+    l.recompute = PLC_RECOMPUTE_FULL;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &full), 0);
+    l.recompute = PLC_RECOMPUTE_BLOCK;
+    l.recompute_layers = 10;
+    CU_ASSERT_EQUAL(plc_recomputed_layers(&job.model, &l), 10);
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &blk), 0);
+    l.recompute = PLC_RECOMPUTE_EVERY;
+    l.recompute_layers = 4;
+    CU_ASSERT_EQUAL(plc_recomputed_layers(&job.model, &l), 10);
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &evy), 0);
+    CU_ASSERT_TRUE(blk.valid && evy.valid && none.valid && full.valid);
+    /* memory: 10 layers keep their input, 30 everything */
+    l.recompute = PLC_RECOMPUTE_NONE;
+    double a_none = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE), a_full = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL);
+    CU_ASSERT_DOUBLE_EQUAL(none.stage_mem[0][PLC_MEM_ACTIVATIONS], 40.0 * a_none, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(blk.stage_mem[0][PLC_MEM_ACTIVATIONS], 10.0 * a_full + 30.0 * a_none, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(evy.stage_mem[0][PLC_MEM_ACTIVATIONS], blk.stage_mem[0][PLC_MEM_ACTIVATIONS], 0);
+    /* the recomputed layer's temporaries, as under full */
+    CU_ASSERT_DOUBLE_EQUAL(blk.stage_mem[0][PLC_MEM_TEMPORARIES], full.stage_mem[0][PLC_MEM_TEMPORARIES], 0);
+    /* time: a quarter of full's extra forward work */
+    for (int k = 0; k < PLC_TIME_COUNT; k++) {
+        if (k == PLC_TIME_COMM_DP || k == PLC_TIME_COMM_ZERO || k == PLC_TIME_BUBBLE) continue; /* windows */
+        double extra_full = full.time[k] - none.time[k], extra_blk = blk.time[k] - none.time[k];
+        CU_ASSERT_DOUBLE_EQUAL(extra_blk, 0.25 * extra_full, 1e-9 * (1.0 + fabs(full.time[k])));
+    }
+    CU_ASSERT(full.time[PLC_TIME_COMPUTE] > blk.time[PLC_TIME_COMPUTE]);
+    CU_ASSERT(blk.time[PLC_TIME_COMPUTE] > none.time[PLC_TIME_COMPUTE]);
+
+    /* the rules */
+    l.recompute = PLC_RECOMPUTE_BLOCK;
+    l.recompute_layers = 41;
+    plc_verdict v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_RECOMPUTE_LAYERS_STAGE);
+    CU_ASSERT_STRING_EQUAL(v.key, "recompute_layers");
+    l.recompute_layers = 0;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_RECOMPUTE_LAYERS_NEEDED);
+    l.recompute = PLC_RECOMPUTE_FULL;
+    l.recompute_layers = 3;
+    v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_RECOMPUTE_LAYERS_POLICY);
+    char msg[256];
+    plc_layout_rules_job_message(&job, &l, v, msg, sizeof msg);
+    CU_ASSERT_STRING_EQUAL(msg, "recompute_layers = 3 needs recompute = block or every, not full");
+    /* block counts per virtual stage: pp 2 x vpp 2 leaves 10 layers a chunk */
+    l = (plc_layout){.dp = 1, .tp = 8, .pp = 2, .cp = 1, .sp = 1, .vpp = 2, .micro_batch = 1,
+                     .schedule = PLC_SCHED_INTERLEAVED, .recompute = PLC_RECOMPUTE_BLOCK, .recompute_layers = 11,
+                     .zero = 0, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_RECOMPUTE_LAYERS_STAGE);
+    l.recompute_layers = 3;
+    CU_ASSERT_EQUAL(plc_recomputed_layers(&job.model, &l), 6);
+    /* the plrun profile does not run them */
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_engine_set set;
+    CU_ASSERT_FATAL(shipped(&a, &set));
+    job.engine = set.profile[PLC_ENGINE_PLRUN];
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_ENGINE_OFFERS);
+
+    /* the search's k: the fewest layers that fit, as an exhaustive search finds */
+    job.train.engine = PLC_ENGINE_MEGATRON;
+    job.engine = set.profile[PLC_ENGINE_MEGATRON];
+    fixture_pin(&job.layout.tp, 1);
+    fixture_pin(&job.layout.pp, 1);
+    fixture_pin(&job.layout.cp, 1);
+    fixture_pin(&job.layout.zero, 1);
+    fixture_pin(&job.layout.micro_batch, 4);
+    fixture_pin(&job.layout.sp, 0);
+    fixture_pin(&job.layout.attention, PLC_ATTN_FLASH2);
+    fixture_pin(&job.layout.recompute, PLC_RECOMPUTE_BLOCK);
+    for (double limit = 0.5; limit <= 1.0; limit += 0.125) {
+        job.layout.memory_limit = limit;
+        plc_solution quick, all;
+        plc_solve_opts oq = {.top = 1}, oa = {.top = 1, .exhaustive = true};
+        CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &oq, &quick), PLC_OK);
+        CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &oa, &all), PLC_OK);
+        CU_ASSERT_EQUAL(quick.nranked, all.nranked);
+        if (quick.nranked && all.nranked) {
+            CU_ASSERT_EQUAL(quick.ranked[0].layout.recompute_layers, all.ranked[0].layout.recompute_layers);
+            CU_ASSERT_DOUBLE_EQUAL(quick.ranked[0].step_time_s, all.ranked[0].step_time_s, 0);
+        }
+    }
+    plc_arena_free(&a);
+}
+
 void register_test_engines(void);
 void register_test_engines(void)
 {
@@ -353,4 +446,5 @@ void register_test_engines(void)
     CU_add_test(s, "legality per engine", test_legality_per_engine);
     CU_add_test(s, "overlap terms", test_overlap_terms);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
+    CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
