@@ -107,6 +107,13 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
         plc_diag_error(d, loc, "%s", msg);
         plc_diag_hint(d, "every data-parallel rank takes the same number of sequences per step");
         break;
+    case PLC_RULE_RECOMPUTE_LAYERS_POLICY:
+    case PLC_RULE_RECOMPUTE_LAYERS_NEEDED:
+    case PLC_RULE_RECOMPUTE_LAYERS_STAGE:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "recompute = block recomputes the first recompute_layers layers of each stage, every each "
+                         "recompute_layers-th layer; leave recompute_layers = auto to let plc choose");
+        break;
     case PLC_RULE_ENGINE_OFFERS:
         plc_diag_error(d, loc, "%s", msg);
         plc_diag_hint(d, "the engine's profile (engines.yaml, docs/engines.md) lists what it runs; "
