@@ -219,7 +219,7 @@ bench: all $(BENCH_BINS)
 deps:
 	scripts/install-deps.sh
 
-# installed layout: PREFIX/bin/{plc,plrun}, PREFIX/share/plc/catalog.yaml
+# installed layout: PREFIX/bin/{plc,plrun}, PREFIX/share/plc/{catalog,engines}.yaml
 # (found by plc as ../share/plc from its own directory), PREFIX/share/man.
 # Programs are installed stripped (no debug info, hence no build path);
 # INSTALL_PROGRAM='install -m 755' keeps the debug info.
@@ -232,12 +232,13 @@ install: all
 	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
 	$(INSTALL_PROGRAM) $(BIN)/plc $(BIN)/plrun $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 examples/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml
+	install -m 644 examples/engines.yaml $(DESTDIR)$(PREFIX)/share/plc/engines.yaml
 	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/plc $(DESTDIR)$(PREFIX)/bin/plrun \
-	    $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml \
+	    $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/engines.yaml \
 	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MAN1)) \
 	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man5/%,$(MAN5))
 	-rmdir $(DESTDIR)$(PREFIX)/share/plc 2>/dev/null

@@ -30,6 +30,7 @@ static void llama70b(plc_job *job, int64_t global_batch, int64_t nodes)
 {
     memset(job, 0, sizeof *job);
     job->path = "llama70b";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     job->source = "";
     plc_model *m = &job->model;
     snprintf(m->name, sizeof m->name, "llama2-70b");

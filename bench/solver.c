@@ -32,6 +32,7 @@ static void llama70b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
     job->path = "llama70b-h100 (built in bench/solver.c)";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
     strcpy(m->name, "llama-2-70b");
     m->layers = 80; m->hidden = 8192; m->ffn_hidden = 28672; m->heads = 64; m->kv_heads = 8;
@@ -45,6 +46,7 @@ static void llama405b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
     job->path = "llama405b-h100 (built in bench/solver.c)";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
     strcpy(m->name, "llama-3-405b");
     m->layers = 126; m->hidden = 16384; m->ffn_hidden = 53248; m->heads = 128; m->kv_heads = 8;
@@ -89,7 +91,7 @@ static void winner(const plc_solution *s)
     printf("  winner: tp=%lld pp=%lld cp=%lld dp=%lld mb=%lld %s vpp=%lld %s zero=%lld %s, %.2f s/step, MFU %.1f%%\n",
            (long long)c->layout.tp, (long long)c->layout.pp, (long long)c->layout.cp, (long long)c->layout.dp,
            (long long)c->layout.micro_batch, plc_schedule_name(c->layout.schedule), (long long)c->layout.vpp,
-           plc_recompute_name(c->layout.recompute), (long long)c->layout.zero,
+           plc_recompute_text(&c->layout, (char[24]){0}, 24), (long long)c->layout.zero,
            plc_attention_name(c->layout.attention), c->step_time_s, 100.0 * c->mfu);
 }
 

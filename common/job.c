@@ -13,7 +13,7 @@ const char *plc_schedule_name(plc_schedule s)
 
 const char *plc_recompute_name(plc_recompute r)
 {
-    static const char *const names[] = {"none", "selective", "full"};
+    static const char *const names[] = {"none", "selective", "full", "block", "every"};
     return NAME_OF(names, r);
 }
 
@@ -33,6 +33,12 @@ const char *plc_objective_name(plc_objective o)
 {
     static const char *const names[] = {"time", "memory"};
     return NAME_OF(names, o);
+}
+
+const char *plc_engine_name(plc_engine e)
+{
+    static const char *const names[] = {"plrun", "megatron", "fsdp2"};
+    return NAME_OF(names, e);
 }
 
 const char *plc_layout_dim_key(plc_layout_dim d)
@@ -64,6 +70,7 @@ const char *plc_layout_value_text(plc_layout_dim d, int64_t v, char *buf, size_t
     case PLC_DIMK_ATTENTION: name = plc_attention_name((plc_attention)v); break;
     case PLC_DIMK_ONOFF: name = v ? "on" : "off"; break;
     case PLC_DIMK_DEGREE:
+    case PLC_DIMK_LAYERS:
     case PLC_DIMK_ZERO: break;
     }
     if (name) snprintf(buf, size, "%s", name);
@@ -82,5 +89,15 @@ const char *plc_layout_text(const plc_layout *l, char *buf, size_t size)
         if (k < 0) break;
         n += (size_t)k;
     }
+    return buf;
+}
+
+const char *plc_recompute_text(const plc_layout *l, char *buf, size_t size)
+{
+    const char *name = plc_recompute_name(l->recompute);
+    if (l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY)
+        snprintf(buf, size, "%s:%lld", name ? name : "?", (long long)l->recompute_layers);
+    else
+        snprintf(buf, size, "%s", name ? name : "?");
     return buf;
 }

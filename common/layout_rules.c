@@ -77,6 +77,7 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
         return broke_at(PLC_RULE_ENUM_RANGE, "recompute");
     if (KNOWN(in, attention) && (unsigned)l->attention >= PLC_ATTN_COUNT) return broke_at(PLC_RULE_ENUM_RANGE, "attention");
     if (KNOWN(in, sp) && (l->sp < 0 || l->sp > 1)) return broke_at(PLC_RULE_ENUM_RANGE, "sp");
+    if (KNOWN(in, recompute_layers) && l->recompute_layers < 0) return broke_at(PLC_RULE_ENUM_RANGE, "recompute_layers");
     if (KNOWN(in, fused_rmsnorm) && (l->fused_rmsnorm < 0 || l->fused_rmsnorm > 1))
         return broke_at(PLC_RULE_ENUM_RANGE, "fused_rmsnorm");
 
@@ -130,9 +131,28 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
         return broke(PLC_RULE_INTERLEAVED_MICRO);
     if (CHECK(in, PLC_RULE_MODULAR_PP) && sched && l->schedule == PLC_SCHED_MODULAR && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_MODULAR_PP);
 
+    /* recompute granularity: a layer count with block and every only, at
+     * most the layers of a (virtual) stage */
+    bool by_layers = KNOWN(in, recompute) && (l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY);
+    if (KNOWN(in, recompute_layers) && KNOWN(in, recompute)) {
+        if (CHECK(in, PLC_RULE_RECOMPUTE_LAYERS_POLICY) && !by_layers && l->recompute_layers != 0)
+            return broke(PLC_RULE_RECOMPUTE_LAYERS_POLICY);
+        if (CHECK(in, PLC_RULE_RECOMPUTE_LAYERS_NEEDED) && by_layers && l->recompute_layers < 1)
+            return broke(PLC_RULE_RECOMPUTE_LAYERS_NEEDED);
+    }
+    if (CHECK(in, PLC_RULE_RECOMPUTE_LAYERS_STAGE) && by_layers && KNOWN(in, recompute_layers) && KNOWN(in, pp) &&
+        KNOWN(in, vpp) && l->pp >= 1 && l->vpp >= 1 &&
+        l->recompute_layers > m->layers / l->pp / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1))
+        return broke(PLC_RULE_RECOMPUTE_LAYERS_STAGE);
+
     if (CHECK(in, PLC_RULE_FLASH_FP32) && in->precision_known && in->precision == PLC_PREC_FP32 && KNOWN(in, attention) &&
         (l->attention == PLC_ATTN_FLASH1 || l->attention == PLC_ATTN_FLASH2))
         return broke(PLC_RULE_FLASH_FP32);
+    /* the engine runs only the values its profile offers */
+    if (CHECK(in, PLC_RULE_ENGINE_OFFERS) && in->engine)
+        for (int d = 0; d < PLC_LD_COUNT; d++)
+            if ((in->known >> d & 1u) && !plc_engine_offers(in->engine, (plc_layout_dim)d, plc_layout_get(l, (plc_layout_dim)d)))
+                return broke_at(PLC_RULE_ENGINE_OFFERS, plc_layout_dim_key((plc_layout_dim)d));
     return ok();
 }
 
@@ -144,7 +164,9 @@ static plc_rule_input job_input(const plc_job *job, const plc_layout *l)
                             .precision = job->train.precision,
                             .precision_known = true,
                             .layout = *l,
-                            .known = PLC_LD_ALL};
+                            .known = PLC_LD_ALL,
+                            .engine = &job->engine,
+                            .engine_id = job->train.engine};
 }
 
 plc_verdict plc_layout_rules_job(const plc_job *job, const plc_layout *l)
@@ -237,9 +259,40 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
             LL(plc_micro_batches(in->global_batch, l)), LL(l->pp));
         break;
     case PLC_RULE_MODULAR_PP: SAY("modular placement needs pp >= 2"); break;
+    case PLC_RULE_RECOMPUTE_LAYERS_POLICY:
+        SAY("recompute_layers = %lld needs recompute = block or every, not %s", LL(l->recompute_layers),
+            plc_recompute_name(l->recompute));
+        break;
+    case PLC_RULE_RECOMPUTE_LAYERS_NEEDED:
+        SAY("recompute = %s needs recompute_layers >= 1 (%s)", plc_recompute_name(l->recompute),
+            l->recompute == PLC_RECOMPUTE_BLOCK ? "the first k layers of each stage" : "every n-th layer");
+        break;
+    case PLC_RULE_RECOMPUTE_LAYERS_STAGE:
+        if (l->recompute == PLC_RECOMPUTE_BLOCK)
+            SAY("recompute_layers = %lld is more than the %lld layers of a stage (layers / (pp * vpp))",
+                LL(l->recompute_layers), LL(m->layers / l->pp / l->vpp));
+        else
+            SAY("recompute_layers = %lld is more than the %lld layers of a rank (layers / pp)", LL(l->recompute_layers),
+                LL(m->layers / l->pp));
+        break;
     case PLC_RULE_FLASH_FP32:
         SAY("attention = %s needs bf16; fp32 training uses naive or fused attention", plc_attention_name(l->attention));
         break;
+    case PLC_RULE_ENGINE_OFFERS: {
+        plc_layout_dim d = PLC_LD_COUNT;
+        for (int i = 0; i < PLC_LD_COUNT; i++)
+            if (strcmp(plc_layout_dim_key((plc_layout_dim)i), v.key) == 0) d = (plc_layout_dim)i;
+        char val[32], runs[160] = "";
+        size_t n = 0;
+        for (int64_t x = 0; x < 64 && d < PLC_LD_COUNT && in->engine; x++) {
+            if (!(in->engine->offers[d] >> x & 1u)) continue;
+            n += (size_t)snprintf(runs + n, n < sizeof runs ? sizeof runs - n : 0, "%s%s", n ? ", " : "",
+                                  plc_layout_value_text(d, x, val, sizeof val));
+        }
+        SAY("engine %s does not run %s = %s; it runs %s", plc_engine_name(in->engine_id), v.key,
+            plc_layout_value_text(d, d < PLC_LD_COUNT ? plc_layout_get(l, d) : 0, val, sizeof val), runs);
+        break;
+    }
     case PLC_RULE_COUNT: SAY("unknown rule"); break;
     }
 #undef SAY

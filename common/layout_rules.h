@@ -59,8 +59,14 @@
     X(VPP_LAYERS,        "vpp",         "vpp_layers")             \
     X(INTERLEAVED_MICRO, "micro_batch", "interleaved_micro")      \
     X(MODULAR_PP,        "pp",          "modular_pp")             \
+    /* recompute granularity */                                   \
+    X(RECOMPUTE_LAYERS_POLICY, "recompute_layers", "rl_policy")   \
+    X(RECOMPUTE_LAYERS_NEEDED, "recompute_layers", "rl_needed")   \
+    X(RECOMPUTE_LAYERS_STAGE,  "recompute_layers", "rl_stage")    \
     /* kernels */                                                 \
-    X(FLASH_FP32,        "attention",   "flash_fp32")
+    X(FLASH_FP32,        "attention",   "flash_fp32")             \
+    /* the engine: what its profile says it can run */            \
+    X(ENGINE_OFFERS,     "schedule",    "engine")
 
 typedef enum plc_rule {
 #define PLC_RULE_ENUM(code, key, family) PLC_RULE_##code,
@@ -83,6 +89,9 @@ typedef struct plc_rule_input {
     plc_layout layout;
     uint32_t known;
     uint64_t skip; /* bit r: rule r is not checked (a front end reporting every broken rule) */
+    /* the engine's profile (what it runs: plc_engine_offers); NULL: every value */
+    const plc_engine_profile *engine;
+    plc_engine engine_id; /* for messages */
 } plc_rule_input;
 
 #define PLC_LD_BIT(dim) (1u << PLC_LD_##dim)
@@ -129,6 +138,23 @@ static inline int64_t plc_vocab_padded(int64_t vocab, int64_t tp) { return plc_v
 
 /* Micro-batches per data-parallel rank per step (0 when the batch does not
  * split: a rule says why). */
+/* Whole layers of one pipeline stage's rank that recompute = block / every
+ * recomputes (layers / pp of them on the rank): block, the first
+ * recompute_layers of each of its vpp chunks (Megatron counts per virtual
+ * stage); every, each recompute_layers-th of its layers; full, all; 0
+ * otherwise. */
+static inline int64_t plc_recomputed_layers(const plc_model *m, const plc_layout *l)
+{
+    int64_t per_rank = l->pp > 0 ? m->layers / l->pp : m->layers;
+    int64_t vpp = l->vpp > 0 ? l->vpp : 1, k = l->recompute_layers;
+    switch (l->recompute) {
+    case PLC_RECOMPUTE_FULL: return per_rank;
+    case PLC_RECOMPUTE_BLOCK: return k < 1 ? 0 : (k * vpp < per_rank ? k * vpp : per_rank);
+    case PLC_RECOMPUTE_EVERY: return k < 1 ? 0 : per_rank / k;
+    default: return 0;
+    }
+}
+
 static inline int64_t plc_micro_batches(int64_t global_batch, const plc_layout *l)
 {
     int64_t per = l->dp * l->micro_batch;

@@ -109,6 +109,15 @@ int plc_cmd_compile(int argc, char **argv)
     int rc = PLC_EXIT_OK;
     plc_job job;
     if (plc_report_load(&a, "compile", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
+    if (job.train.engine != PLC_ENGINE_PLRUN) {
+        /* a plan is plrun's program; another engine's layout is a prediction */
+        fprintf(stderr, "plc compile: error: %s: train.engine = %s, but a plan runs on plrun\n", path,
+                plc_engine_name(job.train.engine));
+        fprintf(stderr, "  hint: plc solve and plc explain predict %s's layouts (plc export writes its flags); "
+                        "compile with -D train.engine=plrun\n", plc_engine_name(job.train.engine));
+        rc = PLC_EXIT_INPUT;
+        goto done;
+    }
     plc_solution sol;
     /* the solver's best few: the first whose plan fits exactly is compiled */
     plc_solve_opts so = {.top = 8, .all = false};

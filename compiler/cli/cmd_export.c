@@ -150,6 +150,9 @@ static void write_megatron(FILE *out, const export_in *in)
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
     if (l->recompute == PLC_RECOMPUTE_FULL)
         fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
+    if (l->recompute == PLC_RECOMPUTE_BLOCK)
+        fprintf(out, "    --recompute-granularity full --recompute-method block --recompute-num-layers %lld\n",
+                (long long)l->recompute_layers);
     switch (l->zero) {
     case 0: fprintf(out, "    --overlap-grad-reduce\n"); break;
     case 1: fprintf(out, "    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n"); break;
@@ -222,7 +225,10 @@ static void write_torchtitan(FILE *out, const export_in *in)
                            : "FSDP2 (parameters, gradients and optimizer state sharded)",
             l->recompute == PLC_RECOMPUTE_SELECTIVE
                 ? "selective recompute as torchtitan's SelectiveAC (op-level: it keeps matmul outputs, recomputes the rest)"
-                : l->recompute == PLC_RECOMPUTE_FULL ? "full recompute as FullAC (every block)" : "no activation checkpointing",
+                : l->recompute == PLC_RECOMPUTE_FULL  ? "full recompute as FullAC (every block)"
+                : l->recompute == PLC_RECOMPUTE_EVERY ? "every n-th block checkpointed (torchtitan's layer-selective AC; "
+                                                        "set it by hand: this module leaves activation_checkpoint None)"
+                                                      : "no activation checkpointing",
             plc_attention_name(l->attention), (long long)in->nodes, (long long)in->gpus_per_node, fn);
     if (colon)
         fprintf(out, "from %.*s import %s as base_config\n", (int)(colon - in->base), in->base, colon + 1);

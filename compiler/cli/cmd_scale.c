@@ -247,7 +247,7 @@ int plc_cmd_scale(int argc, char **argv)
                    step, (double)job.train.steps * c->step_time_s / 3600.0, (long long)c->layout.tp,
                    (long long)c->layout.pp, (long long)c->layout.cp, (long long)c->layout.dp,
                    (long long)c->layout.micro_batch, plc_schedule_name(c->layout.schedule),
-                   plc_recompute_name(c->layout.recompute), (long long)c->layout.zero);
+                   plc_recompute_text(&c->layout, (char[24]){0}, 24), (long long)c->layout.zero);
             break;
         }
         }

@@ -62,6 +62,8 @@ void plc_report_job_header(FILE *out, const plc_job *job)
             job->path ? job->path : "spec", m->name[0] ? m->name : "?", (double)plc_params_total(m) / 1e9,
             (long long)plc_cluster_gpus(&job->cluster), job->cluster.hw.name, (long long)job->cluster.nodes,
             job->cluster.nodes == 1 ? "" : "s", (long long)job->train.global_batch, (long long)m->seq_len);
+    fprintf(out, "engine: %s (%s)\n", plc_engine_name(job->train.engine),
+            job->engine.describes[0] ? job->engine.describes : "no profile");
 }
 
 /* the table's layout columns: one per dimension of PLC_LAYOUT_FIELDS, under
@@ -73,7 +75,7 @@ typedef struct layout_column {
 } layout_column;
 static const layout_column layout_columns[PLC_LD_COUNT] = {
     [PLC_LD_dp] = {"dp", 5}, [PLC_LD_sp] = {"sp", 3}, [PLC_LD_micro_batch] = {"mb", 4}, [PLC_LD_schedule] = {"schedule", -11},
-    [PLC_LD_recompute] = {"recompute", -9}, [PLC_LD_attention] = {"attn", -6}, [PLC_LD_fused_rmsnorm] = {"frms", 5},
+    [PLC_LD_recompute] = {"recompute", -9}, [PLC_LD_recompute_layers] = {"rl", 3}, [PLC_LD_attention] = {"attn", -6}, [PLC_LD_fused_rmsnorm] = {"frms", 5},
 };
 
 static layout_column column_of(int d)

@@ -24,6 +24,8 @@ void plc_report_yaml_job(plc_yaml *y, const plc_job *job)
     plc_yaml_str(y, "spec", job->path ? job->path : "");
     plc_yaml_str(y, "model", job->model.name);
     plc_yaml_num(y, "parameters", (double)plc_params_total(&job->model));
+    plc_yaml_str(y, "engine", plc_engine_name(job->train.engine));
+    plc_yaml_str(y, "engine_profile", job->engine.describes);
     plc_yaml_str(y, "gpu", job->cluster.hw.name);
     plc_yaml_int(y, "gpus", plc_cluster_gpus(&job->cluster));
     plc_yaml_int(y, "nodes", job->cluster.nodes);
@@ -42,7 +44,7 @@ static void layout_entries(plc_yaml *y, const plc_layout *l)
         const int64_t v = plc_layout_get(l, dim);
         const plc_dim_kind k = plc_layout_dim_kind(dim);
         char text[32];
-        if (k == PLC_DIMK_DEGREE || k == PLC_DIMK_ZERO) plc_yaml_int(y, plc_layout_dim_key(dim), v);
+        if (k == PLC_DIMK_DEGREE || k == PLC_DIMK_ZERO || k == PLC_DIMK_LAYERS) plc_yaml_int(y, plc_layout_dim_key(dim), v);
         else plc_yaml_str(y, plc_layout_dim_key(dim), plc_layout_value_text(dim, v, text, sizeof text));
     }
 }

@@ -1,12 +1,13 @@
-/* catalog.c: reads the YAML hardware catalog with libyaml's event parser. */
+/* catalog.c: reads the YAML hardware catalog with libyaml's event parser
+ * (yaml_reader.h). */
 #include "compiler/frontend/catalog.h"
 
 #include <string.h>
-#include <yaml.h>
 
 #include "compiler/frontend/spec_keys.h"
 #include "compiler/frontend/spec_parse.h"
 #include "compiler/frontend/units.h"
+#include "compiler/frontend/yaml_reader.h"
 
 typedef plc_hw_field hw_field;
 
@@ -19,93 +20,7 @@ const plc_hw_field plc_hw_fields[] = {
 enum { NFIELDS = sizeof plc_hw_fields / sizeof plc_hw_fields[0], MAX_ENTRIES = 256 };
 const int plc_nhw_fields = NFIELDS;
 
-typedef struct reader {
-    plc_arena *a;
-    plc_diag *d;
-    const plc_source *src;
-    yaml_parser_t parser;
-    yaml_event_t ev;
-    bool have_event;
-    bool failed; /* a YAML error was reported: libyaml then hands out empty events */
-    size_t line_start, line; /* a line start seen last: marks are found from there */
-} reader;
-
-/* byte offset of a libyaml mark (line and column are 0-based). Marks mostly
- * move forward, so the search starts at the last line found: linear overall. */
-static size_t mark_offset(reader *r, yaml_mark_t m)
-{
-    const plc_source *src = r->src;
-    if (m.line < r->line) { r->line = 0; r->line_start = 0; }
-    size_t off = r->line_start;
-    for (size_t line = r->line; line < m.line && off < src->len; off++)
-        if (src->text[off] == '\n') {
-            line++;
-            r->line = line;
-            r->line_start = off + 1;
-        }
-    off = r->line_start;
-    for (size_t col = 0; col < m.column && off < src->len && src->text[off] != '\n'; col++) off++;
-    return off;
-}
-
-/* the location of [b, e) on the line that starts at line_start (0-based line) */
-static plc_loc line_loc(const reader *r, size_t line, size_t line_start, size_t b, size_t e)
-{
-    size_t le = b;
-    while (le < r->src->len && r->src->text[le] != '\n') le++;
-    if (e > le) e = le > b ? le : b + 1;
-    plc_loc l = {(int)line + 1, (int)(b - line_start) + 1, (int)line + 1, (int)(e - line_start) + 1, b, e, r->src};
-    return l;
-}
-
-static plc_loc event_loc(reader *r)
-{
-    size_t b = mark_offset(r, r->ev.start_mark);
-    size_t line = r->line, ls = r->line_start;
-    size_t e = mark_offset(r, r->ev.end_mark);
-    return line_loc(r, line, ls, b, e > b ? e : b + 1);
-}
-
-static bool next_event(reader *r)
-{
-    if (r->have_event) yaml_event_delete(&r->ev);
-    r->have_event = false;
-    if (r->failed) return false;
-    if (!yaml_parser_parse(&r->parser, &r->ev)) {
-        r->failed = true;
-        size_t off = mark_offset(r, r->parser.problem_mark);
-        plc_diag_error(r->d, line_loc(r, r->line, r->line_start, off, off + 1), "YAML: %s%s%s",
-                       r->parser.problem ? r->parser.problem : "syntax error",
-                       r->parser.context ? " " : "", r->parser.context ? r->parser.context : "");
-        return false;
-    }
-    r->have_event = true;
-    if (r->ev.type == YAML_NO_EVENT) {
-        r->failed = true;
-        return false;
-    }
-    return true;
-}
-
-static const char *scalar_text(const reader *r)
-{
-    return (const char *)r->ev.data.scalar.value;
-}
-
-/* skips the value that starts at the current event (for error recovery) */
-static bool skip_node(reader *r)
-{
-    int depth = 0;
-    do {
-        yaml_event_type_t t = r->ev.type;
-        if (t == YAML_MAPPING_START_EVENT || t == YAML_SEQUENCE_START_EVENT) depth++;
-        if (t == YAML_MAPPING_END_EVENT || t == YAML_SEQUENCE_END_EVENT) depth--;
-        if (depth == 0) return true;
-    } while (next_event(r));
-    return false;
-}
-
-static void report_value(reader *r, const hw_field *f, plc_loc loc, const char *text)
+static void report_value(plc_yaml_reader *r, const hw_field *f, plc_loc loc, const char *text)
 {
     plc_quantity q;
     size_t bad;
@@ -132,15 +47,15 @@ static void report_value(reader *r, const hw_field *f, plc_loc loc, const char *
 }
 
 /* checks a figure's value; stores it in *out */
-static bool read_value(reader *r, const hw_field *f, double *out)
+static bool read_value(plc_yaml_reader *r, const hw_field *f, double *out)
 {
-    plc_loc loc = event_loc(r);
+    plc_loc loc = plc_yr_event_loc(r);
     if (r->ev.type != YAML_SCALAR_EVENT) {
         plc_diag_error(r->d, loc, "'%s' must be a single value", f->key);
-        skip_node(r);
+        plc_yr_skip(r);
         return false;
     }
-    const char *text = scalar_text(r);
+    const char *text = plc_yr_scalar(r);
     plc_quantity q;
     size_t bad;
     bool syntax;
@@ -163,22 +78,22 @@ static bool read_value(reader *r, const hw_field *f, double *out)
 }
 
 /* one entry: a mapping of figures; the current event is its MAPPING_START */
-static bool read_entry(reader *r, plc_hw *hw, plc_loc name_loc)
+static bool read_entry(plc_yaml_reader *r, plc_hw *hw, plc_loc name_loc)
 {
     bool seen[NFIELDS] = {false};
     plc_loc seen_at[NFIELDS];
     bool ok = true;
     for (;;) {
-        if (!next_event(r)) return false;
+        if (!plc_yr_next(r)) return false;
         if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = event_loc(r);
+        plc_loc key_loc = plc_yr_event_loc(r);
         if (r->ev.type != YAML_SCALAR_EVENT) {
             plc_diag_error(r->d, key_loc, "expected a figure name");
-            if (!skip_node(r) || !next_event(r) || !skip_node(r)) return false;
+            if (!plc_yr_skip(r) || !plc_yr_next(r) || !plc_yr_skip(r)) return false;
             ok = false;
             continue;
         }
-        const char *key = plc_arena_strdup(r->a, scalar_text(r));
+        const char *key = plc_arena_strdup(r->a, plc_yr_scalar(r));
         int idx = -1;
         for (int i = 0; i < NFIELDS; i++)
             if (strcmp(hw_fields[i].key, key) == 0) idx = i;
@@ -190,7 +105,7 @@ static bool read_entry(reader *r, plc_hw *hw, plc_loc name_loc)
             if (s) plc_diag_hint(r->d, "did you mean '%s'?", s);
             else plc_diag_hint(r->d, "figures: %s", plc_join_names(r->a, names, NFIELDS));
             ok = false;
-            if (!next_event(r) || !skip_node(r)) return false;
+            if (!plc_yr_next(r) || !plc_yr_skip(r)) return false;
             continue;
         }
         if (seen[idx]) {
@@ -200,7 +115,7 @@ static bool read_entry(reader *r, plc_hw *hw, plc_loc name_loc)
         }
         seen[idx] = true;
         seen_at[idx] = key_loc;
-        if (!next_event(r)) return false;
+        if (!plc_yr_next(r)) return false;
         double v;
         if (read_value(r, &hw_fields[idx], &v)) *(double *)((char *)hw + hw_fields[idx].offset) = v;
         else ok = false;
@@ -215,31 +130,31 @@ static bool read_entry(reader *r, plc_hw *hw, plc_loc name_loc)
     return ok;
 }
 
-static void read_catalog(reader *r, plc_catalog *out)
+static void read_catalog(plc_yaml_reader *r, plc_catalog *out)
 {
     plc_loc *name_locs = PLC_NEW_ARRAY(r->a, plc_loc, MAX_ENTRIES);
     out->entries = PLC_NEW_ARRAY(r->a, plc_hw, MAX_ENTRIES);
     /* stream start, document start, then the top mapping */
-    if (!next_event(r) || r->ev.type != YAML_STREAM_START_EVENT) return;
-    if (!next_event(r)) return;
+    if (!plc_yr_next(r) || r->ev.type != YAML_STREAM_START_EVENT) return;
+    if (!plc_yr_next(r)) return;
     if (r->ev.type != YAML_DOCUMENT_START_EVENT) {
         plc_diag_error_file(r->d, r->src, "the catalog is empty");
         return;
     }
-    if (!next_event(r)) return;
+    if (!plc_yr_next(r)) return;
     if (r->ev.type != YAML_MAPPING_START_EVENT) {
-        plc_diag_error(r->d, event_loc(r), "expected a mapping of catalog entries (NAME: {figures})");
+        plc_diag_error(r->d, plc_yr_event_loc(r), "expected a mapping of catalog entries (NAME: {figures})");
         return;
     }
     for (;;) {
-        if (!next_event(r)) return;
+        if (!plc_yr_next(r)) return;
         if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc name_loc = event_loc(r);
+        plc_loc name_loc = plc_yr_event_loc(r);
         if (r->ev.type != YAML_SCALAR_EVENT) {
             plc_diag_error(r->d, name_loc, "expected an entry name");
             return;
         }
-        const char *name = plc_arena_strdup(r->a, scalar_text(r)); /* outlives the event */
+        const char *name = plc_arena_strdup(r->a, plc_yr_scalar(r)); /* outlives the event */
         size_t len = strlen(name);
         bool name_ok = true;
         if (len == 0 || len >= sizeof out->entries[0].name) {
@@ -259,11 +174,11 @@ static void read_catalog(reader *r, plc_catalog *out)
         plc_hw hw;
         memset(&hw, 0, sizeof hw);
         if (name_ok) memcpy(hw.name, name, len + 1);
-        if (!next_event(r)) return;
+        if (!plc_yr_next(r)) return;
         if (r->ev.type != YAML_MAPPING_START_EVENT) {
-            plc_diag_error(r->d, event_loc(r), "entry '%s' must be a mapping of figures",
+            plc_diag_error(r->d, plc_yr_event_loc(r), "entry '%s' must be a mapping of figures",
                            plc_diag_quote(r->a, name, len));
-            if (!skip_node(r)) return;
+            if (!plc_yr_skip(r)) return;
             continue;
         }
         if (!read_entry(r, &hw, name_loc) && r->failed) return;
@@ -279,7 +194,7 @@ int plc_catalog_parse(plc_arena *a, plc_diag *d, const plc_source *src, plc_cata
     int before = d->errors;
     memset(out, 0, sizeof *out);
     out->src = src;
-    reader r = {.a = a, .d = d, .src = src};
+    plc_yaml_reader r = {.a = a, .d = d, .src = src};
     if (!yaml_parser_initialize(&r.parser)) {
         plc_diag_error_noloc(d, "cannot initialise the YAML parser");
         return 1;

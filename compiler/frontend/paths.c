@@ -58,7 +58,7 @@ const char *plc_path_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
-const char *plc_builtin_catalog(plc_arena *a, const char **tried)
+const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried)
 {
     char exe[PATH_BUF];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -69,13 +69,15 @@ const char *plc_builtin_catalog(plc_arena *a, const char **tried)
     exe[n] = '\0';
     const char *slash = strrchr(exe, '/');
     const char *dir = slash && slash != exe ? plc_arena_strndup(a, exe, (size_t)(slash - exe)) : "/";
-    const char *places[] = {"../share/plc/catalog.yaml", PLC_TREE_DATADIR "/catalog.yaml"};
+    const char *places[] = {"../share/plc", PLC_TREE_DATADIR};
     const char *list = "";
     for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
-        const char *path = plc_path_absolute(a, dir, places[i]);
+        const char *path = plc_path_absolute(a, dir, plc_arena_printf(a, "%s/%s", places[i], name));
         if (access(path, R_OK) == 0) return path;
         list = plc_arena_printf(a, "%s%s%s", list, i ? ", " : "", path);
     }
     *tried = list;
     return NULL;
 }
+
+const char *plc_builtin_catalog(plc_arena *a, const char **tried) { return plc_builtin_data(a, "catalog.yaml", tried); }

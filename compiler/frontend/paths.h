@@ -4,8 +4,9 @@
  * made absolute against a directory and normalised lexically ("." and ".."
  * removed, repeated slashes folded; symbolic links are not followed), so what
  * a plan stores does not depend on the working directory plc ran in. The
- * built-in hardware catalog is found relative to the running program, never
- * through a path fixed at build time:
+ * built-in hardware catalog (and the engine profiles beside it,
+ * engines.yaml) is found relative to the running program, never through a
+ * path fixed at build time:
  *
  *   PROGRAM_DIR/../share/plc/catalog.yaml        installed (make install)
  *   PROGRAM_DIR/PLC_TREE_DATADIR/catalog.yaml    in the build tree
@@ -32,5 +33,7 @@ const char *plc_path_base(const char *path);
  * places above holds one; *tried is set to the places looked at, as text for
  * a message ("A, B"). */
 const char *plc_builtin_catalog(plc_arena *a, const char **tried);
+/* the same for any data file installed beside the catalog ("engines.yaml") */
+const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried);
 
 #endif

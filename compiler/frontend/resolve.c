@@ -4,10 +4,12 @@
 #include "compiler/frontend/resolve.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiler/frontend/catalog.h"
+#include "compiler/frontend/engines.h"
 #include "compiler/frontend/paths.h"
 #include "compiler/frontend/spec_checks.h"
 #include "compiler/frontend/spec_keys.h"
@@ -26,6 +28,7 @@ typedef struct rctx {
     plc_diag *d;
     const plc_ast *ast;
     const plc_resolve_opts *o;
+    uint64_t hw_set; /* bit i: the cluster block sets plc_hw_fields[i] */
 } rctx;
 
 static const char *quote(rctx *r, const char *s) { return plc_diag_quote(r->a, s, strlen(s)); }
@@ -543,6 +546,9 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
     get_enum(r, bs, "precision", plc_precision_names, &prec);
     t->precision = (plc_precision)prec;
     get_enum(r, bs, "optimizer", plc_optimizer_names, &opt);
+    int engine = PLC_ENGINE_PLRUN;
+    get_enum(r, bs, "engine", plc_engine_names, &engine);
+    t->engine = (plc_engine)engine;
     int64_t seed = 1;
     get_int(r, bs, "seed", 0, INT64_MAX, &seed);
     t->seed = (uint64_t)seed;
@@ -601,6 +607,8 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
     const choice_domain schedule = {PLC_KEY_CHOICE_ENUM, plc_schedule_names, 0, 0, NULL};
     const choice_domain recompute = {PLC_KEY_CHOICE_ENUM, plc_recompute_names, 0, 0, NULL};
     const choice_domain attention = {PLC_KEY_CHOICE_ENUM, plc_attention_names, 0, 0, NULL};
+    const choice_domain layers = {PLC_KEY_CHOICE_INT, NULL, 0, 1 << 14,
+                                  "recompute_layers: k of recompute = block, n of every (>= 1); 0 with the other policies"};
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         const choice_domain *dom = &degree;
         switch (plc_layout_dim_kind((plc_layout_dim)d)) {
@@ -610,6 +618,7 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
         case PLC_DIMK_SCHEDULE: dom = &schedule; break;
         case PLC_DIMK_RECOMPUTE: dom = &recompute; break;
         case PLC_DIMK_ATTENTION: dom = &attention; break;
+        case PLC_DIMK_LAYERS: dom = &layers; break;
         }
         get_choice(r, bs, plc_layout_dim_key((plc_layout_dim)d), dom,
                    plc_layout_spec_choice_mut(l, (plc_layout_dim)d));
@@ -685,6 +694,7 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
             continue;
         }
         has[i] = true;
+        r->hw_set |= 1ull << i;
     }
     const plc_value *gpu = NULL;
     if (get_string(r, bs, "gpu", &gpu) <= 0) return false;
@@ -706,13 +716,53 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
     return r->d->errors == before;
 }
 
+/* ---- the engine's profile ---------------------------------------------------- */
+
+/* The profile of train.engine from engines.yaml ($PLC_ENGINES, else the
+ * built-in file beside the catalog). Its alloc_overhead and grad_bytes
+ * (when above 0) replace the catalog's; a value the cluster block sets
+ * replaces both. */
+static bool resolve_engine(rctx *r, const block_slots *train, plc_job *job, bool cluster_ok)
+{
+    const char *path = getenv("PLC_ENGINES");
+    if (!path || !path[0]) {
+        const char *tried;
+        path = plc_builtin_data(r->a, "engines.yaml", &tried);
+        if (!path) {
+            plc_diag_error_noloc(r->d, "no engine profiles found: looked for the built-in ones at %s", tried);
+            plc_diag_hint(r->d, "name a profiles file with the environment variable PLC_ENGINES");
+            return false;
+        }
+    }
+    plc_engine_set set;
+    if (plc_engines_load(r->a, r->d, path, &set)) return false;
+    plc_engine e = job->train.engine;
+    if (!set.has[e]) {
+        const plc_pair *p = slot(train, "engine");
+        if (p) plc_diag_error(r->d, p->value->loc, "no profile for engine '%s' in %s", plc_engine_name(e), path);
+        else plc_diag_error_noloc(r->d, "no profile for engine '%s' (the default) in %s", plc_engine_name(e), path);
+        plc_diag_hint(r->d, "a profiles file gives plrun, megatron and fsdp2 (docs/engines.md)");
+        return false;
+    }
+    job->engine = set.profile[e];
+    if (!cluster_ok) return true;
+    for (int i = 0; i < plc_nhw_fields && i < 64; i++) {
+        if (r->hw_set >> i & 1u) continue;
+        size_t off = plc_hw_fields[i].offset;
+        double *to = (double *)((char *)&job->cluster.hw + off);
+        if (off == offsetof(plc_hw, alloc_overhead) && job->engine.alloc_overhead > 0) *to = job->engine.alloc_overhead;
+        if (off == offsetof(plc_hw, grad_bytes) && job->engine.grad_bytes > 0) *to = job->engine.grad_bytes;
+    }
+    return true;
+}
+
 /* ---- the job ------------------------------------------------------------------ */
 
 int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve_opts *o, plc_job *job)
 {
     int before = d->errors;
     plc_diag_defer(d, ast->src);
-    rctx r = {a, d, ast, o};
+    rctx r = {a, d, ast, o, 0};
     block_slots slots[8];
     memset(slots, 0, sizeof slots);
     collect_blocks(&r, slots);
@@ -724,6 +774,7 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
     bool batch_in_tokens;
     resolve_train(&r, train, &job->train, &batch_in_tokens);
     bool train_ok = d->errors == e && complete(train);
+    if (train_ok && !resolve_engine(&r, train, job, cluster_ok)) train_ok = false;
     e = d->errors;
     resolve_layout(&r, layout, &job->layout);
     bool layout_ok = d->errors == e;
@@ -734,6 +785,8 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
                         .train = train_ok ? &job->train : NULL,
                         .layout = layout_ok ? &job->layout : NULL,
                         .batch_in_tokens = batch_in_tokens,
+                        .engine = train_ok ? &job->engine : NULL,
+                        .engine_id = job->train.engine,
                         .model_block = model->block,
                         .cluster_block = cluster->block,
                         .train_block = train->block,

@@ -107,6 +107,18 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
         plc_diag_error(d, loc, "%s", msg);
         plc_diag_hint(d, "every data-parallel rank takes the same number of sequences per step");
         break;
+    case PLC_RULE_RECOMPUTE_LAYERS_POLICY:
+    case PLC_RULE_RECOMPUTE_LAYERS_NEEDED:
+    case PLC_RULE_RECOMPUTE_LAYERS_STAGE:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "recompute = block recomputes the first recompute_layers layers of each stage, every each "
+                         "recompute_layers-th layer; leave recompute_layers = auto to let plc choose");
+        break;
+    case PLC_RULE_ENGINE_OFFERS:
+        plc_diag_error(d, loc, "%s", msg);
+        plc_diag_hint(d, "the engine's profile (engines.yaml, docs/engines.md) lists what it runs; "
+                         "set train.engine to another engine or %s to a value it runs", v.key);
+        break;
     case PLC_RULE_DP_MB_BATCH:
         plc_diag_error(d, loc, "%s", msg);
         plc_diag_hint(d, "each data-parallel rank runs global_batch / (dp * micro_batch) micro-batches per step");
@@ -154,7 +166,9 @@ static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *
                          .gpus = f->cluster ? plc_cluster_gpus(f->cluster) : 0,
                          .global_batch = f->train && f->train->global_batch > 0 ? f->train->global_batch : 0,
                          .precision = f->train ? f->train->precision : PLC_PREC_BF16,
-                         .precision_known = f->train != NULL};
+                         .precision_known = f->train != NULL,
+                         .engine = f->engine,
+                         .engine_id = f->engine_id};
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         int64_t v;
         if (!fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) continue;
@@ -180,6 +194,29 @@ static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *
         if (!any)
             plc_diag_error(d, at(f->layout_block, "tp"), "no value of tp divides heads, kv_heads and ffn_hidden; valid: %s",
                            plc_divisors_text(a, gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden)));
+    }
+}
+
+/* a set of values of which the engine runs none */
+static void check_engine_sets(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+{
+    for (int k = 0; k < PLC_LD_COUNT; k++) {
+        const plc_choice *c = plc_layout_spec_choice(f->layout, (plc_layout_dim)k);
+        int64_t one;
+        if (c->kind == PLC_CHOICE_AUTO || plc_choice_fixed(c, &one) || f->engine->offers[k] == 0) continue;
+        bool any = false;
+        for (int64_t x = 0; x < 64 && !any; x++) any = plc_choice_allows(c, x) && plc_engine_offers(f->engine, (plc_layout_dim)k, x);
+        if (any) continue;
+        plc_rule_input in = {.model = f->model, .engine = f->engine, .engine_id = f->engine_id,
+                             .known = 1u << k};
+        plc_layout_set(&in.layout, (plc_layout_dim)k, c->kind == PLC_CHOICE_SET ? c->v[0] : c->lo);
+        plc_verdict v = {PLC_RULE_ENGINE_OFFERS, plc_layout_dim_key((plc_layout_dim)k)};
+        char msg[256];
+        plc_rule_message(&in, v, msg, sizeof msg);
+        const char *runs = strstr(msg, "; it runs ");
+        plc_diag_error(d, at(f->layout_block, v.key), "engine %s runs no value %s allows%s",
+                       plc_engine_name(f->engine_id), v.key, runs ? runs : "");
+        (void)a;
     }
 }
 
@@ -231,5 +268,6 @@ void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
     }
     if (f->train && f->model && f->train->global_batch > 0) check_step_tokens(d, f);
     if (f->layout && f->model) check_layout_rules(d, a, f);
+    if (f->layout && f->model && f->engine) check_engine_sets(d, a, f);
     if (f->layout) check_layout_warnings(d, f);
 }

@@ -17,6 +17,8 @@ typedef struct plc_spec_facts {
     plc_train *train; /* global_batch given in tokens is converted here */
     const plc_layout_spec *layout;
     bool batch_in_tokens;
+    const plc_engine_profile *engine; /* train.engine's profile; NULL when unknown */
+    plc_engine engine_id;
     /* for locations; NULL when absent */
     const plc_block *model_block, *cluster_block, *train_block, *layout_block;
 } plc_spec_facts;

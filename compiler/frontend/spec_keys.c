@@ -8,10 +8,11 @@
 
 /* spellings, in enum order (the same as plc_*_name in common/job.c) */
 const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular", NULL};
-const char *const plc_recompute_names[] = {"none", "selective", "full", NULL};
+const char *const plc_recompute_names[] = {"none", "selective", "full", "block", "every", NULL};
 const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
 const char *const plc_precision_names[] = {"bf16", "fp32", NULL};
 const char *const plc_objective_names[] = {"time", "memory", NULL};
+const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", NULL};
 const char *const plc_optimizer_names[] = {"adamw", NULL};
 const char *const plc_arch_names[] = {"llama", "gpt", NULL};
 const char *const plc_positions_names[] = {"rope", "learned", NULL};
@@ -48,6 +49,7 @@ static const plc_key_def train_keys[] = {
     K("global_batch", PLC_KEY_BATCH, 0, NULL, true, "sequences per optimizer step (or a token count: 4M tokens)"),
     K("steps", PLC_KEY_INT, 0, NULL, true, "optimizer steps, e.g. steps = 1000"),
     K("precision", PLC_KEY_ENUM, 0, plc_precision_names, false, "bf16 or fp32; default bf16"),
+    K("engine", PLC_KEY_ENUM, 0, plc_engine_names, false, "runtime the layout is for: plrun, megatron or fsdp2; default plrun"),
     K("seed", PLC_KEY_INT, 0, NULL, false, "seed of weights and synthetic data; default 1"),
     K("data", PLC_KEY_DATA, 0, NULL, false, "synthetic or a token file \"path\"; default synthetic"),
     K("optimizer", PLC_KEY_ENUM, 0, plc_optimizer_names, false, "adamw (the only one); default adamw"),
@@ -69,12 +71,14 @@ static const plc_key_def train_keys[] = {
 #define LAYOUT_TYPE_SCHEDULE PLC_KEY_CHOICE_ENUM
 #define LAYOUT_TYPE_RECOMPUTE PLC_KEY_CHOICE_ENUM
 #define LAYOUT_TYPE_ATTENTION PLC_KEY_CHOICE_ENUM
+#define LAYOUT_TYPE_LAYERS PLC_KEY_CHOICE_INT
 #define LAYOUT_NAMES_DEGREE NULL
 #define LAYOUT_NAMES_ZERO NULL
 #define LAYOUT_NAMES_ONOFF NULL
 #define LAYOUT_NAMES_SCHEDULE plc_schedule_names
 #define LAYOUT_NAMES_RECOMPUTE plc_recompute_names
 #define LAYOUT_NAMES_ATTENTION plc_attention_names
+#define LAYOUT_NAMES_LAYERS NULL
 #define LAYOUT_KEY(name, type, kind, what) K(#name, LAYOUT_TYPE_##kind, 0, LAYOUT_NAMES_##kind, false, what),
 
 static const plc_key_def layout_keys[] = {

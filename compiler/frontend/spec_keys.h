@@ -59,6 +59,7 @@ extern const char *const plc_attention_names[];
 extern const char *const plc_precision_names[];
 extern const char *const plc_objective_names[];
 extern const char *const plc_optimizer_names[];
+extern const char *const plc_engine_names[];    /* plc_engine order */
 extern const char *const plc_arch_names[];      /* plc_arch order */
 extern const char *const plc_positions_names[]; /* plc_positions order */
 

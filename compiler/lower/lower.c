@@ -31,7 +31,8 @@ static int derive(lw_ctx *c)
     plc_layout *L = &c->L;
     /* every rule but the GPU count: a plan's world is its layout's */
     plc_rule_input in = {.model = m, .global_batch = c->job->train.global_batch, .precision = c->job->train.precision,
-                         .precision_known = true, .layout = *L, .known = PLC_LD_ALL};
+                         .precision_known = true, .layout = *L, .known = PLC_LD_ALL,
+                         .engine = &c->job->engine, .engine_id = c->job->train.engine};
     plc_verdict v = plc_layout_rules(&in);
     if (v.rule != PLC_RULE_OK) {
         char why[256];

@@ -78,9 +78,12 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
         if (l->attention == PLC_ATTN_FLASH1)
             core += (q + 2.0 * kv) / tp * a; /* v1's packed qkv copy (unpadded interface) */
     }
-    /* SwiGLU: gate, up, silu(gate), product; GELU: its input (fc + bias)
-     * and output (proj's input). Bias gradients are column sums: nothing kept */
-    double mlp = (gpt ? 2.0 : 4.0) * f / tp * a;
+    /* SwiGLU: gate, up, silu(gate), product, or with the engine's fused
+     * SwiGLU (fused_swiglu) its gate-and-up input and the product; GELU: its
+     * input (fc + bias) and output (proj's input). Bias gradients are column
+     * sums: nothing kept */
+    double swiglu = job->engine.fused_swiglu > 0 ? 3.0 : 4.0;
+    double mlp = (gpt ? 2.0 : swiglu) * f / tp * a;
     return T * (norms + qkv + out + core + mlp);
 }
 
@@ -97,12 +100,13 @@ static double layer_temporaries(const plc_job *job, const plc_layout *l)
     /* MLP gradients in flight: d(gate), d(up), d(product) | d(fc), d(gelu) */
     double mlp_grads = m->arch == PLC_ARCH_GPT ? 2.0 : 3.0;
     double t = T * (mlp_grads * f / tp + 2.0 * h + (q + 2.0 * kv) / tp) * a;
+    bool whole = plc_recomputed_layers(m, l) > 0; /* some layers are recomputed whole */
     if (materialises_scores(l->attention)) {
         double scores = T * (double)m->heads / tp * (double)m->seq_len;
         t += scores * (a + (l->attention == PLC_ATTN_NAIVE ? 4.0 : 0.0)); /* score gradients */
-        if (l->recompute != PLC_RECOMPUTE_NONE) t += scores * score_bytes(l->attention, a);
+        if (l->recompute == PLC_RECOMPUTE_SELECTIVE || whole) t += scores * score_bytes(l->attention, a);
     }
-    if (l->recompute == PLC_RECOMPUTE_FULL) t += plc_act_layer_bytes(job, l, PLC_RECOMPUTE_NONE);
+    if (whole) t += plc_act_layer_bytes(job, l, PLC_RECOMPUTE_NONE);
     return t;
 }
 
@@ -124,7 +128,12 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     double T = tokens_per_micro_batch(job, l);
     int64_t local = job->train.global_batch / l->dp;
     int64_t micro = local / l->micro_batch;
-    double act_layer = plc_act_layer_bytes(job, l, l->recompute);
+    /* layers recomputed whole keep their input; the others what the policy
+     * keeps (selective: all but the scores; block, every: everything) */
+    double act_full = plc_act_layer_bytes(job, l, PLC_RECOMPUTE_FULL);
+    double act_kept = plc_act_layer_bytes(job, l, l->recompute == PLC_RECOMPUTE_SELECTIVE ? PLC_RECOMPUTE_SELECTIVE
+                                                                                          : PLC_RECOMPUTE_NONE);
+    int64_t whole = plc_recomputed_layers(m, l);
     double temps = layer_temporaries(job, l);
     double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
 
@@ -148,7 +157,8 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         est->stage_params[s] = params;
         static_state(job, l, params, &c[PLC_MEM_WEIGHTS], &c[PLC_MEM_GRADS], &c[PLC_MEM_OPTIMIZER]);
         double inflight = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, s);
-        c[PLC_MEM_ACTIVATIONS] = inflight * (double)sp.layers * act_layer;
+        int64_t r = whole < sp.layers ? whole : sp.layers;
+        c[PLC_MEM_ACTIVATIONS] = inflight * ((double)(sp.layers - r) * act_kept + (double)r * act_full);
         c[PLC_MEM_LOGITS] = 0;
         if (sp.has_head) {
             double elems = T * (double)plc_vocab_local(m->vocab, l->tp); /* padded vocabulary */

@@ -19,7 +19,9 @@ plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job);
 /* Saved activation bytes of one transformer layer for one micro-batch on one
  * rank, without recompute effects beyond the layer itself:
  *   policy none: everything the backward reads; selective: the attention
- *   scores are recomputed; full: only the layer input. */
+ *   scores are recomputed; full: only the layer input. (block and every
+ *   recompute some layers whole, plc_recomputed_layers: those keep what full
+ *   keeps, the others what none keeps.) */
 double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recompute policy);
 
 /* Fills est->stage_mem, stage_params, peak_bytes, peak_stage, limit_bytes and

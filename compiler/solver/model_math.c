@@ -108,3 +108,9 @@ double plc_flops_per_token_megatron(const plc_model *m)
     double L = (double)m->layers, h = (double)m->hidden, s = (double)m->seq_len, V = (double)m->vocab;
     return 96.0 * L * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * L * h));
 }
+
+double plc_recompute_share(const plc_model *m, const plc_layout *l)
+{
+    int64_t per_rank = l->pp > 0 ? m->layers / l->pp : m->layers;
+    return per_rank > 0 ? (double)plc_recomputed_layers(m, l) / (double)per_rank : 0.0;
+}

@@ -90,4 +90,9 @@ double plc_flops_per_token_palm(const plc_model *m);
  * hardware FLOP utilisation. It reads only L, h, s and V. */
 double plc_flops_per_token_megatron(const plc_model *m);
 
+/* Share of a rank's layers recomputed whole in the backward: 1 with
+ * recompute = full, plc_recomputed_layers / (layers / pp) with block and
+ * every, 0 otherwise. */
+double plc_recompute_share(const plc_model *m, const plc_layout *l);
+
 #endif

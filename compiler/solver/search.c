@@ -223,14 +223,49 @@ static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
 {
     plc_rule_input in = {.model = &job->model, .gpus = plc_cluster_gpus(&job->cluster),
                          .global_batch = job->train.global_batch, .precision = job->train.precision,
-                         .precision_known = true, .layout = *l, .known = known};
+                         .precision_known = true, .layout = *l, .known = known,
+                         .engine = &job->engine, .engine_id = job->train.engine};
     return plc_layout_rules(&in).rule != PLC_RULE_OK;
+}
+
+/* keeps the values of dimension d that break no rule on their own (the
+ * engine's profile: the search offers only what the engine runs) */
+static void legal_alone(const plc_job *job, values *vs, plc_layout_dim d)
+{
+    int n = 0;
+    for (int i = 0; i < vs->n; i++) {
+        plc_layout l = {0};
+        plc_layout_set(&l, d, vs->v[i]);
+        if (!breaks_rule(job, &l, 1u << d)) vs->v[n++] = vs->v[i];
+    }
+    vs->n = n;
 }
 
 static void enum_values(values *vs, const plc_choice *c, int64_t count)
 {
     vs->n = 0;
     for (int64_t x = 0; x < count; x++) add_value(vs, c, x);
+}
+
+/* the recompute_layers values of a layout l (recompute, pp and vpp known)
+ * that the layout block allows and the rulebook accepts: 0 for the policies
+ * without a layer count, 1 .. the stage's layers for block and every */
+static void layer_values(const plc_job *job, const plc_layout *l, values *vs)
+{
+    const plc_choice *c = &job->layout.recompute_layers;
+    vs->n = 0;
+    bool by_layers = l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY;
+    if (!by_layers) {
+        add_value(vs, c, 0);
+        return;
+    }
+    int64_t most = job->model.layers / l->pp / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1);
+    /* block with every layer and every 1st layer are recompute = full: the
+     * search offers them as full (a pinned value is still estimated) */
+    int64_t lo = l->recompute == PLC_RECOMPUTE_EVERY && most > 1 ? 2 : 1;
+    int64_t hi = l->recompute == PLC_RECOMPUTE_BLOCK && most > 1 ? most - 1 : most;
+    if (plc_choice_fixed(c, &lo)) hi = lo;
+    for (int64_t k = lo; k <= hi && vs->n < MAX_VALUES; k++) add_value(vs, c, k);
 }
 
 #define REGION_VALUES 64
@@ -338,6 +373,62 @@ static const char *arena_reason(search *S, const char *text)
 }
 
 /* one fully specified candidate */
+static void evaluate(search *S, const plc_layout *l);
+
+/* does l (every dimension known) fit, by the memory model alone? */
+static bool fits_memory(search *S, const plc_layout *l)
+{
+    if (!plc_layout_check(S->job, l, NULL, 0)) return false;
+    S->est.valid = true;
+    plc_memory_estimate(S->job, l, false, &S->est);
+    return S->est.fits;
+}
+
+/* the leaves of l over its recompute_layers values. Block and every trade
+ * memory for time monotonically in the layer count (more layers recomputed:
+ * less memory, more time, never the other way), so of one node's values
+ * only the one that recomputes the fewest layers and still fits is
+ * estimated (found by bisection on the memory model; the most-recomputing
+ * value when the objective is memory or nothing fits): every other value
+ * does not fit or is dominated, and counts as pruned. --all estimates every
+ * value. */
+static void walk_layers(search *S, plc_layout *l)
+{
+    values ks;
+    layer_values(S->job, l, &ks);
+    if (ks.n == 0) return;
+    if (S->opts.all || ks.n == 1) {
+        for (int i = 0; i < ks.n; i++) {
+            l->recompute_layers = ks.v[i];
+            evaluate(S, l);
+        }
+        return;
+    }
+    /* most recomputing first: block's largest k, every's smallest n */
+    bool block = l->recompute == PLC_RECOMPUTE_BLOCK;
+    int most = block ? ks.n - 1 : 0, least = block ? 0 : ks.n - 1, pick = most;
+    if (S->job->layout.objective == PLC_OBJ_TIME) {
+        l->recompute_layers = ks.v[most];
+        if (fits_memory(S, l)) {
+            /* bisect between least (may not fit) and most (fits) */
+            int lo = least, hi = most; /* invariant: hi fits, lo does not (unless equal) */
+            l->recompute_layers = ks.v[lo];
+            if (fits_memory(S, l)) hi = lo;
+            while (block ? hi - lo > 1 : lo - hi > 1) {
+                int mid = (lo + hi) / 2;
+                l->recompute_layers = ks.v[mid];
+                if (fits_memory(S, l)) hi = mid;
+                else lo = mid;
+            }
+            pick = hi;
+        }
+    }
+    S->out->pruned += ks.n - 1;
+    l->recompute_layers = ks.v[pick];
+    evaluate(S, l);
+}
+
+/* one fully specified candidate */
 static void evaluate(search *S, const plc_layout *l)
 {
     estimate(S->job, l, false, S->opts.all, S->opts.all || S->out->pinned, &S->est);
@@ -357,6 +448,20 @@ typedef struct inner_values {
     values sp, sched, mb, rc, attn, frms, vpp_all;
 } inner_values;
 
+/* inner leaves per (recompute x attention x fused RMSNorm), counting each
+ * layer count of block and every, for the statistics */
+static int64_t rc_leaves(const plc_job *job, const inner_values *iv, int64_t pp, int64_t vpp)
+{
+    int64_t n = 0;
+    for (int i = 0; i < iv->rc.n; i++) {
+        plc_layout l = {.recompute = (plc_recompute)iv->rc.v[i], .pp = pp, .vpp = vpp};
+        values ks;
+        layer_values(job, &l, &ks);
+        n += ks.n;
+    }
+    return n * iv->attn.n * iv->frms.n;
+}
+
 /* the vpp values of a schedule: those the rulebook allows with pp */
 static bool vpp_fits_schedule(const plc_job *job, plc_schedule sched, int64_t vpp, int64_t pp)
 {
@@ -366,13 +471,14 @@ static bool vpp_fits_schedule(const plc_job *job, plc_schedule sched, int64_t vp
 
 static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t pp, int64_t tp)
 {
-    int64_t per_sched = 0;
+    int64_t per_sched = 0; /* leaves under each (schedule, vpp) */
     for (int i = 0; i < iv->sched.n; i++)
         for (int j = 0; j < iv->vpp_all.n; j++)
-            if (vpp_fits_schedule(job, (plc_schedule)iv->sched.v[i], iv->vpp_all.v[j], pp)) per_sched++;
+            if (vpp_fits_schedule(job, (plc_schedule)iv->sched.v[i], iv->vpp_all.v[j], pp))
+                per_sched += rc_leaves(job, iv, pp, iv->vpp_all.v[j]);
     int64_t sp_n = 0;
     for (int i = 0; i < iv->sp.n; i++) if (!(iv->sp.v[i] == 1 && tp == 1 && iv->sp.n > 1)) sp_n++;
-    return sp_n * per_sched * iv->mb.n * iv->rc.n * iv->attn.n * iv->frms.n;
+    return sp_n * per_sched * iv->mb.n;
 }
 
 /* fills w for the layout l (tp, cp, sp, micro-batch known) */
@@ -448,7 +554,7 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                     if (S->bound && S->out->nranked == S->opts.top) {
                         if (w->least < 0) layer_work(job, base, iv, w);
                         if (worse_than_top(S, &base, mem_bound, w->least)) {
-                            int64_t n = (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
+                            int64_t n = rc_leaves(job, iv, base.pp, base.vpp);
                             S->out->pruned += n;
                             S->out->pruned_objective += n;
                             continue;
@@ -456,7 +562,7 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                     }
                     if (!S->opts.all && breaks_rule(job, &base, known)) {
                         /* every inner combination is invalid for the same reason */
-                        S->out->invalid += (int64_t)iv->rc.n * iv->attn.n * iv->frms.n;
+                        S->out->invalid += rc_leaves(job, iv, base.pp, base.vpp);
                         continue;
                     }
                     for (int e = 0; e < iv->rc.n; e++) {
@@ -469,11 +575,13 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                                 if (S->bound && S->out->nranked == S->opts.top && w->least >= 0 &&
                                     worse_than_top(S, &base, mem_bound,
                                                    w->by[base.attention][base.fused_rmsnorm ? 1 : 0])) {
-                                    S->out->pruned++;
-                                    S->out->pruned_objective++;
+                                    values ks;
+                                    layer_values(job, &base, &ks);
+                                    S->out->pruned += ks.n;
+                                    S->out->pruned_objective += ks.n;
                                     continue;
                                 }
-                                evaluate(S, &base);
+                                walk_layers(S, &base);
                             }
                         }
                     }
@@ -490,13 +598,26 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static bool all_pinned(const plc_layout_spec *ls, plc_layout *l)
+/* every dimension pinned (recompute_layers also when the others leave it
+ * one value: 0 with a policy that counts no layers) */
+static bool all_pinned(const plc_job *job, const plc_layout_spec *ls, plc_layout *l)
 {
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         int64_t v;
+        if (d == PLC_LD_recompute_layers) continue;
         if (!plc_choice_fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) return false;
         plc_layout_set(l, (plc_layout_dim)d, v);
     }
+    int64_t v;
+    if (plc_choice_fixed(&ls->recompute_layers, &v)) {
+        l->recompute_layers = v;
+        return true;
+    }
+    if (l->pp < 1 || l->vpp < 1) return false;
+    values ks;
+    layer_values(job, l, &ks);
+    if (ks.n != 1) return false;
+    l->recompute_layers = ks.v[0];
     return true;
 }
 
@@ -523,7 +644,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
     const plc_model *m = &job->model;
     int64_t gpus = plc_cluster_gpus(&job->cluster);
     plc_layout pinned_layout;
-    if (all_pinned(ls, &pinned_layout)) {
+    if (all_pinned(job, ls, &pinned_layout)) {
         out->pinned = true;
         evaluate(S, &pinned_layout);
         /* the single candidate, fit or not, with its time */
@@ -540,6 +661,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         enum_values(&iv.rc, &ls->recompute, PLC_RECOMPUTE_COUNT);
         enum_values(&iv.attn, &ls->attention, PLC_ATTN_COUNT);
         enum_values(&iv.frms, &ls->fused_rmsnorm, 2);
+        legal_alone(job, &iv.frms, PLC_LD_fused_rmsnorm);
         if (m->arch == PLC_ARCH_GPT && iv.frms.n > 1) iv.frms.n = 1; /* LayerNorm: the choice changes nothing */
         enum_values(&zeros, &ls->zero, 4);
         divisors(&iv.vpp_all, &ls->vpp, m->layers);
@@ -552,6 +674,11 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         }
         if (job->train.precision == PLC_PREC_FP32 && ls->attention.kind == PLC_CHOICE_AUTO)
             enum_values(&iv.attn, &ls->attention, PLC_ATTN_FLASH1); /* naive, fused */
+        legal_alone(job, &iv.sp, PLC_LD_sp);
+        legal_alone(job, &iv.sched, PLC_LD_schedule);
+        legal_alone(job, &iv.rc, PLC_LD_recompute);
+        legal_alone(job, &iv.attn, PLC_LD_attention);
+        legal_alone(job, &zeros, PLC_LD_zero);
         for (int i = 0; i < tps.n; i++) {
             int64_t tp = tps.v[i];
             plc_layout part = {.tp = tp};
@@ -578,7 +705,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
                     for (int z = 0; z < zeros.n; z++) {
                         int64_t zero = zeros.v[z];
                         /* without data or context parallelism every stage is the same */
-                        if (dp * cp == 1 && zero > 0 && zeros.n > 1) continue;
+                        if (dp * cp == 1 && zero > zeros.v[0]) continue;
                         plc_layout base = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero};
                         double bound = plc_memory_lower_bound(job, tp, pp, dp, cp, zero);
                         if (bound > out->limit_bytes) {

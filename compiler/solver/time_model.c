@@ -6,6 +6,7 @@
 #include "compiler/solver/collectives.h"
 #include "compiler/solver/memory_model.h"
 #include "compiler/solver/model_math.h"
+#include "compiler/solver/overlap.h"
 #include "compiler/solver/schedule_model.h"
 
 /* Attention kernels. Tiled (flash) kernels run the score matmuls from on-chip
@@ -132,8 +133,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
         double one = l->sp ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) +
                                  plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, bytes, g.tp)
                            : plc_cost_group(hw, PLC_COLL_ALL_REDUCE, bytes, g.tp);
-        o->tp_f = 2.0 * one;
-        o->tp_b = 2.0 * one;
+        o->tp_f = plc_overlap_tp(job, l, 2.0 * one, o->matmul_f);
+        o->tp_b = plc_overlap_tp(job, l, 2.0 * one, o->matmul_b);
     }
     /* context parallelism: ring exchange of K and V (and their gradients in
      * the backward), overlapped with the attention of the chunk in hand */
@@ -153,14 +154,12 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     o->launch_f = kernels_f * hw->kernel_launch;
     o->launch_b = 2.0 * o->launch_f;
 
-    switch (l->recompute) {
-    case PLC_RECOMPUTE_FULL:
-        o->recompute = o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f;
-        break;
-    case PLC_RECOMPUTE_SELECTIVE:
+    /* whole layers recomputed (full, block, every): their share of the
+     * forward, averaged over the stage's layers */
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
         if (!ak->tiled) o->recompute = o->attn_f + plc_cost_memory_bound(hw, attn_mem_f);
-        break;
-    default: break;
+    } else {
+        o->recompute = plc_recompute_share(m, l) * (o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f);
     }
 }
 
@@ -234,7 +233,9 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
                        plc_cost_group(hw, PLC_COLL_ALL_GATHER, layer_params * d.weight / (double)plc_layer_tensors(m), g.dpcp);
     double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
     double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
-    double bubble = 0, pp_exposed = 0, gathers_exposed = entries * layer_gather;
+    double bubble = 0, pp_exposed = 0;
+    double gathers_exposed = plc_overlap_layer_gathers(job, layer_gather, entries / 2.0, layers, tf) +
+                             plc_overlap_layer_gathers(job, layer_gather, entries / 2.0, layers, tb);
     if (l->pp > 1 && layer_major) {
         /* breadth-first schedules: the step's makespan from the schedule's
          * own order (fill, the wait at the turn from forward to backward
@@ -263,7 +264,8 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
                                                      round(ratio * 2.0) / 2.0);
         double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
         bubble = bubble_ratio * (double)micro * balanced_mb;
-        pp_exposed = 2.0 * (double)micro * (double)l->vpp * msg;
+        pp_exposed = plc_overlap_p2p(job, l, 2.0 * (double)micro * (double)l->vpp, msg,
+                                     (double)layers / (double)l->vpp * tf);
     }
 
     /* data-parallel gradient reduction and ZeRO gathers over data x
@@ -296,9 +298,11 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
          * hides its reduction. */
         double bwd_mb = (double)layers * tb;
         double window = (lga || per_mb) ? (double)micro * bwd_mb : bwd_mb;
-        dp_exposed = fmax(dp_comm / (double)layers, dp_comm - window);
+        dp_exposed = plc_overlap_grad_reduce(job, dp_comm, dp_comm / (double)layers, window);
         if (l->zero == 1 || l->zero == 2)
-            zero_exposed = tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp);
+            zero_exposed = plc_overlap_param_gather(
+                job, tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp), layers,
+                (double)layers * tf);
         if (l->zero == 3) zero_exposed = gathers_exposed;
     }
     /* gradient buffers zeroed for the step (ZeRO 2, 3: a layer's block for
@@ -316,17 +320,18 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     for (int k = 0; k < PLC_TIME_COUNT; k++) t[k] = 0;
     double per_mb_layers = (double)micro * (double)layers;
     double recompute_compute = 0, recompute_mem = 0;
-    if (l->recompute == PLC_RECOMPUTE_FULL) {
-        recompute_compute = lt.matmul_f + lt.attn_f;
-        recompute_mem = lt.mem_f;
-    } else {
+    double whole = plc_recompute_share(m, l); /* share of layers recomputed whole */
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
         recompute_compute = lt.recompute;
+    } else {
+        recompute_compute = whole * (lt.matmul_f + lt.attn_f);
+        recompute_mem = whole * lt.mem_f;
     }
     t[PLC_TIME_COMPUTE] = per_mb_layers * (lt.matmul_f + lt.matmul_b + lt.attn_f + lt.attn_b + recompute_compute);
     t[PLC_TIME_MEMORY] = per_mb_layers * (lt.mem_f + lt.mem_b + recompute_mem) + optimizer;
-    t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.tp_f : 0));
-    t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.cp_f : 0));
-    t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + (l->recompute == PLC_RECOMPUTE_FULL ? lt.launch_f : 0));
+    t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + whole * lt.tp_f);
+    t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + whole * lt.cp_f);
+    t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + whole * lt.launch_f);
     /* embedding and head work of the busiest stage counts as compute */
     t[PLC_TIME_COMPUTE] += (double)micro * ends;
     t[PLC_TIME_COMM_PP] = pp_exposed;

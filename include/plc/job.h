@@ -30,6 +30,10 @@ typedef enum plc_recompute {
     PLC_RECOMPUTE_NONE,
     PLC_RECOMPUTE_SELECTIVE, /* recompute attention core only (Korthikanti) */
     PLC_RECOMPUTE_FULL,      /* keep layer inputs, recompute whole layers */
+    PLC_RECOMPUTE_BLOCK,     /* whole layers, the first recompute_layers of each (virtual) stage
+                              * (Megatron --recompute-method block --recompute-num-layers k) */
+    PLC_RECOMPUTE_EVERY,     /* whole layers, every recompute_layers-th of a rank's layers
+                              * (torchtitan's selective layer checkpointing) */
     PLC_RECOMPUTE_COUNT
 } plc_recompute;
 
@@ -40,6 +44,16 @@ typedef enum plc_attention {
     PLC_ATTN_FLASH2,
     PLC_ATTN_COUNT
 } plc_attention;
+
+/* the runtime a plan or a prediction is for (docs/engines.md): plc's own
+ * plrun, or an engine users run today, described by its profile in
+ * engines.yaml (what it keeps, overlaps, recomputes and can run) */
+typedef enum plc_engine {
+    PLC_ENGINE_PLRUN,    /* plc's runtime: the plan is the program */
+    PLC_ENGINE_MEGATRON, /* Megatron-LM (Megatron-Core) */
+    PLC_ENGINE_FSDP2,    /* a PyTorch FSDP2 trainer (torchtitan) */
+    PLC_ENGINE_COUNT
+} plc_engine;
 
 typedef enum plc_objective {
     PLC_OBJ_TIME,   /* fastest step (the default) */
@@ -131,6 +145,7 @@ typedef struct plc_train {
     int64_t steps;
     uint64_t seed;
     const char *data_path; /* token file, absolute and normalised; NULL: the synthetic source */
+    plc_engine engine;     /* default PLC_ENGINE_PLRUN */
 } plc_train;
 
 /* ---- layout constraints ----------------------------------------------------
@@ -190,6 +205,7 @@ static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
     X(micro_batch,   int64_t,       DEGREE,    "sequences per micro-batch per data-parallel rank")      \
     X(schedule,      plc_schedule,  SCHEDULE,  "pipeline schedule")                                     \
     X(recompute,     plc_recompute, RECOMPUTE, "activation recompute policy")                           \
+    X(recompute_layers, int64_t,    LAYERS,    "k of recompute = block, n of every; 0 otherwise")       \
     X(zero,          int64_t,       ZERO,      "ZeRO stage 0..3")                                       \
     X(attention,     plc_attention, ATTENTION, "attention kernel")                                      \
     X(fused_rmsnorm, int64_t,       ONOFF,     "fused RMSNorm kernel")
@@ -201,7 +217,8 @@ typedef enum plc_dim_kind {
     PLC_DIMK_ZERO,      /* 0..3 */
     PLC_DIMK_SCHEDULE,  /* plc_schedule */
     PLC_DIMK_RECOMPUTE, /* plc_recompute */
-    PLC_DIMK_ATTENTION  /* plc_attention */
+    PLC_DIMK_ATTENTION, /* plc_attention */
+    PLC_DIMK_LAYERS     /* a count of layers from 0 */
 } plc_dim_kind;
 
 /* PLC_LD_dp, PLC_LD_tp, ...: a dimension's index in PLC_LAYOUT_FIELDS order */
@@ -281,6 +298,10 @@ static inline bool plc_layout_equal(const plc_layout *a, const plc_layout *b)
     return PLC_LAYOUT_FIELDS(PLC_LAYOUT_SAME) true;
 #undef PLC_LAYOUT_SAME
 }
+/* value v of dimension d as written in a .plan file ("flash2", "4", "on"); returns buf */
+const char *plc_layout_value_text(plc_layout_dim d, int64_t v, char *buf, size_t size);
+/* a layout's recompute policy with its layer count: "full", "block:4", "every:2" */
+const char *plc_recompute_text(const plc_layout *l, char *buf, size_t size);
 
 /* Rows (columns) of a block when a dimension of n splits over `shards`:
  * ceil(n / shards). The last blocks may hold fewer real rows (the padded
@@ -288,6 +309,38 @@ static inline bool plc_layout_equal(const plc_layout *a, const plc_layout *b)
 static inline int64_t plc_shard_block(int64_t n, int64_t shards)
 {
     return shards > 1 ? (n + shards - 1) / shards : n;
+}
+
+/* ---- the engine's profile ----------------------------------------------------
+ * What the runtime named by train.engine keeps, overlaps and can run, read
+ * from engines.yaml (docs/engines.md; compiler/frontend/engines.h), every
+ * figure with its source. X(member, key, lo, hi, what) lists the figures; a
+ * zero profile is plc's own accounting with nothing overlapped beyond it. */
+#define PLC_ENGINE_FIGURES(X)                                                                                  \
+    X(fused_swiglu,         "fused_swiglu",         0, 1, "1: a fused SwiGLU keeps its input and output only") \
+    X(alloc_overhead,       "alloc_overhead",       0, 1, "share of per-micro-batch memory lost to the allocator") \
+    X(grad_bytes,           "grad_bytes",           0, 8, "bytes per gradient element (0: the precision's)")   \
+    X(tp_overlap,           "tp_overlap",           0, 1, "1: tp collectives run under the GEMMs (with sp)")  \
+    X(grad_reduce_overlap,  "grad_reduce_overlap",  0, 1, "1: gradient reductions run under the backward")   \
+    X(param_gather_overlap, "param_gather_overlap", 0, 1, "1: ZeRO weight gathers run under compute")        \
+    X(p2p_overlap,          "p2p_overlap",          0, 1, "1: pipeline sends and receives run under compute")
+
+typedef struct plc_engine_profile {
+    char describes[96]; /* "Megatron-Core r0.8 profile" */
+#define PLC_ENGINE_MEMBER(member, key, lo, hi, what) double member;
+    PLC_ENGINE_FIGURES(PLC_ENGINE_MEMBER)
+#undef PLC_ENGINE_MEMBER
+    /* what it can run: bit v of offers[d] set when value v of layout
+     * dimension d is offered (dimensions of kind ONOFF, ZERO, SCHEDULE,
+     * RECOMPUTE, ATTENTION); 0: every value */
+    uint64_t offers[PLC_LD_COUNT];
+} plc_engine_profile;
+
+/* does the profile run value v of layout dimension d? */
+static inline bool plc_engine_offers(const plc_engine_profile *p, plc_layout_dim d, int64_t v)
+{
+    if ((unsigned)d >= PLC_LD_COUNT || p->offers[d] == 0) return true;
+    return v >= 0 && v < 64 && ((p->offers[d] >> v) & 1u);
 }
 
 /* ---- the whole job -------------------------------------------------------- */
@@ -300,6 +353,7 @@ typedef struct plc_job {
     plc_cluster cluster;
     plc_train train;
     plc_layout_spec layout;
+    plc_engine_profile engine; /* train.engine's profile */
 } plc_job;
 
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);
@@ -309,5 +363,6 @@ const char *plc_recompute_name(plc_recompute r);
 const char *plc_attention_name(plc_attention a);
 const char *plc_precision_name(plc_precision p);
 const char *plc_objective_name(plc_objective o);
+const char *plc_engine_name(plc_engine e);
 
 #endif

@@ -18,7 +18,7 @@ stage=$tmp/stage prefix=/opt/plc-test
 # the binaries under test, as they are (-o all: no rebuild)
 make -s -C "$root" --no-print-directory install -o all BIN="$bin" DESTDIR="$stage" PREFIX="$prefix" >"$tmp/log" 2>&1 ||
     { cat "$tmp/log"; die "make install failed"; }
-for f in bin/plc bin/plrun share/plc/catalog.yaml share/man/man1/plc.1 share/man/man1/plrun.1 share/man/man5/plan.5; do
+for f in bin/plc bin/plrun share/plc/catalog.yaml share/plc/engines.yaml share/man/man1/plc.1 share/man/man1/plrun.1 share/man/man5/plan.5; do
     [ -f "$stage$prefix/$f" ] || die "make install did not install $f"
 done
 

@@ -16,6 +16,7 @@ static inline void tp_job(plc_job *job, int layers, bool tied, int64_t global_ba
 {
     memset(job, 0, sizeof *job);
     job->path = "test.plan";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     job->source = "model \"t\" { }\n";
     job->source_len = strlen(job->source);
     plc_model *m = &job->model;

@@ -30,6 +30,7 @@ static void test_valid_and_defaults(void)
     CU_ASSERT_DOUBLE_EQUAL(j->cluster.hw.inter_node_bw, 25e9, 1);
     CU_ASSERT_EQUAL(j->train.global_batch, 64);
     CU_ASSERT_EQUAL(j->train.precision, PLC_PREC_BF16);
+    CU_ASSERT_EQUAL(j->train.engine, PLC_ENGINE_PLRUN);
     CU_ASSERT_DOUBLE_EQUAL(j->train.lr_peak, 3e-4, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(j->train.lr_floor, 3e-5, 1e-12);
     CU_ASSERT_EQUAL(j->train.decay_steps, 100);
@@ -237,6 +238,24 @@ static void test_gpt_defaults(void)
     fe_done(&r);
 }
 
+/* train.engine: each name, a misspelling with its suggestion, a wrong type */
+static void test_engine(void)
+{
+    const char *names[] = {"train.engine = plrun", "train.engine = megatron", "train.engine = fsdp2"};
+    for (int e = 0; e < PLC_ENGINE_COUNT; e++) {
+        fe_result r;
+        fe_run(&r, VALID, &names[e], 1);
+        CU_ASSERT_EQUAL(r.errors, 0);
+        CU_ASSERT_EQUAL(r.job.train.engine, (plc_engine)e);
+        CU_ASSERT_STRING_EQUAL(plc_engine_name(r.job.train.engine), names[e] + strlen("train.engine = "));
+        fe_done(&r);
+    }
+    expect_error("train.engine = megatorn", "unknown engine 'megatorn'");
+    expect_error("train.engine = megatorn", "did you mean 'megatron'? valid: plrun, megatron, fsdp2");
+    expect_error("train.engine = \"fsdp2\"", "'engine' expects one of plrun, megatron, fsdp2, not a string");
+    expect_error("layout.engine = fsdp2", "unknown key 'engine' in block 'layout'");
+}
+
 static void test_warnings(void)
 {
     fe_result r;
@@ -381,6 +400,7 @@ void register_test_resolve(void)
     CU_add_test(s, "missing key and block", test_missing_key_and_block);
     CU_add_test(s, "unknown block", test_unknown_block);
     CU_add_test(s, "arch = gpt and its defaults", test_gpt_defaults);
+    CU_add_test(s, "engine", test_engine);
     CU_add_test(s, "warnings", test_warnings);
     CU_add_test(s, "error cap", test_error_cap);
     CU_add_test(s, "data path", test_data_path);

@@ -52,6 +52,7 @@ static inline void fixture_llama13b(plc_job *job, int64_t nodes)
 {
     memset(job, 0, sizeof *job);
     job->path = "llama13b.plan";
+    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     fixture_model(&job->model, "llama-13b", 40, 5120, 13824, 40, 40, 128000, 2048, false);
     fixture_a100(&job->cluster.hw);
     job->cluster.hw.matmul_eff = 0.7;

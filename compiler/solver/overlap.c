@@ -1,0 +1,36 @@
+/* overlap.c: the overlap terms of the time model (overlap.h). Each engine
+ * figure is read here only, so an overlap is modelled in one place. */
+#include "compiler/solver/overlap.h"
+
+static double max2(double a, double b) { return a > b ? a : b; }
+
+double plc_overlap_tp(const plc_job *job, const plc_layout *l, double comm, double gemm)
+{
+    if (!(job->engine.tp_overlap > 0) || !l->sp || l->tp < 2) return comm;
+    return max2(comm / (double)l->tp, comm - gemm);
+}
+
+double plc_overlap_grad_reduce(const plc_job *job, double comm, double first_layer, double window)
+{
+    if (!(job->engine.grad_reduce_overlap > 0)) return comm;
+    return max2(first_layer, comm - window);
+}
+
+double plc_overlap_param_gather(const plc_job *job, double comm, int64_t layers, double forward)
+{
+    if (!(job->engine.param_gather_overlap > 0) || layers < 1) return comm;
+    return max2(comm / (double)layers, comm - forward);
+}
+
+double plc_overlap_layer_gathers(const plc_job *job, double gather, double entries, int64_t run, double per_layer)
+{
+    if (!(job->engine.param_gather_overlap > 0) || run < 1) return entries * gather;
+    double runs = entries / (double)run;
+    return runs * gather + (entries - runs) * max2(0.0, gather - per_layer);
+}
+
+double plc_overlap_p2p(const plc_job *job, const plc_layout *l, double count, double msg, double chunk)
+{
+    if (!(job->engine.p2p_overlap > 0) || l->schedule != PLC_SCHED_INTERLEAVED) return count * msg;
+    return count * max2(0.0, msg - chunk);
+}

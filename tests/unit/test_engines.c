@@ -1,0 +1,450 @@
+/* test_engines.c: the engine profiles loader (compiler/frontend/engines.c):
+ * a complete profile, each way a file can be wrong and its message, and the
+ * shipped examples/engines.yaml (every engine present, each figure sourced,
+ * what each engine runs). */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiler/frontend/engines.h"
+#include "compiler/frontend/spec_parse.h"
+#include "compiler/solver/memory_model.h"
+#include "compiler/solver/solver.h"
+#include "compiler/solver/time_model.h"
+#include "test_solver_fixtures.h"
+
+typedef struct loaded {
+    plc_arena a;
+    plc_engine_set set;
+    char *out;
+    int errors;
+} loaded;
+
+static void parse(loaded *l, const char *text)
+{
+    plc_arena_init(&l->a);
+    size_t len;
+    l->out = NULL;
+    FILE *f = open_memstream(&l->out, &len);
+    plc_diag d;
+    plc_diag_init(&d, f, 100);
+    plc_source *src = plc_source_from_text(&l->a, "engines.yaml", text, strlen(text));
+    l->errors = plc_engines_parse(&l->a, &d, src, &l->set);
+    fclose(f);
+}
+
+static void done(loaded *l)
+{
+    free(l->out);
+    plc_arena_free(&l->a);
+}
+
+/* every figure of PLC_ENGINE_FIGURES with a source, value 1 (0.5 for shares) */
+static void profile_text(char *buf, size_t size, const char *name, const char *skip, const char *extra)
+{
+    size_t n = (size_t)snprintf(buf, size, "%s:\n  describes: Test engine 1.0\n", name);
+#define LINE(member, key, lo, hi, what)                                                                   \
+    if (!skip || strcmp(skip, key))                                                                       \
+        n += (size_t)snprintf(buf + n, size - n, "  %s: {value: %g, source: \"the %s manual\"}\n", key, \
+                              (hi) == 1 ? 1.0 : 2.0, key);
+    PLC_ENGINE_FIGURES(LINE)
+#undef LINE
+    if (extra) snprintf(buf + n, size - n, "%s", extra);
+}
+
+static void expect(const char *text, const char *message)
+{
+    loaded l;
+    parse(&l, text);
+    CU_ASSERT(l.errors > 0);
+    if (!l.out || !strstr(l.out, message)) {
+        fprintf(stderr, "\nexpected \"%s\" in:\n%s\n", message, l.out ? l.out : "");
+        CU_FAIL("message not found");
+    }
+    done(&l);
+}
+
+static void test_complete_profile(void)
+{
+    char text[4096];
+    profile_text(text, sizeof text, "megatron", NULL,
+                 "  runs:\n    schedule: {values: [1f1b, interleaved], source: \"schedules.py\"}\n"
+                 "    zero: {values: [0, 1], source: \"the optimizer guide\"}\n"
+                 "    sp: {values: [\"on\"], source: \"the TP guide\"}\n");
+    loaded l;
+    parse(&l, text);
+    CU_ASSERT_EQUAL(l.errors, 0);
+    if (l.errors) fprintf(stderr, "\n%s\n", l.out);
+    CU_ASSERT_TRUE(l.set.has[PLC_ENGINE_MEGATRON]);
+    CU_ASSERT_FALSE(l.set.has[PLC_ENGINE_PLRUN]);
+    const plc_engine_profile *p = &l.set.profile[PLC_ENGINE_MEGATRON];
+    CU_ASSERT_STRING_EQUAL(p->describes, "Test engine 1.0");
+    CU_ASSERT_DOUBLE_EQUAL(p->tp_overlap, 1.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(p->grad_bytes, 2.0, 0);
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_schedule, PLC_SCHED_1F1B));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_schedule, PLC_SCHED_INTERLEAVED));
+    CU_ASSERT_FALSE(plc_engine_offers(p, PLC_LD_schedule, PLC_SCHED_GPIPE));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_zero, 1));
+    CU_ASSERT_FALSE(plc_engine_offers(p, PLC_LD_zero, 2));
+    CU_ASSERT_FALSE(plc_engine_offers(p, PLC_LD_sp, 0));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_sp, 1));
+    CU_ASSERT_TRUE(plc_engine_offers(p, PLC_LD_attention, PLC_ATTN_NAIVE)); /* not listed: every value */
+    done(&l);
+}
+
+static void test_bad_files(void)
+{
+    char text[4096];
+    expect("megatron: [1, 2\n", "error: YAML:");
+    expect("- a\n- b\n", "expected a mapping of engine profiles");
+    expect("megatorn: {}\n", "did you mean 'megatron'?");
+    profile_text(text, sizeof text, "fsdp2", "tp_overlap", NULL);
+    expect(text, "profile 'fsdp2' lacks 'tp_overlap'");
+    /* a figure without its source */
+    profile_text(text, sizeof text, "fsdp2", "p2p_overlap", "  p2p_overlap: {value: 0}\n");
+    expect(text, "'p2p_overlap' lacks its source");
+    profile_text(text, sizeof text, "fsdp2", "p2p_overlap", "  p2p_overlap: {value: 0, source: \"\"}\n");
+    expect(text, "'p2p_overlap' lacks its source");
+    profile_text(text, sizeof text, "fsdp2", "p2p_overlap", "  p2p_overlap: 1\n");
+    expect(text, "'p2p_overlap' must be a mapping {value: ..., source: \"...\"}");
+    profile_text(text, sizeof text, "fsdp2", "alloc_overhead", "  alloc_overhead: {value: 1.5, source: \"x\"}\n");
+    expect(text, "'alloc_overhead' must be between 0 and 1");
+    profile_text(text, sizeof text, "fsdp2", "alloc_overhead", "  alloc_overhead: {value: lots, source: \"x\"}\n");
+    expect(text, "'alloc_overhead' must be a number, not 'lots'");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  tp_overlaps: {value: 1, source: \"x\"}\n");
+    expect(text, "did you mean 'tp_overlap'?");
+    /* runs */
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    schedule: {values: [1f1b, zigzag], source: \"x\"}\n");
+    expect(text, "unknown schedule 'zigzag'");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    zero: {values: [3]}\n");
+    expect(text, "'zero' lacks its source");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    tp: {values: [1], source: \"x\"}\n");
+    expect(text, "'runs' names the layout keys");
+    profile_text(text, sizeof text, "fsdp2", NULL, "  runs:\n    zero: {values: [], source: \"x\"}\n");
+    expect(text, "'zero' lists no value");
+    char twice[8192];
+    profile_text(text, sizeof text, "plrun", NULL, NULL);
+    snprintf(twice, sizeof twice, "%s%s", text, text);
+    expect(twice, "duplicate profile 'plrun'");
+    char nodesc[4096];
+    profile_text(text, sizeof text, "plrun", NULL, NULL);
+    char *d = strstr(text, "  describes:");
+    char *e = strchr(d, '\n');
+    snprintf(nodesc, sizeof nodesc, "%.*s%s", (int)(d - text), text, e + 1);
+    expect(nodesc, "profile 'plrun' lacks 'describes'");
+}
+
+/* the shipped file: the three engines, and what each one runs */
+static void test_shipped_profiles(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    size_t len;
+    char *out = NULL;
+    FILE *f = open_memstream(&out, &len);
+    plc_diag d;
+    plc_diag_init(&d, f, 100);
+    plc_engine_set set;
+    int errors = plc_engines_load(&a, &d, "../examples/engines.yaml", &set);
+    fclose(f);
+    CU_ASSERT_EQUAL(errors, 0);
+    if (errors) fprintf(stderr, "\n%s\n", out);
+    for (int e = 0; e < PLC_ENGINE_COUNT; e++) CU_ASSERT_TRUE(set.has[e]);
+    const plc_engine_profile *pl = &set.profile[PLC_ENGINE_PLRUN], *mg = &set.profile[PLC_ENGINE_MEGATRON],
+                             *fs = &set.profile[PLC_ENGINE_FSDP2];
+    /* plrun: a static plan, nothing overlapped that the lowering does not */
+    CU_ASSERT_DOUBLE_EQUAL(pl->alloc_overhead, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl->tp_overlap + pl->param_gather_overlap + pl->p2p_overlap, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl->grad_reduce_overlap, 1, 0);
+    for (int s = 0; s < PLC_SCHED_COUNT; s++) CU_ASSERT_TRUE(plc_engine_offers(pl, PLC_LD_schedule, s));
+    for (int z = 0; z < 4; z++) CU_ASSERT_TRUE(plc_engine_offers(pl, PLC_LD_zero, z));
+    /* Megatron-Core: 1F1B and interleaved, the distributed optimizer, TE kernels */
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_schedule, PLC_SCHED_GPIPE));
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_schedule, PLC_SCHED_LAYERED));
+    CU_ASSERT_TRUE(plc_engine_offers(mg, PLC_LD_schedule, PLC_SCHED_INTERLEAVED));
+    CU_ASSERT_TRUE(plc_engine_offers(mg, PLC_LD_zero, 1));
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_zero, 3));
+    CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_attention, PLC_ATTN_NAIVE));
+    CU_ASSERT_DOUBLE_EQUAL(mg->fused_swiglu, 1, 0);
+    /* FSDP2: sharded data parallelism, SDPA's flash kernel */
+    CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_zero, 0));
+    CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_zero, 1));
+    CU_ASSERT_TRUE(plc_engine_offers(fs, PLC_LD_zero, 3));
+    CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_attention, PLC_ATTN_FUSED));
+    CU_ASSERT_DOUBLE_EQUAL(fs->param_gather_overlap, 1, 0);
+    free(out);
+    plc_arena_free(&a);
+}
+
+/* the shipped profiles, loaded once per test */
+static bool shipped(plc_arena *a, plc_engine_set *set)
+{
+    plc_diag d;
+    plc_diag_init(&d, stderr, 100);
+    return plc_engines_load(a, &d, "../examples/engines.yaml", set) == 0;
+}
+
+/* the rulebook per engine: a layout the engine cannot run breaks
+ * ENGINE_OFFERS at the key that says why; the search offers none */
+static void test_legality_per_engine(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_engine_set set;
+    CU_ASSERT_FATAL(shipped(&a, &set));
+    plc_job job;
+    fixture_llama13b(&job, 2);
+    plc_layout l = {.dp = 16, .tp = 1, .pp = 1, .cp = 1, .vpp = 1, .micro_batch = 1, .schedule = PLC_SCHED_GPIPE,
+                    .recompute = PLC_RECOMPUTE_FULL, .zero = 1, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+    job.train.engine = PLC_ENGINE_PLRUN;
+    job.engine = set.profile[PLC_ENGINE_PLRUN];
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+    job.train.engine = PLC_ENGINE_MEGATRON;
+    job.engine = set.profile[PLC_ENGINE_MEGATRON];
+    plc_verdict v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_ENGINE_OFFERS);
+    CU_ASSERT_STRING_EQUAL(v.key, "schedule");
+    char msg[256];
+    plc_layout_rules_job_message(&job, &l, v, msg, sizeof msg);
+    CU_ASSERT_STRING_EQUAL(msg, "engine megatron does not run schedule = gpipe; it runs 1f1b, interleaved");
+    l.schedule = PLC_SCHED_1F1B;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+    job.train.engine = PLC_ENGINE_FSDP2;
+    job.engine = set.profile[PLC_ENGINE_FSDP2];
+    v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_ENGINE_OFFERS);
+    CU_ASSERT_STRING_EQUAL(v.key, "zero");
+    l.zero = 3;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+
+    /* the search over everything: only what each engine runs */
+    for (int e = 0; e < PLC_ENGINE_COUNT; e++) {
+        job.train.engine = (plc_engine)e;
+        job.engine = set.profile[e];
+        job.layout.tp.kind = PLC_CHOICE_SET; job.layout.tp.n = 2; job.layout.tp.v[0] = 1; job.layout.tp.v[1] = 2;
+        job.layout.pp.kind = PLC_CHOICE_SET; job.layout.pp.n = 2; job.layout.pp.v[0] = 1; job.layout.pp.v[1] = 2;
+        fixture_pin(&job.layout.cp, 1);
+        fixture_pin(&job.layout.micro_batch, 1);
+        plc_solve_opts o = {.top = 5, .all = true};
+        plc_solution sol;
+        CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &o, &sol), PLC_OK);
+        CU_ASSERT(sol.nall > 0);
+        int64_t seen[PLC_LD_COUNT] = {0};
+        for (int64_t i = 0; i < sol.nall; i++) {
+            const plc_layout *c = &sol.all[i].layout;
+            for (int d = 0; d < PLC_LD_COUNT; d++) {
+                int64_t x = plc_layout_get(c, (plc_layout_dim)d);
+                CU_ASSERT_TRUE(plc_engine_offers(&job.engine, (plc_layout_dim)d, x));
+                if (x >= 0 && x < 64) seen[d] |= 1ll << x;
+            }
+        }
+        /* and every value it runs is offered somewhere (zero beyond dp = 1 included) */
+        CU_ASSERT_EQUAL(seen[PLC_LD_schedule] & (int64_t)job.engine.offers[PLC_LD_schedule],
+                        (int64_t)job.engine.offers[PLC_LD_schedule]);
+        CU_ASSERT_EQUAL(seen[PLC_LD_zero] & (int64_t)job.engine.offers[PLC_LD_zero], (int64_t)job.engine.offers[PLC_LD_zero]);
+    }
+    plc_arena_free(&a);
+}
+
+/* Llama-13B on 2 x 8 A100: dp 2, tp 8 with sequence parallelism, 1F1B
+ * over pp 1, ZeRO 1, one micro-batch of 2048 tokens */
+static void overlap_job(plc_job *job, plc_layout *l)
+{
+    fixture_llama13b(job, 2);
+    *l = (plc_layout){.dp = 2, .tp = 8, .pp = 1, .cp = 1, .sp = 1, .vpp = 1, .micro_batch = 1,
+                      .schedule = PLC_SCHED_1F1B, .recompute = PLC_RECOMPUTE_NONE, .zero = 1,
+                      .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+}
+
+/* each overlap figure hides what overlap.h says, and only that */
+static void test_overlap_terms(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    plc_layer_times t0, t1;
+    plc_layer_times_of(&job, &l, &t0);
+    job.engine.tp_overlap = 1;
+    plc_layer_times_of(&job, &l, &t1);
+    CU_ASSERT(t0.tp_f > 0);
+    /* the first of tp = 8 chunks, or what outlasts the GEMMs */
+    double want_f = fmax(t0.tp_f / 8.0, t0.tp_f - t0.matmul_f), want_b = fmax(t0.tp_b / 8.0, t0.tp_b - t0.matmul_b);
+    CU_ASSERT_DOUBLE_EQUAL(t1.tp_f, want_f, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(t1.tp_b, want_b, 1e-15);
+    CU_ASSERT(t1.tp_f < t0.tp_f);
+    CU_ASSERT_DOUBLE_EQUAL(t1.matmul_f, t0.matmul_f, 0);
+    /* without sequence parallelism Megatron's overlap does not apply */
+    l.sp = 0;
+    plc_layer_times_of(&job, &l, &t1);
+    job.engine.tp_overlap = 0;
+    plc_layer_times_of(&job, &l, &t0);
+    CU_ASSERT_DOUBLE_EQUAL(t1.tp_f, t0.tp_f, 0);
+    l.sp = 1;
+
+    /* gradient reduction: exposed entirely without the overlap */
+    plc_estimate e0, e1;
+    job.engine.grad_reduce_overlap = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.grad_reduce_overlap = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e0.time[PLC_TIME_COMM_DP] > e1.time[PLC_TIME_COMM_DP]);
+    CU_ASSERT_DOUBLE_EQUAL(e0.time[PLC_TIME_COMPUTE], e1.time[PLC_TIME_COMPUTE], 0);
+    CU_ASSERT_DOUBLE_EQUAL(e0.step_time_s - e0.time[PLC_TIME_COMM_DP], e1.step_time_s - e1.time[PLC_TIME_COMM_DP], 1e-12);
+
+    /* ZeRO 1's weight gather: first bucket exposed, or what outlasts a forward */
+    job.engine.param_gather_overlap = 1;
+    plc_estimate e2;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e2), 0);
+    double gather = e1.time[PLC_TIME_COMM_ZERO];
+    plc_layer_times_of(&job, &l, &t0);
+    double tf = t0.matmul_f + t0.attn_f + t0.mem_f + t0.tp_f + t0.cp_f + t0.launch_f;
+    CU_ASSERT(gather > 0);
+    CU_ASSERT_DOUBLE_EQUAL(e2.time[PLC_TIME_COMM_ZERO], fmax(gather / 40.0, gather - 40.0 * tf), 1e-12);
+
+    /* ZeRO 3 layer gathers, prefetched: at most the unhidden ones */
+    l.zero = 3;
+    job.engine.param_gather_overlap = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.param_gather_overlap = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] < e0.time[PLC_TIME_COMM_ZERO]);
+    /* 2 x micro-batches passes of 40 layers: one gather per pass exposed at least */
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] >= e0.time[PLC_TIME_COMM_ZERO] / 40.0 * (1 - 1e-12));
+
+    /* interleaved pipeline messages hidden under another chunk */
+    overlap_job(&job, &l);
+    l.dp = 1; l.pp = 2; l.vpp = 2; l.schedule = PLC_SCHED_INTERLEAVED;
+    job.engine.p2p_overlap = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    CU_ASSERT(e0.valid);
+    job.engine.p2p_overlap = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e0.time[PLC_TIME_COMM_PP] > 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_PP], 0, 0); /* 512 KiB messages under 10 layers of compute */
+    l.schedule = PLC_SCHED_1F1B; l.vpp = 1; /* 1F1B waits for its messages */
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_PP] > 0);
+}
+
+/* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
+static void test_fused_swiglu_memory(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    double a0 = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    job.engine.fused_swiglu = 1;
+    double a1 = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    /* 2048 tokens x 13824 / 8 columns x 2 bytes */
+    CU_ASSERT_DOUBLE_EQUAL(a0 - a1, 2048.0 * 1728.0 * 2.0, 0);
+    /* full recompute keeps the layer input either way */
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL), 2048.0 * 5120.0 * 2.0 / 8.0, 0);
+}
+
+/* recompute granularities: the layers each recomputes, their memory and
+ * time against none and full, the rules, and the search's choice of k */
+static void test_recompute_granularity(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l); /* 40 layers on one stage */
+    plc_estimate none, full, blk, evy;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &none), 0);
+    l.recompute = PLC_RECOMPUTE_FULL;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &full), 0);
+    l.recompute = PLC_RECOMPUTE_BLOCK;
+    l.recompute_layers = 10;
+    CU_ASSERT_EQUAL(plc_recomputed_layers(&job.model, &l), 10);
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &blk), 0);
+    l.recompute = PLC_RECOMPUTE_EVERY;
+    l.recompute_layers = 4;
+    CU_ASSERT_EQUAL(plc_recomputed_layers(&job.model, &l), 10);
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &evy), 0);
+    CU_ASSERT_TRUE(blk.valid && evy.valid && none.valid && full.valid);
+    /* memory: 10 layers keep their input, 30 everything */
+    l.recompute = PLC_RECOMPUTE_NONE;
+    double a_none = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE), a_full = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL);
+    CU_ASSERT_DOUBLE_EQUAL(none.stage_mem[0][PLC_MEM_ACTIVATIONS], 40.0 * a_none, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(blk.stage_mem[0][PLC_MEM_ACTIVATIONS], 10.0 * a_full + 30.0 * a_none, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(evy.stage_mem[0][PLC_MEM_ACTIVATIONS], blk.stage_mem[0][PLC_MEM_ACTIVATIONS], 0);
+    /* the recomputed layer's temporaries, as under full */
+    CU_ASSERT_DOUBLE_EQUAL(blk.stage_mem[0][PLC_MEM_TEMPORARIES], full.stage_mem[0][PLC_MEM_TEMPORARIES], 0);
+    /* time: a quarter of full's extra forward work */
+    for (int k = 0; k < PLC_TIME_COUNT; k++) {
+        if (k == PLC_TIME_COMM_DP || k == PLC_TIME_COMM_ZERO || k == PLC_TIME_BUBBLE) continue; /* windows */
+        double extra_full = full.time[k] - none.time[k], extra_blk = blk.time[k] - none.time[k];
+        CU_ASSERT_DOUBLE_EQUAL(extra_blk, 0.25 * extra_full, 1e-9 * (1.0 + fabs(full.time[k])));
+    }
+    CU_ASSERT(full.time[PLC_TIME_COMPUTE] > blk.time[PLC_TIME_COMPUTE]);
+    CU_ASSERT(blk.time[PLC_TIME_COMPUTE] > none.time[PLC_TIME_COMPUTE]);
+
+    /* the rules */
+    l.recompute = PLC_RECOMPUTE_BLOCK;
+    l.recompute_layers = 41;
+    plc_verdict v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_RECOMPUTE_LAYERS_STAGE);
+    CU_ASSERT_STRING_EQUAL(v.key, "recompute_layers");
+    l.recompute_layers = 0;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_RECOMPUTE_LAYERS_NEEDED);
+    l.recompute = PLC_RECOMPUTE_FULL;
+    l.recompute_layers = 3;
+    v = plc_layout_rules_job(&job, &l);
+    CU_ASSERT_EQUAL(v.rule, PLC_RULE_RECOMPUTE_LAYERS_POLICY);
+    char msg[256];
+    plc_layout_rules_job_message(&job, &l, v, msg, sizeof msg);
+    CU_ASSERT_STRING_EQUAL(msg, "recompute_layers = 3 needs recompute = block or every, not full");
+    /* block counts per virtual stage: pp 2 x vpp 2 leaves 10 layers a chunk */
+    l = (plc_layout){.dp = 1, .tp = 8, .pp = 2, .cp = 1, .sp = 1, .vpp = 2, .micro_batch = 1,
+                     .schedule = PLC_SCHED_INTERLEAVED, .recompute = PLC_RECOMPUTE_BLOCK, .recompute_layers = 11,
+                     .zero = 0, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_RECOMPUTE_LAYERS_STAGE);
+    l.recompute_layers = 3;
+    CU_ASSERT_EQUAL(plc_recomputed_layers(&job.model, &l), 6);
+    /* the plrun profile does not run them */
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_engine_set set;
+    CU_ASSERT_FATAL(shipped(&a, &set));
+    job.engine = set.profile[PLC_ENGINE_PLRUN];
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_ENGINE_OFFERS);
+
+    /* the search's k: the fewest layers that fit, as an exhaustive search finds */
+    job.train.engine = PLC_ENGINE_MEGATRON;
+    job.engine = set.profile[PLC_ENGINE_MEGATRON];
+    fixture_pin(&job.layout.tp, 1);
+    fixture_pin(&job.layout.pp, 1);
+    fixture_pin(&job.layout.cp, 1);
+    fixture_pin(&job.layout.zero, 1);
+    fixture_pin(&job.layout.micro_batch, 4);
+    fixture_pin(&job.layout.sp, 0);
+    fixture_pin(&job.layout.attention, PLC_ATTN_FLASH2);
+    fixture_pin(&job.layout.recompute, PLC_RECOMPUTE_BLOCK);
+    for (double limit = 0.5; limit <= 1.0; limit += 0.125) {
+        job.layout.memory_limit = limit;
+        plc_solution quick, all;
+        plc_solve_opts oq = {.top = 1}, oa = {.top = 1, .exhaustive = true};
+        CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &oq, &quick), PLC_OK);
+        CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &oa, &all), PLC_OK);
+        CU_ASSERT_EQUAL(quick.nranked, all.nranked);
+        if (quick.nranked && all.nranked) {
+            CU_ASSERT_EQUAL(quick.ranked[0].layout.recompute_layers, all.ranked[0].layout.recompute_layers);
+            CU_ASSERT_DOUBLE_EQUAL(quick.ranked[0].step_time_s, all.ranked[0].step_time_s, 0);
+        }
+    }
+    plc_arena_free(&a);
+}
+
+void register_test_engines(void);
+void register_test_engines(void)
+{
+    CU_pSuite s = CU_add_suite("engines", NULL, NULL);
+    CU_add_test(s, "complete profile", test_complete_profile);
+    CU_add_test(s, "bad files", test_bad_files);
+    CU_add_test(s, "shipped profiles", test_shipped_profiles);
+    CU_add_test(s, "legality per engine", test_legality_per_engine);
+    CU_add_test(s, "overlap terms", test_overlap_terms);
+    CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
+    CU_add_test(s, "recompute granularity", test_recompute_granularity);
+}
