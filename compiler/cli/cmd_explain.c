@@ -96,7 +96,11 @@ int plc_cmd_explain(int argc, char **argv)
     plc_memplan_stats *st = PLC_NEW_ARRAY(&a, plc_memplan_stats, w->layout.pp);
     plc_prediction pred = {w->step_time_s, w->tokens_per_s, w->mfu, w->peak_bytes, 0};
     char err[512];
-    if (plc_lower(&job, &w->layout, &pred, &a, plan, st, err, sizeof err) == 0) {
+    if (job.train.engine != PLC_ENGINE_PLRUN) {
+        /* a plan is plrun's program: another engine's memory is the estimate */
+        snprintf(err, sizeof err, "plans are plrun's, and train.engine = %s", plc_engine_name(job.train.engine));
+        lowered.why = err;
+    } else if (plc_lower(&job, &w->layout, &pred, &a, plan, st, err, sizeof err) == 0) {
         lowered.plan = plan;
         lowered.stats = st;
     } else {

@@ -43,6 +43,10 @@ for e in plrun megatron fsdp2; do
     grep -qF "engine: $e (${describes[$e]})" "$tmp/$e.txt" || { head -3 "$tmp/$e.txt"; fail "$e not named with its profile"; }
     "$plc" explain "$tmp/s.plan" -D train.engine=$e > "$tmp/$e.explain" 2>&1 || fail "explain under $e"
     grep -qF "engine: $e (${describes[$e]})" "$tmp/$e.explain" || fail "explain does not name $e"
+    if [ $e != plrun ]; then # no plrun plan to compare the memory with
+        grep -qF "the plan's exact memory is not available: plans are plrun's, and train.engine = $e" "$tmp/$e.explain" ||
+            fail "explain lowered a plan for $e"
+    fi
     "$plc" solve --top 3 --format yaml "$tmp/s.plan" -D train.engine=$e > "$tmp/$e.yaml" || fail "yaml solve under $e"
     "$py" - "$tmp/$e.yaml" "$e" <<'PY' || fail "yaml under $e"
 import sys, yaml
