@@ -65,7 +65,7 @@ PY
 done
 # every row of --all is a layout the engine runs
 grep -E '^ +[0-9]+ ' "$tmp/megatron.txt" | grep -qE ' (gpipe|layered|modular) ' && fail "megatron ranked a schedule it does not run"
-grep -E '^ +[0-9]+ ' "$tmp/fsdp2.txt" | awk '{print $11}' | grep -qvE '^[23]$' && fail "fsdp2 ranked a ZeRO stage it does not run"
+grep -E '^ +[0-9]+ ' "$tmp/fsdp2.txt" | awk '{print $12}' | grep -qvE '^[23]$' && fail "fsdp2 ranked a ZeRO stage it does not run"
 
 # a pinned value the engine does not run: exit 1, at the value, with what it runs
 "$plc" check "$tmp/s.plan" -D train.engine=megatron -D layout.schedule=gpipe > "$tmp/pin.txt" 2>&1; rc=$?
