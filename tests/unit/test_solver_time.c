@@ -206,10 +206,49 @@ static void test_time_mechanisms(void)
     free(e);
 }
 
+/* the GEMM shape model and the attention shares, with known values */
+static void test_efficiency_functions(void)
+{
+    plc_hw hw = {0};
+    hw.flops_bf16 = 989e12;
+    hw.flops_fp8 = 1979e12;
+    hw.matmul_eff = 0.85;
+    hw.matmul_half_dim = 250;
+    hw.matmul_half_area = 1.2e6;
+    hw.framework_eff = 0.8;
+    hw.attn_eff = 0.4;
+    /* 4096^3: 0.8 x 0.85 x 4096 / 4346 x 4096^2 / (4096^2 + 1.2e6) */
+    double e4 = plc_matmul_efficiency(&hw, PLC_PREC_BF16, 4096, 4096, 4096);
+    CU_ASSERT_DOUBLE_EQUAL(e4, 0.8 * 0.85 * (4096.0 / 4346.0) * (16777216.0 / 17977216.0), 1e-12);
+    /* efficiency keeps rising with the shape, below the asymptote */
+    double e2 = plc_matmul_efficiency(&hw, PLC_PREC_BF16, 2048, 2048, 2048);
+    double e16 = plc_matmul_efficiency(&hw, PLC_PREC_BF16, 16384, 16384, 16384);
+    CU_ASSERT_TRUE(e2 < e4 && e4 < e16 && e16 < 0.8 * 0.85);
+    /* K and the output area act separately: a short K costs more than a
+     * narrow output of the same FLOPs here */
+    CU_ASSERT_TRUE(plc_matmul_efficiency(&hw, PLC_PREC_BF16, 8192, 8192, 256) <
+                   plc_matmul_efficiency(&hw, PLC_PREC_BF16, 8192, 256, 8192));
+    /* fp8: the fp8 peak, and the K half point scaled by the peaks' ratio */
+    CU_ASSERT_DOUBLE_EQUAL(plc_gemm_peak(&hw, PLC_PREC_FP8), 1979e12, 0);
+    double k8 = 250.0 * 1979.0 / 989.0;
+    CU_ASSERT_DOUBLE_EQUAL(plc_matmul_efficiency(&hw, PLC_PREC_FP8, 4096, 4096, 4096),
+                           0.8 * 0.85 * (4096.0 / (4096.0 + k8)) * (16777216.0 / 17977216.0), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_matmul(&hw, PLC_PREC_BF16, 4096, 4096, 4096), 2.0 * 4096.0 * 4096 * 4096 / (989e12 * e4),
+                           1e-15);
+    /* attention: FlashAttention-2 at the catalog's share, v1 at 0.59 of it */
+    CU_ASSERT_DOUBLE_EQUAL(plc_attention_efficiency(&hw, PLC_ATTN_FLASH2), 0.8 * 0.4, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_attention_efficiency(&hw, PLC_ATTN_FLASH1), 0.8 * 0.4 * 0.59, 1e-12);
+    /* figures left at 0 apply no factor */
+    plc_hw bare = {0};
+    bare.flops_bf16 = 312e12;
+    CU_ASSERT_DOUBLE_EQUAL(plc_matmul_efficiency(&bare, PLC_PREC_BF16, 64, 64, 64), 1.0, 0);
+}
+
 void register_test_solver_time(void)
 {
     CU_pSuite s = CU_add_suite("solver_time", NULL, NULL);
     CU_add_test(s, "ring collectives, hierarchical", test_ring_costs);
+    CU_add_test(s, "GEMM and attention efficiency", test_efficiency_functions);
     CU_add_test(s, "tree for small messages, p2p", test_tree_for_small_messages);
     CU_add_test(s, "group placement from the rank order", test_group_placement);
     CU_add_test(s, "bubbles: simulation and closed forms", test_bubbles);
