@@ -99,6 +99,20 @@ double plc_cost_memory_bound(const plc_hw *hw, double bytes)
     return bytes / (hw->hbm_bw * share_or_one(hw->hbm_eff));
 }
 
+/* linear layers: qkv, wo, gate+up (fc in GPT), down (proj) */
+void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_LAYER_GEMMS])
+{
+    const plc_model *m = &job->model;
+    int64_t tp = l->tp, T = l->micro_batch * m->seq_len / l->cp;
+    int64_t h = m->hidden, f = m->ffn_hidden, hd = plc_head_dim(m);
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
+    int64_t mlp_in = m->arch == PLC_ARCH_GPT ? f : 2 * f;
+    g[0] = (plc_gemm_shape){"qkv", T, (q + 2 * kv) / tp, h};
+    g[1] = (plc_gemm_shape){"attn-out", T, h, q / tp};
+    g[2] = (plc_gemm_shape){"mlp-in", T, mlp_in / tp, h};
+    g[3] = (plc_gemm_shape){"mlp-out", T, h, f / tp};
+}
+
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *o)
 {
     const plc_model *m = &job->model;
@@ -116,10 +130,12 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
 
     bool gpt = m->arch == PLC_ARCH_GPT;
     /* linear layers: qkv, wo, gate+up (fc in GPT), down (proj); backward =
-     * data and weight gradients */
+     * data and weight gradients, charged at the forward shape's efficiency */
     int64_t mlp_in = gpt ? f : 2 * f;
-    o->matmul_f = plc_cost_matmul(hw, p, T, (q + 2 * kv) / tp, h) + plc_cost_matmul(hw, p, T, h, q / tp) +
-                  plc_cost_matmul(hw, p, T, mlp_in / tp, h) + plc_cost_matmul(hw, p, T, h, f / tp);
+    plc_gemm_shape gemms[PLC_LAYER_GEMMS];
+    plc_layer_gemms(job, l, gemms);
+    o->matmul_f = 0;
+    for (int i = 0; i < PLC_LAYER_GEMMS; i++) o->matmul_f += plc_cost_matmul(hw, p, gemms[i].M, gemms[i].N, gemms[i].K);
     o->matmul_b = 2.0 * o->matmul_f;
 
     /* attention core */
