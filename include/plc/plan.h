@@ -51,7 +51,7 @@
 #include "plc/job.h"
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
-#define PLC_PLAN_VERSION 2u
+#define PLC_PLAN_VERSION 3u
 
 /* ---- communicator groups -------------------------------------------------
  * A group is described by the rank coordinates that vary inside it; all

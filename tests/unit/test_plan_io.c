@@ -148,7 +148,7 @@ static void test_wrong_version_and_magic(void)
     CU_ASSERT(decode_fails(d, n, newer));
     d[8] = PLC_PLAN_VERSION;
     d[8] = 1; /* a plan of the first format (no loops): refused, recompile */
-    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 2: recompile"));
+    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 3: recompile"));
     d[8] = PLC_PLAN_VERSION;
     d[0] = 'X';
     CU_ASSERT(decode_fails(d, n, "not a plan file"));
