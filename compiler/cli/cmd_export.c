@@ -258,6 +258,9 @@ static void write_torchtitan(FILE *out, const export_in *in)
     fprintf(out, "    tr.steps = %lld\n", (long long)t->steps);
     fprintf(out, "    tr.max_norm = %g\n", t->grad_clip);
     fprintf(out, "    tr.mixed_precision_param = \"%s\"\n", t->precision == PLC_PREC_FP32 ? "float32" : "bfloat16");
+    if (t->precision == PLC_PREC_FP8)
+        fprintf(out, "    # precision fp8: plc modelled the linear layers in fp8; add torchtitan's float8 converter to\n"
+                     "    # the model's converters (this file does not set it: its configuration differs by version)\n");
     fprintf(out, "    config.debug.seed = %llu\n", (unsigned long long)t->seed);
     fprintf(out, "    return config\n");
 }
