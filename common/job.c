@@ -25,7 +25,7 @@ const char *plc_attention_name(plc_attention a)
 
 const char *plc_precision_name(plc_precision p)
 {
-    static const char *const names[] = {"bf16", "fp32"};
+    static const char *const names[] = {"bf16", "fp32", "fp8"};
     return NAME_OF(names, p);
 }
 

@@ -160,7 +160,8 @@ static void write_megatron(FILE *out, const export_in *in)
     default: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params\n"); break;
     }
     fprintf(out, "    # training\n");
-    if (t->precision == PLC_PREC_BF16) fprintf(out, "    --bf16\n");
+    if (t->precision == PLC_PREC_BF16 || t->precision == PLC_PREC_FP8) fprintf(out, "    --bf16\n");
+    if (t->precision == PLC_PREC_FP8) fprintf(out, "    --fp8-format hybrid\n");
     fprintf(out, "    --micro-batch-size %lld --global-batch-size %lld --train-iters %lld\n", (long long)l->micro_batch,
             (long long)t->global_batch, (long long)t->steps);
     fprintf(out, "    --lr %g --min-lr %g --lr-decay-style cosine --lr-warmup-iters %lld --lr-decay-iters %lld\n", t->lr_peak,
@@ -262,7 +263,10 @@ static void write_torchtitan(FILE *out, const export_in *in)
     fprintf(out, "    tr.max_context_length = %lld\n", (long long)m->seq_len);
     fprintf(out, "    tr.steps = %lld\n", (long long)t->steps);
     fprintf(out, "    tr.max_norm = %g\n", t->grad_clip);
-    fprintf(out, "    tr.mixed_precision_param = \"%s\"\n", t->precision == PLC_PREC_BF16 ? "bfloat16" : "float32");
+    fprintf(out, "    tr.mixed_precision_param = \"%s\"\n", t->precision == PLC_PREC_FP32 ? "float32" : "bfloat16");
+    if (t->precision == PLC_PREC_FP8)
+        fprintf(out, "    # precision fp8: plc modelled the linear layers in fp8; add torchtitan's float8 converter to\n"
+                     "    # the model's converters (this file does not set it: its configuration differs by version)\n");
     fprintf(out, "    config.debug.seed = %llu\n", (unsigned long long)t->seed);
     fprintf(out, "    return config\n");
 }

@@ -9,6 +9,122 @@
 
 #include "compiler/cli/report_memplan.h"
 #include "compiler/solver/search.h"
+#include "compiler/solver/time_model.h"
+
+/* ---- efficiencies and the largest uncertainty ----------------------------
+ * The GEMM figures of the catalog were fitted on shapes with K from 256 to
+ * 16384 and outputs (M x N) from 256 x 256 to about 7000 x 16000 (the
+ * measurements its comments cite); a GEMM outside that is extrapolated. */
+#define MEASURED_K_MIN 256.0
+#define MEASURED_K_MAX 16384.0
+#define MEASURED_AREA_MIN 65536.0
+#define MEASURED_AREA_MAX 1.2e8
+
+typedef struct eff_report {
+    plc_gemm_shape g[PLC_LAYER_GEMMS];
+    double eff[PLC_LAYER_GEMMS];
+    double lo, hi;      /* the layer's GEMM efficiencies, of the precision's peak */
+    double attn;        /* a tiled kernel's share of peak; 0 for materialising ones */
+    double share;       /* of the step, the time the uncertainty concerns */
+    char what[200];     /* the largest source of uncertainty */
+} eff_report;
+
+static bool outside_measured(const plc_gemm_shape *g)
+{
+    double area = (double)g->M * (double)g->N, k = (double)g->K;
+    return k < MEASURED_K_MIN || k > MEASURED_K_MAX || area < MEASURED_AREA_MIN || area > MEASURED_AREA_MAX;
+}
+
+/* the candidates, each with the share of the step it concerns; the largest
+ * is named */
+static void eff_report_of(const plc_job *job, const plc_estimate *w, eff_report *r)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    plc_precision p = job->train.precision;
+    memset(r, 0, sizeof *r);
+    plc_layer_gemms(job, &w->layout, r->g);
+    double t_all = 0, t_out = 0;
+    int far = -1;
+    r->lo = 1, r->hi = 0;
+    for (int i = 0; i < PLC_LAYER_GEMMS; i++) {
+        r->eff[i] = plc_matmul_efficiency(hw, p, r->g[i].M, r->g[i].N, r->g[i].K);
+        r->lo = fmin(r->lo, r->eff[i]);
+        r->hi = fmax(r->hi, r->eff[i]);
+        double t = plc_cost_matmul(hw, p, r->g[i].M, r->g[i].N, r->g[i].K);
+        t_all += t;
+        if (outside_measured(&r->g[i])) { t_out += t; if (far < 0 || r->eff[i] < r->eff[far]) far = i; }
+    }
+    bool tiled = w->layout.attention == PLC_ATTN_FLASH1 || w->layout.attention == PLC_ATTN_FLASH2;
+    r->attn = tiled ? plc_attention_efficiency(hw, w->layout.attention) : 0;
+    double step = w->step_time_s > 0 ? w->step_time_s : 1;
+    double compute = w->time[PLC_TIME_COMPUTE] / step;
+    double comm = (w->time[PLC_TIME_COMM_TP] + w->time[PLC_TIME_COMM_CP] + w->time[PLC_TIME_COMM_PP] +
+                   w->time[PLC_TIME_COMM_DP] + w->time[PLC_TIME_COMM_ZERO] + w->time[PLC_TIME_BUBBLE]) / step;
+    bool calibrated_gpu = strncmp(hw->name, "A100", 4) == 0 || strncmp(hw->name, "H100", 4) == 0;
+    r->share = compute;
+    snprintf(r->what, sizeof r->what,
+             "compute at framework_efficiency %.2f (fitted on calibration/; bench/fidelity --loso gives its out-of-sample error)",
+             hw->framework_eff);
+    if (!calibrated_gpu)
+        snprintf(r->what, sizeof r->what, "compute: no measured run on %s; framework_efficiency is carried over from A100 and H100 runs",
+                 hw->name);
+    if (p == PLC_PREC_FP8)
+        snprintf(r->what, sizeof r->what, "compute: fp8 GEMM efficiency is derived from the bf16 fits; calibration/ has no fp8 run");
+    if (far >= 0 && t_all > 0 && compute * t_out / t_all > 0.5 * compute) {
+        const plc_gemm_shape *g = &r->g[far];
+        r->share = compute * t_out / t_all;
+        snprintf(r->what, sizeof r->what,
+                 "GEMM %s %lldx%lldx%lld (MxNxK) is outside the measured shapes (K %g-%g, MxN %g-%g): its %.0f%% is extrapolated",
+                 g->name, (long long)g->M, (long long)g->N, (long long)g->K, MEASURED_K_MIN, MEASURED_K_MAX,
+                 MEASURED_AREA_MIN, MEASURED_AREA_MAX, 100.0 * r->eff[far]);
+    }
+    if (comm > r->share) {
+        r->share = comm;
+        snprintf(r->what, sizeof r->what,
+                 "exposed communication and bubble: how much of it the engine overlaps, and NCCL's efficiency at this scale");
+    }
+}
+
+static void efficiency_lines(FILE *out, const plc_job *job, const plc_estimate *w)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    eff_report r;
+    eff_report_of(job, w, &r);
+    fprintf(out, "efficiencies (catalog entry %s; each figure's source is its comment there, docs/solver.md):\n", hw->name);
+    fprintf(out, "  GEMMs %.0f-%.0f%% of the %s peak (matmul_efficiency %.2f x framework_efficiency %.2f x shape: "
+                 "matmul_half_dim %g, matmul_half_area %g)\n",
+            100 * r.lo, 100 * r.hi, plc_precision_name(job->train.precision), hw->matmul_eff, hw->framework_eff,
+            hw->matmul_half_dim, hw->matmul_half_area);
+    if (r.attn > 0) fprintf(out, "  attention %s %.0f%% of peak (attention_efficiency %.2f);", plc_attention_name(w->layout.attention),
+                            100 * r.attn, hw->attn_eff);
+    else fprintf(out, "  attention %s as GEMMs and HBM traffic;", plc_attention_name(w->layout.attention));
+    fprintf(out, " element-wise %.0f%% of HBM bandwidth; collectives %.0f%% of link bandwidth\n", 100 * hw->hbm_eff,
+            100 * hw->comm_eff);
+    fprintf(out, "largest uncertainty (%.0f%% of the step): %s\n", 100 * r.share, r.what);
+}
+
+static void efficiency_yaml(plc_yaml *y, const plc_job *job, const plc_estimate *w)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    eff_report r;
+    eff_report_of(job, w, &r);
+    plc_yaml_map(y, "efficiencies");
+    plc_yaml_str(y, "catalog_entry", hw->name);
+    plc_yaml_num(y, "gemm_min", r.lo);
+    plc_yaml_num(y, "gemm_max", r.hi);
+    plc_yaml_num(y, "matmul_efficiency", hw->matmul_eff);
+    plc_yaml_num(y, "framework_efficiency", hw->framework_eff);
+    plc_yaml_num(y, "matmul_half_dim", hw->matmul_half_dim);
+    plc_yaml_num(y, "matmul_half_area", hw->matmul_half_area);
+    plc_yaml_num(y, "attention", r.attn);
+    plc_yaml_num(y, "hbm_efficiency", hw->hbm_eff);
+    plc_yaml_num(y, "comm_efficiency", hw->comm_eff);
+    plc_yaml_map(y, "uncertainty");
+    plc_yaml_num(y, "step_share", r.share);
+    plc_yaml_str(y, "source", r.what);
+    plc_yaml_map_end(y);
+    plc_yaml_map_end(y);
+}
 
 static void memory_table(FILE *out, const plc_estimate *e)
 {
@@ -163,6 +279,8 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
         fprintf(out, "the plan's exact memory is not available: %s\n\n", lowered->why);
     }
     time_table(out, w);
+    fputc('\n', out);
+    efficiency_lines(out, job, w);
     if (s->pinned) {
         fprintf(out, "\nthe layout block pins every dimension: no other layout was considered\n");
         return;
@@ -249,6 +367,7 @@ void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution
 {
     plc_report_yaml_job(y, job);
     plc_report_yaml_estimate(y, "winner", w, lowered ? lowered->plan : NULL);
+    efficiency_yaml(y, job, w);
     plc_yaml_str(y, "tie_rule", plc_report_tie_rule);
     plc_yaml_seq(y, "regions");
     region_group g[PLC_LAYOUT_NDIMS];

@@ -259,8 +259,19 @@ static void check_step_tokens(plc_diag *d, plc_spec_facts *f)
     f->train = NULL;
 }
 
+/* fp8 needs a GPU with fp8 tensor cores: a catalog entry with fp8_flops */
+static void check_precision(plc_diag *d, plc_spec_facts *f)
+{
+    if (f->train->precision != PLC_PREC_FP8 || f->cluster->hw.flops_fp8 > 0) return;
+    plc_diag_error(d, at(f->train_block, "precision"), "precision = fp8 needs fp8 tensor cores, and %s has none",
+                   f->cluster->hw.name);
+    plc_diag_hint(d, "fp8 runs on H100 and H200 (the catalog's fp8_flops); use bf16 here");
+    f->train = NULL;
+}
+
 void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
 {
+    if (f->train && f->cluster) check_precision(d, f);
     if (f->model) check_model(d, a, f);
     if (f->train && f->batch_in_tokens) {
         if (f->model) check_tokens(d, f);

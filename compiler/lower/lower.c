@@ -33,6 +33,9 @@ static int derive(lw_ctx *c)
     plc_rule_input in = {.model = m, .global_batch = c->job->train.global_batch, .precision = c->job->train.precision,
                          .precision_known = true, .layout = *L, .known = PLC_LD_ALL,
                          .engine = &c->job->engine, .engine_id = c->job->train.engine};
+    if (c->job->train.precision == PLC_PREC_FP8)
+        return lfail(c, "precision fp8 is modelled by plc solve and plc explain, but plrun has no fp8 kernels: "
+                        "lower the plan with precision = bf16");
     plc_verdict v = plc_layout_rules(&in);
     if (v.rule != PLC_RULE_OK) {
         char why[256];

@@ -15,6 +15,7 @@ plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job)
         d = (plc_dtype_bytes){.weight = 4, .grad = 4, .optimizer = 8, .act = 4};
     } else {
         d = (plc_dtype_bytes){.weight = 2, .grad = 4, .optimizer = 12, .act = 2};
+        if (job->train.precision == PLC_PREC_FP8) d.fp8_weights = 2;
     }
     if (job->cluster.hw.grad_bytes > 0) d.grad = job->cluster.hw.grad_bytes;
     return d;
@@ -115,7 +116,7 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
 {
     plc_dtype_bytes d = plc_dtype_bytes_of(job);
     double shard = (double)(l->dp * l->cp);
-    *w = params * d.weight / (l->zero >= 3 ? shard : 1.0);
+    *w = params * (d.weight + d.fp8_weights) / (l->zero >= 3 ? shard : 1.0);
     *g = params * d.grad / (l->zero >= 2 ? shard : 1.0);
     *o = params * d.optimizer / (l->zero >= 1 ? shard : 1.0);
 }

@@ -9,9 +9,14 @@
 /* Bytes per element of the tensors of a precision. bf16 training: bf16
  * weights and activations, gradients accumulated in grad_bytes (fp32 unless
  * the catalog's grad_bytes says otherwise), fp32 master copy, Adam m and v
- * (2 + 4 + 12). fp32 training: 4 + 4 + 8. */
+ * (2 + 4 + 12). fp32 training: 4 + 4 + 8. fp8 training (Transformer Engine's
+ * recipe): as bf16, plus the fp8 copies of the linear layers' weights and
+ * of their transposes that the GEMMs read (fp8_weights: 1 + 1), kept for the
+ * step; activations are counted in bf16 (an upper bound: the recipe saves
+ * the fp8 casts of the linear layers' inputs). */
 typedef struct plc_dtype_bytes {
     double weight, grad, optimizer, act;
+    double fp8_weights; /* bytes per parameter of the fp8 copies, 0 outside fp8 */
 } plc_dtype_bytes;
 
 plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job);

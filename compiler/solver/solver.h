@@ -182,6 +182,17 @@ const char *plc_collective_name(plc_collective_kind k);
 /* Seconds for an M x K by K x N matmul (2MNK FLOP) at the catalog's
  * efficiency for that shape. */
 double plc_cost_matmul(const plc_hw *hw, plc_precision p, int64_t M, int64_t N, int64_t K);
+/* The share of plc_gemm_peak an M x K by K x N matmul reaches: the
+ * catalog's matmul_efficiency, framework_efficiency and the shape terms
+ * (matmul_half_dim for K, matmul_half_area for M x N; docs/solver.md). */
+double plc_matmul_efficiency(const plc_hw *hw, plc_precision p, int64_t M, int64_t N, int64_t K);
+/* Dense tensor-core peak FLOP/s of the GEMMs in precision p (fp8_flops, 0
+ * where the GPU has no fp8). */
+double plc_gemm_peak(const plc_hw *hw, plc_precision p);
+/* The share of peak a tiled (flash) attention kernel reaches, forward and
+ * backward: attention_efficiency scaled for the kernel, times
+ * framework_efficiency. */
+double plc_attention_efficiency(const plc_hw *hw, plc_attention a);
 
 /* Seconds to move `bytes` through HBM (read + write counted by the caller). */
 double plc_cost_memory_bound(const plc_hw *hw, double bytes);

@@ -10,15 +10,17 @@
 #include "compiler/solver/schedule_model.h"
 
 /* Attention kernels. Tiled (flash) kernels run the score matmuls from on-chip
- * memory at a share of the dense-matmul efficiency (FlashAttention-2 paper:
- * v2 reaches 50-73% of A100 peak where dense GEMMs reach ~80%, v1 25-40%),
- * skip the masked half, and recompute the scores in the backward (2.5x the
- * forward FLOPs). The materialising kernels run two batched GEMMs with the
- * head dimension as inner size, over the full square, and move every score
- * element through HBM: bytes per element over forward and backward. */
+ * memory at the catalog's attention_efficiency (FlashAttention-2's forward +
+ * backward share of peak on that GPU; v1 at a share of it: the
+ * FlashAttention-2 paper measures v1 at 25-40% of A100 peak where v2 reaches
+ * 50-73%), skip the masked half, and recompute the scores in the backward
+ * (2.5x the forward FLOPs). The materialising kernels run two batched GEMMs
+ * with the head dimension as inner size, over the full square, and move
+ * every score element through HBM: bytes per element over forward and
+ * backward. */
 typedef struct attention_kernel {
     bool tiled;
-    double tiled_eff;   /* share of matmul efficiency */
+    double tiled_share; /* of the catalog's attention_efficiency (FlashAttention-2) */
     double score_bytes; /* HBM traffic per score element, forward + backward, bf16 */
     int kernels_f;      /* launches per layer forward for the attention core */
 } attention_kernel;
@@ -26,8 +28,8 @@ typedef struct attention_kernel {
 static const attention_kernel kernels[PLC_ATTN_COUNT] = {
     [PLC_ATTN_NAIVE] = {false, 0.0, 70.0, 7}, /* bmm, scale, mask, fp32 softmax, casts, bmm */
     [PLC_ATTN_FUSED] = {false, 0.0, 16.0, 3}, /* bmm, fused scale-mask-softmax, bmm */
-    [PLC_ATTN_FLASH1] = {true, 0.50, 0.0, 1},
-    [PLC_ATTN_FLASH2] = {true, 0.85, 0.0, 1},
+    [PLC_ATTN_FLASH1] = {true, 0.59, 0.0, 1}, /* 0.50 / 0.85 of v2 (the previous calibration's ratio) */
+    [PLC_ATTN_FLASH2] = {true, 1.0, 0.0, 1},
 };
 
 /* HBM bytes per element of the element-wise work, forward + backward:
@@ -41,28 +43,75 @@ static const attention_kernel kernels[PLC_ATTN_COUNT] = {
 /* cross-entropy over the logits, forward + backward: logits out, fp32 upcast,
  * max, exp-sum, gradient, cast */
 #define XENT_BYTES 24.0
+/* fp8: each GEMM operand is cast (and its amax taken) before the GEMM: read
+ * bf16, write fp8, per element, for the forward input and the backward's
+ * output gradient */
+#define FP8_CAST_BYTES 3.0
 
 double plc_peak_flops(const plc_job *job)
 {
     const plc_hw *hw = &job->cluster.hw;
+    /* fp8 runs are measured against the bf16 peak: one scale for both */
     return job->train.precision == PLC_PREC_FP32 ? hw->flops_fp32 : hw->flops_bf16;
 }
 
 static double dim_eff(double d, double half) { return half > 0 ? d / (d + half) : 1.0; }
+static double share_or_one(double x) { return x > 0 ? x : 1.0; }
+
+double plc_gemm_peak(const plc_hw *hw, plc_precision p)
+{
+    switch (p) {
+    case PLC_PREC_FP32: return hw->flops_fp32;
+    case PLC_PREC_FP8: return hw->flops_fp8;
+    default: return hw->flops_bf16;
+    }
+}
+
+/* The shape model (docs/solver.md, "GEMM efficiency"): a GEMM's output is
+ * cut in tiles spread over the SMs, and each tile streams K through its
+ * main loop after a fixed prologue and before an epilogue that writes the
+ * tile to HBM. Too few tiles leave SMs idle (the area term: an output of
+ * matmul_half_area elements runs at half rate); a short K spends as long in
+ * the fixed part as in the loop at K = matmul_half_dim. The fixed part is
+ * memory time and the loop compute time, so a faster precision (fp8) moves
+ * the K half point up in proportion to its peak. */
+double plc_matmul_efficiency(const plc_hw *hw, plc_precision p, int64_t M, int64_t N, int64_t K)
+{
+    double khalf = hw->matmul_half_dim;
+    if (p == PLC_PREC_FP8 && hw->flops_bf16 > 0) khalf *= hw->flops_fp8 / hw->flops_bf16;
+    return share_or_one(hw->framework_eff) * share_or_one(hw->matmul_eff) * dim_eff((double)K, khalf) *
+           dim_eff((double)M * (double)N, hw->matmul_half_area);
+}
 
 double plc_cost_matmul(const plc_hw *hw, plc_precision p, int64_t M, int64_t N, int64_t K)
 {
     if (M <= 0 || N <= 0 || K <= 0) return 0.0;
-    double peak = p == PLC_PREC_FP32 ? hw->flops_fp32 : hw->flops_bf16;
-    double eff = (hw->matmul_eff > 0 ? hw->matmul_eff : 1.0) * dim_eff((double)M, hw->matmul_half_dim) *
-                 dim_eff((double)N, hw->matmul_half_dim) * dim_eff((double)K, hw->matmul_half_dim);
-    return 2.0 * (double)M * (double)N * (double)K / (peak * eff);
+    return 2.0 * (double)M * (double)N * (double)K / (plc_gemm_peak(hw, p) * plc_matmul_efficiency(hw, p, M, N, K));
+}
+
+double plc_attention_efficiency(const plc_hw *hw, plc_attention a)
+{
+    return share_or_one(hw->framework_eff) * share_or_one(hw->attn_eff) * kernels[a].tiled_share;
 }
 
 double plc_cost_memory_bound(const plc_hw *hw, double bytes)
 {
     if (bytes <= 0) return 0.0;
-    return bytes / (hw->hbm_bw * (hw->hbm_eff > 0 ? hw->hbm_eff : 1.0));
+    return bytes / (hw->hbm_bw * share_or_one(hw->hbm_eff));
+}
+
+/* linear layers: qkv, wo, gate+up (fc in GPT), down (proj) */
+void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_LAYER_GEMMS])
+{
+    const plc_model *m = &job->model;
+    int64_t tp = l->tp, T = l->micro_batch * m->seq_len / l->cp;
+    int64_t h = m->hidden, f = m->ffn_hidden, hd = plc_head_dim(m);
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
+    int64_t mlp_in = m->arch == PLC_ARCH_GPT ? f : 2 * f;
+    g[0] = (plc_gemm_shape){"qkv", T, (q + 2 * kv) / tp, h};
+    g[1] = (plc_gemm_shape){"attn-out", T, h, q / tp};
+    g[2] = (plc_gemm_shape){"mlp-in", T, mlp_in / tp, h};
+    g[3] = (plc_gemm_shape){"mlp-out", T, h, f / tp};
 }
 
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *o)
@@ -82,10 +131,12 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
 
     bool gpt = m->arch == PLC_ARCH_GPT;
     /* linear layers: qkv, wo, gate+up (fc in GPT), down (proj); backward =
-     * data and weight gradients */
+     * data and weight gradients, charged at the forward shape's efficiency */
     int64_t mlp_in = gpt ? f : 2 * f;
-    o->matmul_f = plc_cost_matmul(hw, p, T, (q + 2 * kv) / tp, h) + plc_cost_matmul(hw, p, T, h, q / tp) +
-                  plc_cost_matmul(hw, p, T, mlp_in / tp, h) + plc_cost_matmul(hw, p, T, h, f / tp);
+    plc_gemm_shape gemms[PLC_LAYER_GEMMS];
+    plc_layer_gemms(job, l, gemms);
+    o->matmul_f = 0;
+    for (int i = 0; i < PLC_LAYER_GEMMS; i++) o->matmul_f += plc_cost_matmul(hw, p, gemms[i].M, gemms[i].N, gemms[i].K);
     o->matmul_b = 2.0 * o->matmul_f;
 
     /* attention core */
@@ -94,14 +145,15 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     double attn_mem_f = 0, attn_mem_b = 0;
     if (ak->tiled) {
         double flops = 4.0 * sq * (skv + 1.0) / 2.0 * (double)(heads * hd) * seqs;
-        double peak = plc_peak_flops(job);
-        double eff = (hw->matmul_eff > 0 ? hw->matmul_eff : 1.0) * ak->tiled_eff;
-        o->attn_f = flops / (peak * eff);
+        /* the attention core stays in bf16 under fp8 (Transformer Engine's recipe) */
+        plc_precision ap = p == PLC_PREC_FP8 ? PLC_PREC_BF16 : p;
+        o->attn_f = flops / (plc_gemm_peak(hw, ap) * plc_attention_efficiency(hw, l->attention));
         o->attn_b = 2.5 * o->attn_f;
     } else {
         /* two batched GEMMs per head: (sq x hd) x (hd x skv) and (sq x skv) x (skv x hd) */
-        double one = plc_cost_matmul(hw, p, (int64_t)sq, (int64_t)skv, hd) +
-                     plc_cost_matmul(hw, p, (int64_t)sq, hd, (int64_t)skv);
+        plc_precision ap = p == PLC_PREC_FP8 ? PLC_PREC_BF16 : p;
+        double one = plc_cost_matmul(hw, ap, (int64_t)sq, (int64_t)skv, hd) +
+                     plc_cost_matmul(hw, ap, (int64_t)sq, hd, (int64_t)skv);
         o->attn_f = one * (double)heads * seqs;
         o->attn_b = 2.0 * o->attn_f;
         double elems = sq * skv * (double)heads * seqs;
@@ -119,7 +171,12 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     /* the other biases: added in place forward, a column sum backward */
     double biases = gpt ? 3.0 * ((double)(q + 2 * kv) / (double)tp + 2.0 * (double)h / spd) * a : 0.0;
     double residual = 2.0 * 5.0 * (double)h * a / spd;              /* two adds, forward and gradient */
-    double per_token = norms + rope + mlp_act + biases + residual;
+    /* fp8 casts of the four GEMMs' inputs (forward) and output gradients
+     * (backward) */
+    double casts = p == PLC_PREC_FP8 ? FP8_CAST_BYTES * ((double)(2 * h) / spd + (double)(q + f) / (double)tp +
+                                                         (double)(q + 2 * kv + mlp_in) / (double)tp + 2.0 * (double)h / spd)
+                                     : 0.0;
+    double per_token = norms + rope + mlp_act + biases + residual + casts;
     double elementwise = plc_cost_memory_bound(hw, (double)T * per_token);
     o->mem_f = elementwise / 3.0 + plc_cost_memory_bound(hw, attn_mem_f);
     o->mem_b = elementwise * 2.0 / 3.0 + plc_cost_memory_bound(hw, attn_mem_b);
@@ -175,7 +232,8 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
     if (m->positions == PLC_POS_LEARNED) emb_bytes *= 2.0; /* the position table alike: add; column sums */
     *first = plc_cost_memory_bound(hw, emb_bytes);
     int64_t Vl = plc_vocab_local(m->vocab, l->tp); /* padded: the padding columns cost their share */
-    double head = 3.0 * plc_cost_matmul(hw, job->train.precision, T, Vl, m->hidden);
+    plc_precision hp = job->train.precision == PLC_PREC_FP8 ? PLC_PREC_BF16 : job->train.precision; /* head in bf16 under fp8 */
+    double head = 3.0 * plc_cost_matmul(hw, hp, T, Vl, m->hidden);
     double xent = plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES);
     *last = head + xent;
     if (l->tp > 1) { /* vocab-parallel loss: max and sum all-reduces, tiny */

@@ -20,6 +20,15 @@ typedef struct plc_layer_times {
 
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *out);
 
+/* The forward GEMMs of one layer on one rank for one micro-batch, M x K by
+ * K x N (the backward runs each twice: data and weight gradients). */
+enum { PLC_LAYER_GEMMS = 4 };
+typedef struct plc_gemm_shape {
+    const char *name; /* "qkv", "attn-out", "mlp-in", "mlp-out" */
+    int64_t M, N, K;
+} plc_gemm_shape;
+void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_LAYER_GEMMS]);
+
 /* Fills est->step_time_s, time[], micro_batches, bubble_fraction,
  * tokens_per_s, mfu and model_flops (est->valid must be true). */
 void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est);

@@ -15,7 +15,9 @@
 
 /* ---- enumerations (the spelling in .plan files is in plc_enum_name) ---- */
 
-typedef enum plc_precision { PLC_PREC_BF16, PLC_PREC_FP32, PLC_PREC_COUNT } plc_precision;
+/* fp8: GEMMs in fp8 (E4M3 forward, E5M2 gradients) with per-tensor scales,
+ * the rest in bf16, as Transformer Engine's recipe (docs/language.md) */
+typedef enum plc_precision { PLC_PREC_BF16, PLC_PREC_FP32, PLC_PREC_FP8, PLC_PREC_COUNT } plc_precision;
 
 typedef enum plc_schedule {
     PLC_SCHED_GPIPE,       /* all forwards, then all backwards */
@@ -70,6 +72,7 @@ typedef enum plc_objective {
     X(mem_bytes,        "memory",             PLC_UNIT_SIZE)                   \
     X(flops_bf16,       "bf16_flops",         PLC_UNIT_FLOPS)                  \
     X(flops_fp32,       "fp32_flops",         PLC_UNIT_FLOPS)                  \
+    X(flops_fp8,        "fp8_flops",          PLC_UNIT_FLOPS)                  \
     X(hbm_bw,           "hbm_bw",             PLC_UNIT_BANDWIDTH)              \
     X(intra_node_bw,    "intra_node_bw",      PLC_UNIT_BANDWIDTH)              \
     X(intra_node_lat,   "intra_node_latency", PLC_UNIT_TIME)                   \
@@ -77,6 +80,9 @@ typedef enum plc_objective {
     X(inter_node_lat,   "inter_node_latency", PLC_UNIT_TIME)                   \
     X(matmul_eff,       "matmul_efficiency",  PLC_UNIT_PERCENT)                \
     X(matmul_half_dim,  "matmul_half_dim",    PLC_UNIT_COUNT)                  \
+    X(matmul_half_area, "matmul_half_area",   PLC_UNIT_COUNT)                  \
+    X(attn_eff,         "attention_efficiency", PLC_UNIT_PERCENT)              \
+    X(framework_eff,    "framework_efficiency", PLC_UNIT_PERCENT)              \
     X(hbm_eff,          "hbm_efficiency",     PLC_UNIT_PERCENT)                \
     X(comm_eff,         "comm_efficiency",    PLC_UNIT_PERCENT)                \
     X(kernel_launch,    "kernel_launch",      PLC_UNIT_TIME)                   \

@@ -98,4 +98,10 @@ megatron_ok "$tmp/tiny.sh"
 grep -q -- '--bf16' "$tmp/tiny.sh" && die "fp32 spec exported with --bf16"
 "$PLC" export "$ex/tiny.plan" >/dev/null 2>&1; [ $? -eq 1 ] || die "no engine named: want exit 1"
 "$PLC" export --megatron --torchtitan "$ex/tiny.plan" >/dev/null 2>&1; [ $? -eq 1 ] || die "two engines: want exit 1"
+# fp8 (H100): Megatron's hybrid fp8 recipe over bf16; plrun cannot run it,
+# so plc compile refuses it with exit 1
+"$PLC" export --megatron -D train.precision=fp8 -D 'cluster.gpu="H100-SXM5-80GB"' "$ex/tiny.plan" -o "$tmp/fp8.sh" || die "fp8 megatron"
+grep -q -- '--bf16' "$tmp/fp8.sh" && grep -q -- '--fp8-format hybrid' "$tmp/fp8.sh" || die "fp8: no --bf16 --fp8-format hybrid"
+"$PLC" compile -D train.precision=fp8 -D 'cluster.gpu="H100-SXM5-80GB"' "$ex/tiny.plan" -o "$tmp/fp8.bin" 2>"$tmp/fp8.err"
+[ $? -eq 1 ] && grep -q 'plrun has no fp8 kernels' "$tmp/fp8.err" || die "compile fp8: want exit 1 and the reason"
 echo "export: ok"

@@ -1,18 +1,55 @@
 #!/usr/bin/env bash
 # The solver against measured runs: bench/fidelity on the Hagemann sheets in
 # calibration/ must meet its targets (fits/OOM accuracy >= 0.90, MFU error
-# <= 5 points, Spearman >= 0.8, the pick within 3 MFU points of the best run).
+# <= 5 points, Spearman >= 0.8, the pick within 3 MFU points of the best run);
+# --published writes one prediction per row of published_runs.csv, n/a with
+# a reason for a row plc cannot express; --report gives every data set.
 set -u
 data="$PLC_ROOT/calibration"
 sheets=("$data"/hagemann_*.csv)
 [ -f "${sheets[0]}" ] || { echo "FAIL: no calibration sheets in $data"; exit 1; }
 /usr/bin/python3 -c 'import yaml' 2> /dev/null || { echo "skip: /usr/bin/python3 lacks yaml (python3-yaml)"; exit 77; }
-out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out.csv
 "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --check "${sheets[@]}" > "$out"
 rc=$?
 rows=$(($(wc -l < "$out") - 1))
 head -1 "$out" | grep -qx 'trial_id,status,pred_fits,mfu,pred_mfu,pred_memory_gib' || { echo "bad CSV header"; exit 1; }
 expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 [ "$rows" -eq "$expect" ] || { echo "fidelity printed $rows rows for $expect ok/OOM runs"; exit 1; }
-exit $rc
+[ "$rc" -eq 0 ] || exit "$rc"
+
+# --published: the published rows plus one plc cannot express (an SSM) and
+# an extra column, which is ignored
+pub=$tmp/pub.csv
+/usr/bin/python3 - "$data/published_runs.csv" "$pub" <<'PY'
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline="")))
+for r in rows:
+    r.pop(None, None)  # cells beyond the header
+odd = dict(rows[0], row_id="X-ssm", arch="mamba")
+cols = list(rows[0].keys()) + ["extra"]
+with open(sys.argv[2], "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=cols)
+    w.writeheader()
+    for r in rows + [odd]:
+        w.writerow(dict(r, extra="ignored"))
+PY
+"$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
+    { echo "FAIL: --published exited $?"; cat "$tmp/pred.err"; exit 1; }
+head -1 "$tmp/pred.csv" | grep -qx 'row_id,pred_fits,pred_tok_s_gpu,pred_mfu,pred_memory_gib' || { echo "FAIL: bad --published header"; exit 1; }
+n=$(($(wc -l < "$pub") - 1)); got=$(($(wc -l < "$tmp/pred.csv") - 1))
+[ "$got" -eq "$n" ] || { echo "FAIL: --published wrote $got rows for $n"; exit 1; }
+grep -qx 'X-ssm,n/a,,,' "$tmp/pred.csv" || { echo "FAIL: the SSM row is not n/a"; exit 1; }
+grep -q 'X-ssm.*architecture' "$tmp/pred.err" || { echo "FAIL: no reason on stderr for the n/a row"; exit 1; }
+# every expressible row has a prediction: fits 0/1, throughput and MFU numbers
+bad=$(grep -v '^row_id\|^X-ssm' "$tmp/pred.csv" | grep -cvE '^[^,]+,[01],[0-9.]+,0\.[0-9]+,[0-9.]+$')
+[ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
+
+# --report: one line per data set (each sheet, each published source)
+"$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --report > /dev/null 2> "$tmp/rep.err" || { echo "FAIL: --report"; exit 1; }
+for set in hagemann_llama13b_2k_32gpu_sp hagemann_llama13b_2k_64gpu Korthikanti Megatron-LM Narayanan; do
+    grep -q "^  $set .*MFU MAE .*Spearman" "$tmp/rep.err" || { echo "FAIL: --report lacks $set"; cat "$tmp/rep.err"; exit 1; }
+done
+exit 0

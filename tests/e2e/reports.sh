@@ -9,7 +9,8 @@
 #   one row;
 # - explain names, per rejected region, the time components that make it
 #   slower, the memory component of a region where nothing fits, and the
-#   tie-break rule.
+#   tie-break rule; the efficiencies it used (GEMM range, their catalog
+#   figures) and the largest source of uncertainty, in text and YAML.
 set -u
 . "$(dirname "$0")/plc_lib.bash"
 /usr/bin/python3 -c 'import yaml' 2>/dev/null || { echo "skip: /usr/bin/python3 lacks yaml (python3-yaml)"; exit 77; }
@@ -89,4 +90,14 @@ grep -q 'ties: exact ties .* plainer layout' "$tmp/explain.txt" || die "explain:
 "$PLC" explain "$ex/llama65b-h100.plan" -D 'layout.pp={1,16}' -D layout.zero=0 >"$tmp/pruned.txt" || die "explain 65b"
 grep -A1 '^  pp = 1 (winner: pp = 16)' "$tmp/pruned.txt" | grep -q 'nothing fits: pruned by the memory bound; .*; optimizer [0-9.]* GiB on stage 0' ||
     { cat "$tmp/pruned.txt"; die "explain: the pruned region pp = 1 is not explained"; }
+# efficiencies and the largest uncertainty
+grep -Eq '^  GEMMs [0-9]+-[0-9]+% of the bf16 peak \(matmul_efficiency 0\.[0-9]+ x framework_efficiency' "$tmp/explain.txt" ||
+    { cat "$tmp/explain.txt"; die "explain: no GEMM efficiencies"; }
+grep -Eq '^largest uncertainty \([0-9]+% of the step\): .+' "$tmp/explain.txt" || die "explain: no largest uncertainty"
+/usr/bin/python3 - "$tmp/explain.1" <<'PY' || die "explain yaml: efficiencies"
+import sys, yaml
+e = yaml.safe_load(open(sys.argv[1]))["efficiencies"]
+assert 0 < e["gemm_min"] <= e["gemm_max"] <= e["matmul_efficiency"] * e["framework_efficiency"] <= 0.85, e
+assert 0 < e["uncertainty"]["step_share"] <= 1 and e["uncertainty"]["source"], e
+PY
 echo "reports: ok"

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "compiler/solver/collectives.h"
+#include "compiler/solver/memory_model.h"
 #include "compiler/solver/pipeline_order.h"
 #include "compiler/solver/schedule_model.h"
 #include "compiler/solver/time_model.h"
@@ -206,10 +207,77 @@ static void test_time_mechanisms(void)
     free(e);
 }
 
+/* the GEMM shape model and the attention shares, with known values */
+static void test_efficiency_functions(void)
+{
+    plc_hw hw = {0};
+    hw.flops_bf16 = 989e12;
+    hw.flops_fp8 = 1979e12;
+    hw.matmul_eff = 0.85;
+    hw.matmul_half_dim = 250;
+    hw.matmul_half_area = 1.2e6;
+    hw.framework_eff = 0.8;
+    hw.attn_eff = 0.4;
+    /* 4096^3: 0.8 x 0.85 x 4096 / 4346 x 4096^2 / (4096^2 + 1.2e6) */
+    double e4 = plc_matmul_efficiency(&hw, PLC_PREC_BF16, 4096, 4096, 4096);
+    CU_ASSERT_DOUBLE_EQUAL(e4, 0.8 * 0.85 * (4096.0 / 4346.0) * (16777216.0 / 17977216.0), 1e-12);
+    /* efficiency keeps rising with the shape, below the asymptote */
+    double e2 = plc_matmul_efficiency(&hw, PLC_PREC_BF16, 2048, 2048, 2048);
+    double e16 = plc_matmul_efficiency(&hw, PLC_PREC_BF16, 16384, 16384, 16384);
+    CU_ASSERT_TRUE(e2 < e4 && e4 < e16 && e16 < 0.8 * 0.85);
+    /* K and the output area act separately: a short K costs more than a
+     * narrow output of the same FLOPs here */
+    CU_ASSERT_TRUE(plc_matmul_efficiency(&hw, PLC_PREC_BF16, 8192, 8192, 256) <
+                   plc_matmul_efficiency(&hw, PLC_PREC_BF16, 8192, 256, 8192));
+    /* fp8: the fp8 peak, and the K half point scaled by the peaks' ratio */
+    CU_ASSERT_DOUBLE_EQUAL(plc_gemm_peak(&hw, PLC_PREC_FP8), 1979e12, 0);
+    double k8 = 250.0 * 1979.0 / 989.0;
+    CU_ASSERT_DOUBLE_EQUAL(plc_matmul_efficiency(&hw, PLC_PREC_FP8, 4096, 4096, 4096),
+                           0.8 * 0.85 * (4096.0 / (4096.0 + k8)) * (16777216.0 / 17977216.0), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_matmul(&hw, PLC_PREC_BF16, 4096, 4096, 4096), 2.0 * 4096.0 * 4096 * 4096 / (989e12 * e4),
+                           1e-15);
+    /* attention: FlashAttention-2 at the catalog's share, v1 at 0.59 of it */
+    CU_ASSERT_DOUBLE_EQUAL(plc_attention_efficiency(&hw, PLC_ATTN_FLASH2), 0.8 * 0.4, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_attention_efficiency(&hw, PLC_ATTN_FLASH1), 0.8 * 0.4 * 0.59, 1e-12);
+    /* figures left at 0 apply no factor */
+    plc_hw bare = {0};
+    bare.flops_bf16 = 312e12;
+    CU_ASSERT_DOUBLE_EQUAL(plc_matmul_efficiency(&bare, PLC_PREC_BF16, 64, 64, 64), 1.0, 0);
+}
+
+/* fp8 on an H100-like device: the GEMMs at the fp8 peak make the step
+ * faster, the fp8 weight copies make the memory larger; attention and the
+ * head stay at the bf16 rate */
+static void test_fp8_time_and_memory(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 8);
+    job.cluster.hw.flops_bf16 = 989e12;
+    job.cluster.hw.flops_fp8 = 1979e12;
+    plc_layout l = {.dp = 64, .tp = 1, .pp = 1, .cp = 1, .vpp = 1, .micro_batch = 1, .schedule = PLC_SCHED_1F1B,
+                    .recompute = PLC_RECOMPUTE_NONE, .zero = 1, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+    plc_layer_times b, f;
+    plc_layer_times_of(&job, &l, &b);
+    job.train.precision = PLC_PREC_FP8;
+    plc_layer_times_of(&job, &l, &f);
+    /* half the GEMM time at half_dim 64 scaled by the peaks' ratio: a
+     * little more than half */
+    CU_ASSERT_TRUE(f.matmul_f < 0.55 * b.matmul_f && f.matmul_f > 0.5 * b.matmul_f);
+    CU_ASSERT_DOUBLE_EQUAL(f.attn_f, b.attn_f, 1e-15);
+    CU_ASSERT_TRUE(f.mem_f > b.mem_f); /* the casts */
+    plc_dtype_bytes d = plc_dtype_bytes_of(&job);
+    CU_ASSERT_DOUBLE_EQUAL(d.fp8_weights, 2.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(d.weight, 2.0, 0);
+    /* MFU stays on the bf16 scale */
+    CU_ASSERT_DOUBLE_EQUAL(plc_peak_flops(&job), 989e12, 0);
+}
+
 void register_test_solver_time(void)
 {
     CU_pSuite s = CU_add_suite("solver_time", NULL, NULL);
     CU_add_test(s, "ring collectives, hierarchical", test_ring_costs);
+    CU_add_test(s, "GEMM and attention efficiency", test_efficiency_functions);
+    CU_add_test(s, "fp8: time and memory", test_fp8_time_and_memory);
     CU_add_test(s, "tree for small messages, p2p", test_tree_for_small_messages);
     CU_add_test(s, "group placement from the rank order", test_group_placement);
     CU_add_test(s, "bubbles: simulation and closed forms", test_bubbles);
