@@ -2,6 +2,7 @@
  * plrun's model FLOP/s) and the throughput of the other CPU kernels.
  * Usage: bench_kernels   (threads: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS) */
 #include "kernels/kernels.h"
+#include "kernels/cpu/blas.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -121,6 +122,7 @@ static void run_adamw(void *p)
 
 int main(void)
 {
+    printf("plrun's sgemm: %s\n", plc_gemm_name());
     printf("threads: %d (OpenMP)\n", omp_get_max_threads());
 
     double peak = 0;

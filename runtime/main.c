@@ -21,6 +21,7 @@
 #include "runtime/metrics.h"
 #include "runtime/oracle_export.h"
 #include "common/atomic_file.h"
+#include "kernels/cpu/blas.h"
 #include "runtime/plrun_args.h"
 #include "runtime/proc_mem.h"
 #include "runtime/trace.h"
@@ -350,6 +351,7 @@ int main(int argc, char **argv)
         int per_rank = omp_get_num_procs() / plc_comm_local_size(&r->comm);
         a->threads = per_rank > 0 ? per_rank : 1;
     }
+    const char *gemm = strcmp(a->backend, "cpu") == 0 ? plc_gemm_name() : NULL;
     r->be = plc_backend_create(a->backend, &r->comm, a->threads, plan, r->err, sizeof r->err);
     if (!r->be) return fail_all(r, EXIT_INPUT);
     if (plc_data_open(&r->data, &plan->model, &plan->train, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
@@ -378,8 +380,9 @@ int main(int argc, char **argv)
         return fail_all(r, EXIT_INPUT);
     }
     const plc_layout *l = &plan->layout;
-    say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
+    say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s%s%s%s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
+        gemm ? " (sgemm: " : "", gemm ? gemm : "", gemm ? ")" : "",
         r->comm.size, r->comm.size == 1 ? "" : "s");
     say(r, "layout: dp=%lld tp=%lld pp=%lld cp=%lld sp=%s vpp=%lld micro_batch=%lld schedule=%s "
            "recompute=%s zero=%lld attention=%s fused_rmsnorm=%s; global batch %lld x %lld tokens\n",
