@@ -28,6 +28,11 @@ static inline void plc_blas_one_thread(void)
 void plc_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
 
+/* 1 when plc_sgemm is plc's own kernel, whose every element of C has the
+ * same bits however a caller cuts C into calls; 0 with OpenBLAS, whose
+ * bits may change with the shapes of the calls */
+int plc_sgemm_cut_free(void);
+
 /* which sgemm plc_sgemm runs: "plc AVX-512" or "OpenBLAS" */
 const char *plc_gemm_name(void);
 

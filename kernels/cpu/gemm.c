@@ -33,7 +33,7 @@
 #define PLC_GEMM_X86 1
 #endif
 
-enum { MR = 8, NR = 32, KC = 256, NC = 512 };
+enum { MR = 8, NR = 32, KC = 256, NC = 512, MC = 512 };
 
 /* 0: not decided yet, 1: OpenBLAS, 2: AVX-512 */
 static _Atomic int gemm_mode;
@@ -57,6 +57,8 @@ static int mode_now(void)
     int m = atomic_load_explicit(&gemm_mode, memory_order_relaxed);
     return m ? m : decide_mode();
 }
+
+int plc_sgemm_cut_free(void) { return mode_now() == 2; }
 
 const char *plc_gemm_name(void)
 {
@@ -115,18 +117,38 @@ static void pack_b(float *Bp, int tb, const float *B, int64_t ldb, int64_t k0, i
     }
 }
 
-/* alpha op(A)[i0 .. i0+mr, k0 .. k0+kc) as kc steps of MR floats (rows past
- * mr are 0): for a block of fewer than MR rows, or alpha != 1 */
-static void pack_a(float *Ap, int ta, const float *A, int64_t lda, float alpha, int64_t i0, int64_t mr,
-                   int64_t k0, int64_t kc)
+/* alpha op(A)[i0 .. i0+mc, k0 .. k0+kc) for op(A) = A^T, as blocks of MR rows
+ * (kc steps of MR floats each, the last block zero-padded): A's rows are
+ * read whole, lda apart, once per chunk instead of once per block */
+static void pack_a_t(float *Ap, const float *A, int64_t lda, float alpha, int64_t i0, int64_t mc, int64_t k0,
+                     int64_t kc)
 {
-    if (mr < MR) memset(Ap, 0, (size_t)(kc * MR) * sizeof *Ap);
-    for (int64_t k = 0; k < kc; k++)
-        for (int64_t r = 0; r < mr; r++)
-            Ap[k * MR + r] = alpha * (ta ? A[(k0 + k) * lda + i0 + r] : A[(i0 + r) * lda + k0 + k]);
+    if (mc % MR) memset(Ap + mc / MR * MR * kc, 0, (size_t)(MR * kc) * sizeof *Ap);
+    for (int64_t k = 0; k < kc; k++) {
+        const float *src = A + (k0 + k) * lda + i0;
+        for (int64_t b = 0; b * MR < mc; b++) {
+            float *dst = Ap + b * MR * kc + k * MR;
+            int64_t w = mc - b * MR < MR ? mc - b * MR : MR;
+            for (int64_t r = 0; r < w; r++) dst[r] = alpha * src[b * MR + r];
+        }
+    }
+}
+
+/* the same for op(A) = A (one block: rows of a partial block, or alpha != 1;
+ * full blocks are read in place) */
+static void pack_a_n(float *Ap, const float *A, int64_t lda, float alpha, int64_t i0, int64_t mc, int64_t k0,
+                     int64_t kc)
+{
+    if (mc % MR) memset(Ap + mc / MR * MR * kc, 0, (size_t)(MR * kc) * sizeof *Ap);
+    for (int64_t i = 0; i < mc; i++) {
+        const float *src = A + (i0 + i) * lda + k0;
+        float *dst = Ap + i / MR * MR * kc + i % MR;
+        for (int64_t k = 0; k < kc; k++) dst[k * MR] = alpha * src[k];
+    }
 }
 
 static _Thread_local _Alignas(64) float packed_b[KC * NC];
+static _Thread_local _Alignas(64) float packed_at[MC * KC];
 
 static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
@@ -137,35 +159,44 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
         if (beta == 0.0f) memset(c, 0, (size_t)n * sizeof *c);
         else if (beta != 1.0f) for (int64_t j = 0; j < n; j++) c[j] *= beta;
     }
-    /* op(A)'s element (i, k) at A[i * rs + k * ks]: read in place */
-    const int64_t rs = ta ? 1 : lda, ks = ta ? lda : 1;
     for (int64_t j0 = 0; j0 < n; j0 += NC) {
         int64_t nc = n - j0 < NC ? n - j0 : NC;
         for (int64_t k0 = 0; k0 < k; k0 += KC) {
             int64_t kc = k - k0 < KC ? k - k0 : KC;
             pack_b(packed_b, tb, B, ldb, k0, kc, j0, nc);
-            for (int64_t i0 = 0; i0 < m; i0 += MR) {
-                int64_t mr = m - i0 < MR ? m - i0 : MR;
-                const float *a = A + i0 * rs + k0 * ks;
-                int64_t ars = rs, aks = ks;
-                if (mr < MR || alpha != 1.0f) {
-                    pack_a(Ap, ta, A, lda, alpha, i0, mr, k0, kc);
-                    a = Ap, ars = 1, aks = MR;
-                }
-                for (int64_t s = 0; s * NR < nc; s++) {
-                    int64_t w = nc - s * NR < NR ? nc - s * NR : NR;
-                    const float *bs = packed_b + s * kc * NR;
-                    __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
-                    float *c = C + i0 * ldc + j0 + s * NR;
-                    if (mr == MR) {
-                        kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1);
-                        continue;
+            for (int64_t ib = 0; ib < m; ib += MC) {
+                int64_t mc = m - ib < MC ? m - ib : MC;
+                /* op(A) = A^T: packed for the whole row block (a step of k
+                 * per row of A, lda apart, is slow to read in place: a
+                 * power-of-two lda maps the steps onto a few cache sets) */
+                if (ta) pack_a_t(packed_at, A, lda, alpha, ib, mc, k0, kc);
+                for (int64_t i0 = ib; i0 < ib + mc; i0 += MR) {
+                    int64_t mr = ib + mc - i0 < MR ? ib + mc - i0 : MR;
+                    /* op(A)'s block: packed, or A's rows read in place */
+                    /* op(A)'s block: packed, or A's rows read in place */
+                    const float *a = A + i0 * lda + k0;
+                    int64_t ars = lda, aks = 1;
+                    if (ta) {
+                        a = packed_at + (i0 - ib) * kc, ars = 1, aks = MR;
+                    } else if (mr < MR || alpha != 1.0f) {
+                        pack_a_n(Ap, A, lda, alpha, i0, mr, k0, kc);
+                        a = Ap, ars = 1, aks = MR;
                     }
-                    /* the last rows: through a full tile, so no row past m is touched */
-                    memset(tile, 0, sizeof tile);
-                    for (int64_t r = 0; r < mr; r++) memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
-                    kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1);
-                    for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
+                    for (int64_t s = 0; s * NR < nc; s++) {
+                        int64_t w = nc - s * NR < NR ? nc - s * NR : NR;
+                        const float *bs = packed_b + s * kc * NR;
+                        __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
+                        float *c = C + i0 * ldc + j0 + s * NR;
+                        if (mr == MR) {
+                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1);
+                            continue;
+                        }
+                        /* the last rows: through a full tile, so no row past m is touched */
+                        memset(tile, 0, sizeof tile);
+                        for (int64_t r = 0; r < mr; r++) memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
+                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1);
+                        for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
+                    }
                 }
             }
         }
