@@ -10,17 +10,20 @@
  * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first;
  * then for each block of at most NC columns and each chunk of KC steps of
  * the reduction, op(B)'s chunk is packed into strips of 32 columns and,
- * for each 8 rows of op(A) (packed, times alpha), a micro-kernel adds the
- * 8 x 32 products into C with one fused multiply-add per step and element.
+ * for each 8 rows of op(A), a micro-kernel adds the 8 x 32 products into C
+ * with one fused multiply-add per step and element. op(A) = A is read in
+ * place; op(A) = A^T (and a last block of fewer than 8 rows, or any block
+ * when alpha != 1) is packed first, times alpha.
  * So every element of C is one chain of FMAs over k = 0, 1, ..., K-1 in
  * order, starting from beta C: its bits depend on its own row of op(A),
  * column of op(B) and beta C only, not on M, N, the blocking, the panel a
  * caller cuts or the thread that runs it (docs/runtime.md, Determinism).
  * alpha multiplies op(A)'s elements (exact for alpha = 1, the matmuls').
  *
- * The scratch is one packed B block per thread (KC x NC floats, 512 KiB of
- * thread-local storage, touched as far as the shapes need), so a call
- * allocates nothing and cannot fail. */
+ * The scratch is thread-local, packed op(B) and op(A)^T blocks of 512 KiB
+ * each (touched as far as the shapes need), so a call allocates nothing
+ * and cannot fail. PLC_GEMM=openblas in the environment selects OpenBLAS
+ * on any CPU. */
 #include "kernels/cpu/blas.h"
 
 #include <stdatomic.h>
