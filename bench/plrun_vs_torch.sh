@@ -11,8 +11,10 @@
 # peak, one after the other; the figures are medians over every timed step
 # of every round (the first step of a run is warm-up), the peak the best
 # of its rounds. Knobs: BENCH_THREADS ("1 2"), BENCH_ROUNDS (3),
-# BENCH_STEPS (6 per run).
+# BENCH_STEPS (6 per run). All three run under the OpenMP wait policy plrun
+# takes by default (passive, docs/runtime.md), unless OMP_WAIT_POLICY says.
 set -u
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 : "${PLC_BIN:?PLC_BIN must name the directory holding plc and plrun}"
 THREAD_LIST=${BENCH_THREADS:-1 2}
 ROUNDS=${BENCH_ROUNDS:-3}
@@ -72,7 +74,7 @@ PY
 
 median() { sort -g | awk '{v[NR] = $1} END {if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 status=0
-echo "$(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $ROUNDS rounds of $STEPS steps"
+echo "$(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $ROUNDS rounds of $STEPS steps; OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
 # name L H F NH KV V S GB
 for model in "bench 4 256 704 8 4 2048 128 16" "issue16 4 256 688 8 4 256 256 8"; do
     read -r name L H F NH KV V S GB <<<"$model"
