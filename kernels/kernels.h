@@ -12,9 +12,11 @@
  * - Results are bitwise independent of the thread count (docs/runtime.md,
  *   Determinism): work is split into items fixed by the shapes alone (rows,
  *   heads, tiles, chunks of columns, GEMM panels), never by the thread count,
- *   and never inside a reduction. Reductions use fixed blockings
- *   (kernels/common/reduce.h). OpenBLAS runs single-threaded, one call per
- *   GEMM panel or attention tile (kernels/cpu/blas.h).
+ *   and never inside a reduction; the one exception is the GEMM's panel grid
+ *   under plc's own sgemm, whose elements have the same bits in any panel
+ *   (kernels/cpu/matmul.c). Reductions use fixed blockings
+ *   (kernels/common/reduce.h). Every sgemm is single-threaded, one call per
+ *   GEMM panel or attention tile (plc_sgemm, kernels/cpu/blas.h).
  * - Positions (RoPE, learned position tables, attention masks) are int32
  *   per time step and shared by every sequence of the batch; NULL means 0,
  *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
