@@ -1,7 +1,9 @@
-/* bench/kernels.c: OpenBLAS sgemm peak on this machine (the yardstick for
+/* bench/kernels.c: the sgemm peak on this machine (the yardstick for
  * plrun's model FLOP/s) and the throughput of the other CPU kernels.
- * Usage: bench_kernels   (threads: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS) */
+ * Usage: bench_kernels [--peak]   (threads: OMP_NUM_THREADS / OPENBLAS_NUM_THREADS;
+ * --peak: the sgemm peak alone) */
 #include "kernels/kernels.h"
+#include "kernels/cpu/blas.h"
 
 #include <cblas.h>
 #include <math.h>
@@ -50,10 +52,7 @@ static double time_per_call(bench_fn fn, void *arg, double min_s)
     return t / calls;
 }
 
-/* ---- sgemm ----------------------------------------------------------------------
- * The peak is OpenBLAS's own threaded sgemm on as many threads as OpenMP
- * has; plc_k_matmul (single-threaded OpenBLAS calls on fixed panels, for
- * determinism) is measured beside it. */
+/* ---- sgemm ---------------------------------------------------------------------- */
 typedef struct { float *A, *B, *C; int64_t n; } gemm_arg;
 static void run_blas(void *p)
 {
@@ -78,7 +77,7 @@ static void run_attn(void *p)
                                        a->B, a->T, a->T, a->H, a->Hkv, a->hd);
     } else {
         plc_k_attention_forward(a->out, a->saved, a->q, a->k, a->v, NULL, NULL, a->B, a->T, a->T, a->H, a->Hkv, a->hd);
-        plc_k_attention_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->out, a->saved, a->B, a->T, a->T,
+        plc_k_attention_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->out, a->saved, NULL, NULL, a->B, a->T, a->T,
                                  a->H, a->Hkv, a->hd);
     }
 }
@@ -119,24 +118,42 @@ static void run_adamw(void *p)
     plc_k_adamw(a->p, a->g, a->m, a->v, a->n, 1e-4, 0.9, 0.95, 1e-8, 0.1, 10, 1.0f);
 }
 
-int main(void)
+/* The sgemm peak: the faster of OpenBLAS's own threaded sgemm and
+ * plc_k_matmul (plrun's matmul: plc's AVX-512 kernel where the CPU has it,
+ * kernels/cpu/gemm.c), over square sizes, at OpenMP's thread count. */
+static double sgemm_peak(double min_s)
 {
-    printf("threads: %d (OpenMP)\n", omp_get_max_threads());
-
     double peak = 0;
     int64_t sizes[] = {256, 512, 1024, 2048};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         int64_t n = sizes[i];
         gemm_arg g = {filled(n * n, 1), filled(n * n, 1), filled(n * n, 1), n};
         openblas_set_num_threads(omp_get_max_threads());
-        double gf = 2.0 * n * n * n / time_per_call(run_blas, &g, 0.5) / 1e9;
-        double gp = 2.0 * n * n * n / time_per_call(run_gemm, &g, 0.5) / 1e9;
+        double gf = 2.0 * n * n * n / time_per_call(run_blas, &g, min_s) / 1e9;
+        double gp = 2.0 * n * n * n / time_per_call(run_gemm, &g, min_s) / 1e9;
         if (gf > peak) peak = gf;
+        if (gp > peak) peak = gp;
         printf("sgemm %4lld^3: %8.1f GFLOP/s (OpenBLAS threaded), plc_k_matmul %8.1f GFLOP/s\n",
                (long long)n, gf, gp);
         free(g.A), free(g.B), free(g.C);
     }
     printf("sgemm peak: %.1f GFLOP/s\n", peak);
+    return peak;
+}
+
+int main(int argc, char **argv)
+{
+    printf("plrun's sgemm: %s\n", plc_gemm_name());
+    printf("threads: %d (OpenMP)\n", omp_get_max_threads());
+    if (argc > 1 && strcmp(argv[1], "--peak") == 0) { /* bench/plrun_vs_torch.sh: the yardstick only */
+        sgemm_peak(0.3);
+        return 0;
+    }
+    if (argc > 1) {
+        fprintf(stderr, "usage: bench_kernels [--peak]\n");
+        return 1;
+    }
+    double peak = sgemm_peak(0.5);
 
     /* causal attention, forward + backward, in model FLOPs: 12 hd per
      * visible (query, key) pair (QK^T and PV forward, twice that backward) */

@@ -1,32 +1,31 @@
 #!/usr/bin/env bash
-# Issue 5's benchmark: tokens/s of plrun on one rank against the same model
-# trained by PyTorch on the CPU (same machine, same run, same thread count),
-# and plrun's model FLOP/s as a fraction of OpenBLAS sgemm's measured peak
-# (bench_kernels). fp32, AdamW, the Llama of docs/model.md.
+# Issue 5's and 16's benchmark: tokens/s of plrun on one rank against the
+# same model trained by PyTorch on the CPU (same machine, same thread
+# count), and plrun's model FLOP/s as a fraction of the sgemm peak
+# (bench_kernels --peak: the faster of OpenBLAS and plrun's own matmul).
+# fp32, AdamW, the Llama of docs/model.md, two sizes: this script's own
+# (vocab 2048) and issue 16's (vocab 256, seq 256).
+#
+# The machine may be shared, so nothing is timed alone: for each model and
+# thread count, BENCH_ROUNDS rounds each run plrun, then PyTorch, then the
+# peak, one after the other; the figures are medians over every timed step
+# of every round (the first step of a run is warm-up), the peak the best
+# of its rounds. Knobs: BENCH_THREADS ("1 2"), BENCH_ROUNDS (3),
+# BENCH_STEPS (6 per run). All three run under the OpenMP wait policy plrun
+# takes by default (passive, docs/runtime.md), unless OMP_WAIT_POLICY says.
 set -u
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 : "${PLC_BIN:?PLC_BIN must name the directory holding plc and plrun}"
-THREADS=${BENCH_THREADS:-$(nproc --all)}
-STEPS=${BENCH_STEPS:-8}
-export OMP_NUM_THREADS=$THREADS OPENBLAS_NUM_THREADS=$THREADS
+THREAD_LIST=${BENCH_THREADS:-1 2}
+ROUNDS=${BENCH_ROUNDS:-3}
+STEPS=${BENCH_STEPS:-6}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-L=4 H=256 F=704 NH=8 KV=4 V=2048 S=128 GB=16
-cat >"$tmp/bench.plan" <<PLAN
-model "bench" { layers = $L  hidden = $H  ffn_hidden = $F  heads = $NH  kv_heads = $KV  vocab = $V  seq_len = $S }
-cluster { gpu = "host-cpu"  nodes = 1  gpus_per_node = 1 }
-train { global_batch = $GB  steps = $STEPS  precision = fp32  seed = 1  data = synthetic }
-layout { dp = 1  tp = 1  pp = 1  cp = 1  micro_batch = $GB  recompute = none }
-PLAN
-"$PLC_BIN/plc" compile "$tmp/bench.plan" -o "$tmp/b.bin" >/dev/null || { echo "plc compile failed"; exit 1; }
-"$PLC_BIN/plrun" "$tmp/b.bin" --threads "$THREADS" --steps "$STEPS" --metrics "$tmp/m.jsonl" >"$tmp/log" 2>&1 ||
-    { cat "$tmp/log"; exit 1; }
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
-plrun_tps=$(grep -o '"tokens_per_s":[^,}]*' "$tmp/m.jsonl" | cut -d: -f2 | tail -n +2 | median)
-plrun_flops=$(grep -o '"model_flops_per_s":[^,}]*' "$tmp/m.jsonl" | cut -d: -f2 | tail -n +2 | median)
-echo "model $L x $H (ffn $F, heads $NH/$KV, vocab $V), seq $S, batch $GB, $THREADS threads, $(nproc --all) cores"
-printf 'plrun     %10.0f tokens/s  %7.2f GFLOP/s (model FLOPs)\n' "$plrun_tps" "$(awk -v f="$plrun_flops" 'BEGIN{print f/1e9}')"
-if [ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-    torch_tps=$(/usr/bin/python3 - "$L" "$H" "$F" "$NH" "$KV" "$V" "$S" "$GB" "$STEPS" "$THREADS" <<'PY'
+
+have_torch=0
+[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import torch' 2>/dev/null && have_torch=1
+cat >"$tmp/torch_llama.py" <<'PY'
+# the plan's model in PyTorch ops; prints tokens/s of each step after the first
 import sys, time, math, torch
 L, H, F, NH, KV, V, S, GB, STEPS, T = map(int, sys.argv[1:])
 torch.set_num_threads(T)
@@ -63,7 +62,6 @@ def forward(tok):
     return rms(x, fnorm) @ head
 opt = torch.optim.AdamW(params, lr=1e-3)
 tok = torch.randint(0, V, (GB, S + 1))
-times = []
 for s in range(STEPS):
     t0 = time.perf_counter()
     logits = forward(tok[:, :-1])
@@ -71,21 +69,57 @@ for s in range(STEPS):
     opt.zero_grad()
     loss.backward()
     opt.step()
-    times.append(time.perf_counter() - t0)
-times = sorted(times[1:])
-print(GB * S / times[len(times) // 2])
+    if s: print(GB * S / (time.perf_counter() - t0))
 PY
-)
-    printf 'pytorch   %10.0f tokens/s  (torch %s)\n' "$torch_tps" "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
-    awk -v a="$plrun_tps" -v b="$torch_tps" 'BEGIN { printf "plrun / pytorch: %.2fx\n", a / b }'
-else
-    echo "pytorch   (skipped: /usr/bin/python3 with torch not found)"
-fi
-if [ -x "$PLC_BIN/bench_kernels" ]; then
-    peak=$("$PLC_BIN/bench_kernels" 2>/dev/null | awk '/sgemm peak/ {print $3}')
-    [ -n "$peak" ] && awk -v f="$plrun_flops" -v p="$peak" \
-        'BEGIN { printf "plrun model FLOP/s = %.1f%% of the sgemm peak (%.1f GFLOP/s)\n", 100 * f / 1e9 / p, p }'
-fi
-echo "limits: at this size the step is dominated by the matmuls of the vocabulary head and the MLP"
-echo "(OpenBLAS sgemm) plus the memory-bound element-wise kernels (RMSNorm, SwiGLU, cross-entropy) and"
-echo "attention; see the per-op timeline with plrun --trace."
+
+median() { sort -g | awk '{v[NR] = $1} END {if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+status=0
+echo "$(nproc --all) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start; $ROUNDS rounds of $STEPS steps; OMP_WAIT_POLICY=$OMP_WAIT_POLICY"
+# name L H F NH KV V S GB
+for model in "bench 4 256 704 8 4 2048 128 16" "issue16 4 256 688 8 4 256 256 8"; do
+    read -r name L H F NH KV V S GB <<<"$model"
+    cat >"$tmp/$name.plan" <<PLAN
+model "$name" { layers = $L  hidden = $H  ffn_hidden = $F  heads = $NH  kv_heads = $KV  vocab = $V  seq_len = $S }
+cluster { gpu = "host-cpu"  nodes = 1  gpus_per_node = 1 }
+train { global_batch = $GB  steps = $STEPS  precision = fp32  seed = 1  data = synthetic }
+layout { dp = 1  tp = 1  pp = 1  cp = 1  micro_batch = $GB  recompute = none }
+PLAN
+    "$PLC_BIN/plc" compile "$tmp/$name.plan" -o "$tmp/$name.bin" >/dev/null || { echo "plc compile failed"; exit 1; }
+    for T in $THREAD_LIST; do
+        : >"$tmp/p.tps"; : >"$tmp/p.flops"; : >"$tmp/t.tps"; : >"$tmp/peak"; ratios=""
+        for r in $(seq "$ROUNDS"); do
+            OMP_NUM_THREADS=$T "$PLC_BIN/plrun" "$tmp/$name.bin" --threads "$T" --steps "$STEPS" \
+                --metrics "$tmp/m.jsonl" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+            grep -o '"tokens_per_s":[^,}]*' "$tmp/m.jsonl" | cut -d: -f2 | tail -n +2 >"$tmp/p1"
+            grep -o '"model_flops_per_s":[^,}]*' "$tmp/m.jsonl" | cut -d: -f2 | tail -n +2 >>"$tmp/p.flops"
+            cat "$tmp/p1" >>"$tmp/p.tps"
+            if [ "$have_torch" = 1 ]; then
+                OMP_NUM_THREADS=$T /usr/bin/python3 "$tmp/torch_llama.py" "$L" "$H" "$F" "$NH" "$KV" "$V" "$S" \
+                    "$GB" "$STEPS" "$T" >"$tmp/t1" || { echo "pytorch failed"; exit 1; }
+                cat "$tmp/t1" >>"$tmp/t.tps"
+                ratios="$ratios $(awk -v a="$(median <"$tmp/p1")" -v b="$(median <"$tmp/t1")" 'BEGIN {printf "%.2f", a / b}')"
+            fi
+            if [ -x "$PLC_BIN/bench_kernels" ]; then
+                OMP_NUM_THREADS=$T OPENBLAS_NUM_THREADS=$T "$PLC_BIN/bench_kernels" --peak |
+                    awk '/sgemm peak/ {print $3}' >>"$tmp/peak"
+            fi
+        done
+        p_tps=$(median <"$tmp/p.tps"); p_flops=$(median <"$tmp/p.flops")
+        echo "model $name: $L x $H (ffn $F, heads $NH/$KV, vocab $V), seq $S, batch $GB; $T thread(s)"
+        printf '  plrun     %8.0f tokens/s  %6.1f GFLOP/s (model FLOPs)\n' "$p_tps" "$(awk -v f="$p_flops" 'BEGIN {print f / 1e9}')"
+        if [ "$have_torch" = 1 ]; then
+            t_tps=$(median <"$tmp/t.tps")
+            printf '  pytorch   %8.0f tokens/s  (torch %s)\n' "$t_tps" "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
+            awk -v a="$p_tps" -v b="$t_tps" -v r="$ratios" \
+                'BEGIN {printf "  plrun / pytorch: %.2fx (medians; per round:%s)\n", a / b, r}'
+        else
+            echo "  pytorch   (skipped: /usr/bin/python3 with torch not found)"
+        fi
+        peak=$(sort -g "$tmp/peak" | tail -n 1)
+        [ -n "$peak" ] && awk -v f="$p_flops" -v p="$peak" -v t="$T" \
+            'BEGIN { printf "  plrun model FLOP/s = %.1f%% of the sgemm peak (%.1f GFLOP/s at %d thread(s), this run)\n", 100 * f / 1e9 / p, p, t }'
+    done
+done
+echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
+echo "where the time goes: plrun --trace FILE (per-op timeline)"
+exit $status

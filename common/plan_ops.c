@@ -3,6 +3,7 @@
  * (plan_validate.c, every load and every lowering) and plrun's check before
  * the first step (runtime/exec_check.c) both call plc_instr_check; nothing
  * else states what an op's operands are. */
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -323,10 +324,22 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
                         (long long)(m->seq_len / cp));
         if (!(in->farg[0] > 0)) return fail(err, errlen, "RoPE theta %g is not positive", in->farg[0]);
         break;
+    case PLC_OP_MATMUL:
+        /* the CPU kernels' sgemm (kernels/cpu/blas.h) and cuBLAS take int
+         * dimensions and leading dimensions, which here are M, N and K */
+        for (int k = 0; k < 3; k++)
+            if (a[k] > INT_MAX)
+                return fail(err, errlen, "matmul dimension arg%d = %lld does not fit BLAS's int (at most %d)", k,
+                            (long long)a[k], INT_MAX);
+        break;
     case PLC_OP_ATTN_FWD:
     case PLC_OP_ATTN_BWD: {
         int64_t Tq = a[1], Tk = a[2], H = a[3], KV = a[4];
         if (H % KV) return fail(err, errlen, "%lld heads do not group over %lld kv heads", (long long)H, (long long)KV);
+        /* the tile products' leading dimensions: H hd, KV hd and Tk */
+        if (Tk > INT_MAX || (H > 0 && a[5] > INT_MAX / H))
+            return fail(err, errlen, "attention of %lld keys and %lld x %lld head elements does not fit BLAS's int",
+                        (long long)Tk, (long long)H, (long long)a[5]);
         if (!(Tk == Tq && (cp == 1 || Tq * cp == m->seq_len)) && !(cp > 1 && Tk == Tq * cp && Tk == m->seq_len))
             return fail(err, errlen, "attention of %lld queries over %lld keys does not match seq_len %lld with cp %lld",
                         (long long)Tq, (long long)Tk, (long long)m->seq_len, (long long)cp);

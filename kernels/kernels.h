@@ -12,9 +12,11 @@
  * - Results are bitwise independent of the thread count (docs/runtime.md,
  *   Determinism): work is split into items fixed by the shapes alone (rows,
  *   heads, tiles, chunks of columns, GEMM panels), never by the thread count,
- *   and never inside a reduction. Reductions use fixed blockings
- *   (kernels/common/reduce.h). OpenBLAS runs single-threaded, one call per
- *   GEMM panel or attention tile (kernels/cpu/blas.h).
+ *   and never inside a reduction; the one exception is the GEMM's panel grid
+ *   under plc's own sgemm, whose elements have the same bits in any panel
+ *   (kernels/cpu/matmul.c). Reductions use fixed blockings
+ *   (kernels/common/reduce.h). Every sgemm is single-threaded, one call per
+ *   GEMM panel or attention tile (plc_sgemm, kernels/cpu/blas.h).
  * - Positions (RoPE, learned position tables, attention masks) are int32
  *   per time step and shared by every sequence of the batch; NULL means 0,
  *   1, ..., T-1. Context-parallel ranks pass the absolute positions of the
@@ -24,7 +26,10 @@
  * - Kernels allocate no memory that grows with the tensors except small
  *   per-call tables (RoPE: T * hd floats; attention: a few tiles per
  *   thread; column sums: a double per column), so the planned arena is the
- *   working set.
+ *   working set. A kernel that allocates returns int: 0, or -1 when that
+ *   allocation failed (then it has changed no output). No kernel prints or
+ *   exits; plan validation keeps shapes inside what they take (e.g. BLAS's
+ *   int).
  */
 #ifndef PLC_KERNELS_H
 #define PLC_KERNELS_H
@@ -69,7 +74,7 @@ void plc_k_layernorm_forward(float *out, float *mean, float *rstd, const float *
 /* din += d out / d in; dweight += sum over rows of dout * xhat; dbias += sum
  * over rows of dout. mean and rstd are the forward's. din, dweight or dbias
  * may be NULL (not wanted). */
-void plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const float *dout,
+int plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const float *dout,
                               const float *in, const float *weight,
                               const float *mean, const float *rstd,
                               int64_t rows, int64_t dim);
@@ -97,10 +102,10 @@ void plc_k_matmul_strided(float *C, int64_t ldc, const float *A, int64_t lda,
  * x is [B, T, heads, hd] (hd even); the pair i of position p turns by
  * p * theta^(-2i/hd) (computed in double, see kernels/common/rope.h).
  * out may alias in. */
-void plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
+int plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
                         int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
 /* din += R^T dout (the inverse rotation). din must not alias dout. */
-void plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
+int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
                          int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
 
 /* ---- causal attention with GQA --------------------------------------------
@@ -112,27 +117,30 @@ void plc_k_rope_backward(float *din, const float *dout, const int32_t *positions
  * (and lse = -inf). */
 
 /* Materialised: probs [B, H, Tq, Tk] receives the softmax (0 where masked). */
-void plc_k_attention_forward(float *out, float *probs,
+int plc_k_attention_forward(float *out, float *probs,
                              const float *q, const float *k, const float *v,
                              const int32_t *q_pos, const int32_t *k_pos,
                              int64_t B, int64_t Tq, int64_t Tk,
                              int64_t H, int64_t Hkv, int64_t hd);
-/* dq, dk, dv += gradients. out is the forward's output, probs its probs. */
-void plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                              const float *q, const float *k, const float *v,
-                              const float *out, const float *probs,
-                              int64_t B, int64_t Tq, int64_t Tk,
+/* dq, dk, dv += gradients. out is the forward's output, probs its probs
+ * (which hold the mask); the positions are the forward's (with NULL ones the
+ * tiles above the diagonal, all zero, are skipped). */
+int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                             const float *q, const float *k, const float *v,
+                             const float *out, const float *probs,
+                             const int32_t *q_pos, const int32_t *k_pos,
+                             int64_t B, int64_t Tq, int64_t Tk,
                               int64_t H, int64_t Hkv, int64_t hd);
 
 /* Tiled flash-style: online softmax over key tiles; lse [B, H, Tq] receives
  * the natural log-sum-exp of each query's scaled scores. */
-void plc_k_flash_attention_forward(float *out, float *lse,
+int plc_k_flash_attention_forward(float *out, float *lse,
                                    const float *q, const float *k, const float *v,
                                    const int32_t *q_pos, const int32_t *k_pos,
                                    int64_t B, int64_t Tq, int64_t Tk,
                                    int64_t H, int64_t Hkv, int64_t hd);
 /* dq, dk, dv += gradients, recomputing the probabilities from lse. */
-void plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+int plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
                                     const float *q, const float *k, const float *v,
                                     const float *out, const float *lse,
                                     const int32_t *q_pos, const int32_t *k_pos,
@@ -154,7 +162,7 @@ void plc_k_gelu_backward(float *din, const float *dout, const float *in, int64_t
  * out[r, c] = in[r, c] + bias[c] (out may alias in); the backward is
  * dbias[c] += sum over rows of dout[r, c] (the input's gradient is dout). */
 void plc_k_bias_add(float *out, const float *in, const float *bias, int64_t rows, int64_t cols);
-void plc_k_bias_backward(float *dbias, const float *dout, int64_t rows, int64_t cols);
+int plc_k_bias_backward(float *dbias, const float *dout, int64_t rows, int64_t cols);
 
 /* ---- learned absolute positions: x [B, T, dim], table [positions, dim] -----
  * out[b, t, :] = in[b, t, :] + table[p_t, :] with p_t = positions[t] (the
@@ -165,7 +173,7 @@ void plc_k_bias_backward(float *dbias, const float *dout, int64_t rows, int64_t 
  * dout); a position listed twice adds both time steps. */
 void plc_k_pos_embedding_forward(float *out, const float *in, const float *table,
                                  const int32_t *positions, int64_t B, int64_t T, int64_t dim);
-void plc_k_pos_embedding_backward(float *dtable, const float *dout, const int32_t *positions,
+int plc_k_pos_embedding_backward(float *dtable, const float *dout, const int32_t *positions,
                                   int64_t B, int64_t T, int64_t dim);
 
 /* ---- element-wise ---------------------------------------------------------- */

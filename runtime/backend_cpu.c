@@ -72,6 +72,13 @@ static int done(plc_backend *be)
 {
     return plc_bf16_finish(&st(be)->stage, be->error, sizeof be->error);
 }
+/* after a kernel that could not allocate its scratch: releases the views
+ * and fails with the message (the executor adds the instruction) */
+static int no_scratch(plc_backend *be, const char *kernel)
+{
+    done(be);
+    return plc_backend_fail(be, "out of memory for the scratch of %s", kernel);
+}
 /* before a kernel: give up (releasing the views) when a view failed */
 #define VIEWS_OK(be) \
     do { if (plc_bf16_failed(&st(be)->stage)) return done(be); } while (0)
@@ -131,7 +138,8 @@ static int cpu_layernorm_bwd(plc_backend *be, void *din, float *dw, float *db, c
     float *di = din ? OUT(din, dt, rows * dim) : NULL;
     const float *d = IN(dout, dt, rows * dim), *x = IN(in, dt, rows * dim), *wf = IN(w, dt, dim);
     VIEWS_OK(be);
-    plc_k_layernorm_backward(di, dw, db, d, x, wf, mean, rstd, rows, dim);
+    if (plc_k_layernorm_backward(di, dw, db, d, x, wf, mean, rstd, rows, dim))
+        return no_scratch(be, "the LayerNorm backward");
     return done(be);
 }
 static int cpu_gelu_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt, int64_t n)
@@ -165,7 +173,7 @@ static int cpu_bias_bwd(plc_backend *be, float *dbias, const void *dout, plc_dty
 {
     const float *d = IN(dout, dt, rows * cols);
     VIEWS_OK(be);
-    plc_k_bias_backward(dbias, d, rows, cols);
+    if (plc_k_bias_backward(dbias, d, rows, cols)) return no_scratch(be, "the bias backward");
     return done(be);
 }
 static int cpu_pos_fwd(plc_backend *be, void *x, const void *table, plc_dtype dt, const int32_t *pos,
@@ -182,7 +190,8 @@ static int cpu_pos_bwd(plc_backend *be, float *dtable, const void *dout, plc_dty
 {
     const float *d = IN(dout, dt, rows * dim);
     VIEWS_OK(be);
-    plc_k_pos_embedding_backward(dtable, d, pos, 1, rows, dim);
+    if (plc_k_pos_embedding_backward(dtable, d, pos, 1, rows, dim))
+        return no_scratch(be, "the position embedding backward");
     return done(be);
 }
 static int cpu_matmul(plc_backend *be, void *C, plc_dtype c_dt, const void *A, const void *B,
@@ -201,7 +210,7 @@ static int cpu_rope_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt
     const float *x = IN(in, dt, B * T * H * hd);
     float *o = OUT(out, dt, B * T * H * hd);
     VIEWS_OK(be);
-    plc_k_rope_forward(o, x, pos, B, T, H, hd, theta);
+    if (plc_k_rope_forward(o, x, pos, B, T, H, hd, theta)) return no_scratch(be, "RoPE (its table)");
     return done(be);
 }
 static int cpu_rope_bwd(plc_backend *be, void *din, const void *dout, plc_dtype dt,
@@ -211,7 +220,7 @@ static int cpu_rope_bwd(plc_backend *be, void *din, const void *dout, plc_dtype 
     float *di = OUT(din, dt, B * T * H * hd);
     const float *d = IN(dout, dt, B * T * H * hd);
     VIEWS_OK(be);
-    plc_k_rope_backward(di, d, pos, B, T, H, hd, theta);
+    if (plc_k_rope_backward(di, d, pos, B, T, H, hd, theta)) return no_scratch(be, "RoPE (its table)");
     return done(be);
 }
 static int cpu_attn_fwd(plc_backend *be, int flash, void *out, float *stats, const void *q,
@@ -223,10 +232,9 @@ static int cpu_attn_fwd(plc_backend *be, int flash, void *out, float *stats, con
     float *o = OUT(out, dt, nq);
     const float *qf = IN(q, dt, nq), *kf = IN(k, dt, nk), *vf = IN(v, dt, nk);
     VIEWS_OK(be);
-    if (flash)
-        plc_k_flash_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
-    else
-        plc_k_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
+    int rc = flash ? plc_k_flash_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd)
+                   : plc_k_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
+    if (rc) return no_scratch(be, "the attention forward (its tiles)");
     return done(be);
 }
 static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv,
@@ -240,11 +248,11 @@ static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv
     const float *d = IN(dout, dt, nq), *qf = IN(q, dt, nq), *kf = IN(k, dt, nk),
                 *vf = IN(v, dt, nk), *o = IN(out, dt, nq);
     VIEWS_OK(be);
-    if (flash)
-        plc_k_flash_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, qp, kp, B, Tq, Tk,
-                                       H, Hkv, hd);
-    else /* the probabilities already hold the mask */
-        plc_k_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, B, Tq, Tk, H, Hkv, hd);
+    int rc = flash ? plc_k_flash_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, qp, kp, B, Tq,
+                                                    Tk, H, Hkv, hd)
+                   : plc_k_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, qp, kp, B, Tq, Tk, H,
+                                              Hkv, hd);
+    if (rc) return no_scratch(be, "the attention backward (its tiles)");
     return done(be);
 }
 static int cpu_swiglu_fwd(plc_backend *be, void *out, const void *g, const void *u, plc_dtype dt,

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/errmsg.h"
 #include "common/plan_io.h"
@@ -22,6 +23,7 @@
 #include "runtime/metrics.h"
 #include "runtime/oracle_export.h"
 #include "common/atomic_file.h"
+#include "kernels/cpu/blas.h"
 #include "runtime/plrun_args.h"
 #include "runtime/proc_mem.h"
 #include "runtime/trace.h"
@@ -337,8 +339,22 @@ static void report_memory(plrun *r, const mem_marks *m)
     free(all);
 }
 
+/* OpenMP threads that wait at a barrier spin by default (libgomp's active
+ * policy), which on a shared, oversubscribed machine takes the core from
+ * the very thread they wait for: a 2-thread step ran 5x slower than with
+ * sleeping waits there. So plrun waits passively unless the environment
+ * says otherwise. libgomp reads OMP_WAIT_POLICY when it is loaded, before
+ * main: the variable is set and plrun started again, once (it is set the
+ * second time); if that fails plrun goes on as it is. */
+static void passive_omp_waits(char **argv)
+{
+    if (getenv("OMP_WAIT_POLICY") || setenv("OMP_WAIT_POLICY", "passive", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+}
+
 int main(int argc, char **argv)
 {
+    passive_omp_waits(argv);
     static plrun run;
     plrun *r = &run;
     plc_arena_init(&r->arena);
@@ -394,6 +410,7 @@ int main(int argc, char **argv)
         int per_rank = omp_get_num_procs() / plc_comm_local_size(&r->comm);
         a->threads = per_rank > 0 ? per_rank : 1;
     }
+    const char *gemm = strcmp(a->backend, "cpu") == 0 ? plc_gemm_name() : NULL;
     r->be = plc_backend_create(a->backend, &r->comm, a->threads, plan, r->err, sizeof r->err);
     if (!r->be) return fail_all(r, EXIT_INPUT);
     if (plc_data_open(&r->data, &plan->model, &plan->train, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
@@ -437,8 +454,9 @@ int main(int argc, char **argv)
         return fail_all(r, EXIT_INPUT);
     }
     const plc_layout *l = &plan->layout;
-    say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s, %d rank%s\n", PLC_VERSION,
+    say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s%s%s%s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,
+        gemm ? " (sgemm: " : "", gemm ? gemm : "", gemm ? ")" : "",
         r->comm.size, r->comm.size == 1 ? "" : "s");
     char ltext[512];
     say(r, "layout: %s; global batch %lld x %lld tokens\n", plc_layout_text(l, ltext, sizeof ltext),

@@ -3,9 +3,10 @@
 #define PLC_KERNELS_ACTIVATIONS_H
 
 #include <math.h>
+#include "kernels/common/expf.h"
 #include "kernels/common/hd.h"
 
-PLC_HD float plc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+PLC_HD float plc_sigmoid(float x) { return 1.0f / (1.0f + plc_expf(-x)); }
 
 /* silu(g) = g * sigmoid(g) (docs/model.md writes g / (1 + exp(-g))) */
 PLC_HD float plc_silu(float g) { return g * plc_sigmoid(g); }
@@ -31,7 +32,7 @@ PLC_HD void plc_swiglu_backward_element(float dout, float gate, float up, float 
  * evaluated as x * s with s = 0.5 (1 + tanh(u)) = sigmoid(2u), from one
  * e = exp(-2|u|) in [0, 1]: s and 1 - s are 1/(1 + e) and e/(1 + e) (which
  * is which follows the sign of u). No cancellation in either tail, and
- * expf costs a quarter of glibc's tanhf. */
+ * an exponential (kernels/common/expf.h) costs far less than a tanhf. */
 #define PLC_GELU_K 0.7978845608028654f /* sqrt(2 / pi) */
 #define PLC_GELU_A 0.044715f
 
@@ -39,7 +40,7 @@ PLC_HD void plc_swiglu_backward_element(float dout, float gate, float up, float 
 PLC_HD float plc_gelu_gate(float x, float *one_minus_s)
 {
     float u = PLC_GELU_K * (x + PLC_GELU_A * (x * x * x));
-    float e = expf(-2.0f * fabsf(u)), d = 1.0f + e;
+    float e = plc_expf(-2.0f * fabsf(u)), d = 1.0f + e;
     float big = 1.0f / d, small = e / d;
     if (one_minus_s) *one_minus_s = u >= 0.0f ? small : big;
     return u >= 0.0f ? big : small;

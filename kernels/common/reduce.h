@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include "kernels/common/expf.h"
 #include "kernels/common/hd.h"
 
 /* dot product in fp32 over 8 fixed lanes (vectorisable without fast-math) */
@@ -51,14 +52,14 @@ PLC_HD float plc_rms_rstd(double sum_squares, int64_t dim, float eps)
 /* exp(x - max) that is 0 for a masked score (x = -inf) or an empty row */
 PLC_HD float plc_exp_shifted(float x, float max)
 {
-    return (x == -INFINITY) ? 0.0f : expf(x - max);
+    return (x == -INFINITY) ? 0.0f : plc_expf(x - max);
 }
 
 /* Online softmax: fold a new running maximum in. Returns the factor that
  * rescales the old running sum and accumulator (0 when nothing was seen). */
 PLC_HD float plc_online_rescale(float old_max, float new_max)
 {
-    return (old_max == -INFINITY) ? 0.0f : expf(old_max - new_max);
+    return (old_max == -INFINITY) ? 0.0f : plc_expf(old_max - new_max);
 }
 
 #endif

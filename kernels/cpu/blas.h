@@ -11,10 +11,29 @@
 #define PLC_KERNELS_CPU_BLAS_H
 
 #include <cblas.h>
+#include <stdint.h>
 
 static inline void plc_blas_one_thread(void)
 {
     if (openblas_get_num_threads() != 1) openblas_set_num_threads(1);
 }
+
+/* C[m, n] = alpha op(A)[m, k] op(B)[k, n] + beta C, row-major, op(X) = X or
+ * X^T as cblas_sgemm: A is stored [m, k] (lda) or [k, m] when ta, B [k, n]
+ * (ldb) or [n, k] when tb. Single-threaded; safe to call from several
+ * threads at once on separate C. beta = 0 overwrites C. On a CPU with
+ * AVX-512 (unless PLC_GEMM=openblas) it is plc's own kernel, whose every
+ * element is one ordered chain of FMAs over k (kernels/cpu/gemm.c), else
+ * OpenBLAS (call plc_blas_one_thread() first). */
+void plc_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+               const float *B, int64_t ldb, float beta, float *C, int64_t ldc);
+
+/* 1 when plc_sgemm is plc's own kernel, whose every element of C has the
+ * same bits however a caller cuts C into calls; 0 with OpenBLAS, whose
+ * bits may change with the shapes of the calls */
+int plc_sgemm_cut_free(void);
+
+/* which sgemm plc_sgemm runs: "plc AVX-512" or "OpenBLAS" */
+const char *plc_gemm_name(void);
 
 #endif

@@ -2,23 +2,44 @@
 #include "kernels/kernels.h"
 #include "kernels/common/activations.h"
 #include "kernels/common/bf16.h"
+#include "kernels/cpu/simd.h"
 
 #include <string.h>
 
 #define PAR_MIN 65536 /* below this many elements threads cost more than they save */
 
+PLC_VECTOR_CLONES static void swiglu_fwd_chunk(float *out, const float *gate, const float *up, int64_t n)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) out[i] = plc_silu(gate[i]) * up[i];
+}
+
+PLC_VECTOR_CLONES static void swiglu_bwd_chunk(float *dgate, float *dup, const float *dout, const float *gate,
+                                               const float *up, int64_t n)
+{
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) plc_swiglu_backward_element(dout[i], gate[i], up[i], &dgate[i], &dup[i]);
+}
+
 void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_t n)
 {
+    const int64_t chunks = (n + PLC_EW_CHUNK - 1) / PLC_EW_CHUNK;
 #pragma omp parallel for schedule(static) if (n > PAR_MIN)
-    for (int64_t i = 0; i < n; i++) out[i] = plc_silu(gate[i]) * up[i];
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t i = c * PLC_EW_CHUNK, m = n - i < PLC_EW_CHUNK ? n - i : PLC_EW_CHUNK;
+        swiglu_fwd_chunk(out + i, gate + i, up + i, m);
+    }
 }
 
 void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
                            const float *gate, const float *up, int64_t n)
 {
+    const int64_t chunks = (n + PLC_EW_CHUNK - 1) / PLC_EW_CHUNK;
 #pragma omp parallel for schedule(static) if (n > PAR_MIN)
-    for (int64_t i = 0; i < n; i++)
-        plc_swiglu_backward_element(dout[i], gate[i], up[i], &dgate[i], &dup[i]);
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t i = c * PLC_EW_CHUNK, m = n - i < PLC_EW_CHUNK ? n - i : PLC_EW_CHUNK;
+        swiglu_bwd_chunk(dgate + i, dup + i, dout + i, gate + i, up + i, m);
+    }
 }
 
 void plc_k_add(float *out, const float *a, const float *b, int64_t n)

@@ -7,24 +7,28 @@
 #include "kernels/cpu/attention_tile.h"
 #include "kernels/cpu/blas.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
-void plc_k_flash_attention_forward(float *out, float *lse,
-                                   const float *q, const float *k, const float *v,
-                                   const int32_t *q_pos, const int32_t *k_pos,
-                                   int64_t B, int64_t Tq, int64_t Tk,
-                                   int64_t H, int64_t Hkv, int64_t hd)
+int plc_k_flash_attention_forward(float *out, float *lse,
+                                  const float *q, const float *k, const float *v,
+                                  const int32_t *q_pos, const int32_t *k_pos,
+                                  int64_t B, int64_t Tq, int64_t Tk,
+                                  int64_t H, int64_t Hkv, int64_t hd)
 {
     attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
     plc_blas_one_thread();
     int64_t qtiles = (Tq + ATTN_TILE_Q - 1) / ATTN_TILE_Q, qld = H * hd, kld = Hkv * hd;
+    const int64_t per_thread = ATTN_TILE_Q * ATTN_TILE_K + ATTN_TILE_Q * hd;
+    float *scratch = malloc((size_t)(omp_get_max_threads() * per_thread) * sizeof *scratch);
+    if (!scratch) return -1;
 #pragma omp parallel
     {
-        float *S = plc_attn_scratch(ATTN_TILE_Q * ATTN_TILE_K);
-        float *acc = plc_attn_scratch(ATTN_TILE_Q * hd), m[ATTN_TILE_Q], l[ATTN_TILE_Q];
+        float *S = scratch + omp_get_thread_num() * per_thread;
+        float *acc = S + ATTN_TILE_Q * ATTN_TILE_K, m[ATTN_TILE_Q], l[ATTN_TILE_Q];
         /* one work item per (b, h, query tile) */
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1)
         for (int64_t idx = 0; idx < B * H * qtiles; idx++) {
             int64_t qt = idx % qtiles, h = (idx / qtiles) % H, b = idx / (qtiles * H), kvh = h / s.group;
             int64_t i0 = qt * ATTN_TILE_Q, nq = Tq - i0 < ATTN_TILE_Q ? Tq - i0 : ATTN_TILE_Q;
@@ -71,17 +75,18 @@ void plc_k_flash_attention_forward(float *out, float *lse,
                 *L = m[r] + logf(l[r]);
             }
         }
-        free(S), free(acc);
     }
+    free(scratch);
+    return 0;
 }
 
-void plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                                    const float *q, const float *k, const float *v,
-                                    const float *out, const float *lse,
-                                    const int32_t *q_pos, const int32_t *k_pos,
-                                    int64_t B, int64_t Tq, int64_t Tk,
-                                    int64_t H, int64_t Hkv, int64_t hd)
+int plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                                   const float *q, const float *k, const float *v,
+                                   const float *out, const float *lse,
+                                   const int32_t *q_pos, const int32_t *k_pos,
+                                   int64_t B, int64_t Tq, int64_t Tk,
+                                   int64_t H, int64_t Hkv, int64_t hd)
 {
     attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
-    plc_attn_backward(dq, dk, dv, dout, q, k, v, out, NULL, lse, &s);
+    return plc_attn_backward(dq, dk, dv, dout, q, k, v, out, NULL, lse, &s);
 }

@@ -7,7 +7,6 @@
 #include "kernels/common/activations.h"
 
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #define PAR_MIN 65536 /* elements below which threads cost more than they save */
@@ -34,22 +33,20 @@ void plc_k_bias_add(float *out, const float *in, const float *bias, int64_t rows
     }
 }
 
-void plc_k_bias_backward(float *dbias, const float *dout, int64_t rows, int64_t cols)
+int plc_k_bias_backward(float *dbias, const float *dout, int64_t rows, int64_t cols)
 {
+    double *acc = calloc((size_t)(cols + 1), sizeof *acc); /* a double per column */
+    if (!acc) return -1;
 #pragma omp parallel if (rows * cols > PAR_MIN)
     {
         int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
         int64_t c0 = cols * me / nt, c1 = cols * (me + 1) / nt;
-        double *acc = calloc((size_t)(c1 - c0 + 1), sizeof *acc);
-        if (!acc) {
-            fprintf(stderr, "plrun: out of memory in bias backward\n");
-            exit(1);
-        }
         for (int64_t r = 0; r < rows; r++) {
             const float *g = dout + r * cols;
-            for (int64_t c = c0; c < c1; c++) acc[c - c0] += (double)g[c];
+            for (int64_t c = c0; c < c1; c++) acc[c] += (double)g[c];
         }
-        for (int64_t c = c0; c < c1; c++) dbias[c] += (float)acc[c - c0];
-        free(acc);
+        for (int64_t c = c0; c < c1; c++) dbias[c] += (float)acc[c];
     }
+    free(acc);
+    return 0;
 }

@@ -7,7 +7,6 @@
 #include "kernels/common/layernorm.h"
 
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #define PAR_MIN 32768 /* elements below which threads cost more than they save */
@@ -28,10 +27,10 @@ void plc_k_layernorm_forward(float *out, float *mean, float *rstd, const float *
     }
 }
 
-void plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const float *dout,
-                              const float *in, const float *weight,
-                              const float *mean, const float *rstd,
-                              int64_t rows, int64_t dim)
+int plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const float *dout,
+                             const float *in, const float *weight,
+                             const float *mean, const float *rstd,
+                             int64_t rows, int64_t dim)
 {
     if (din) {
 #pragma omp parallel for schedule(static) if (rows * dim > PAR_MIN)
@@ -44,28 +43,26 @@ void plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const fl
                 dx[c] += plc_ln_backward_element(dy[c], x[c], weight[c], mean[r], rstd[r], mg, mgx);
         }
     }
-    if (!dweight && !dbias) return;
+    if (!dweight && !dbias) return 0;
+    double *acc = calloc((size_t)(2 * dim + 1), sizeof *acc); /* [dweight | dbias], a double per column */
+    if (!acc) return -1;
 #pragma omp parallel if (rows * dim > PAR_MIN)
     {
         int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
-        int64_t c0 = dim * me / nt, c1 = dim * (me + 1) / nt, w = c1 - c0;
-        double *acc = calloc((size_t)(2 * w + 1), sizeof *acc); /* [dweight | dbias] */
-        if (!acc) {
-            fprintf(stderr, "plrun: out of memory in layernorm backward\n");
-            exit(1);
-        }
+        int64_t c0 = dim * me / nt, c1 = dim * (me + 1) / nt;
         for (int64_t r = 0; r < rows; r++) {
             const float *x = in + r * dim, *dy = dout + r * dim;
             float m = mean[r], s = rstd[r];
             for (int64_t c = c0; c < c1; c++) {
-                acc[c - c0] += (double)dy[c] * (double)plc_ln_xhat(x[c], m, s);
-                acc[w + c - c0] += (double)dy[c];
+                acc[c] += (double)dy[c] * (double)plc_ln_xhat(x[c], m, s);
+                acc[dim + c] += (double)dy[c];
             }
         }
         for (int64_t c = c0; c < c1; c++) {
-            if (dweight) dweight[c] += (float)acc[c - c0];
-            if (dbias) dbias[c] += (float)acc[w + c - c0];
+            if (dweight) dweight[c] += (float)acc[c];
+            if (dbias) dbias[c] += (float)acc[dim + c];
         }
-        free(acc);
     }
+    free(acc);
+    return 0;
 }

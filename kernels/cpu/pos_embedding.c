@@ -7,7 +7,6 @@
 #include "kernels/kernels.h"
 
 #include <omp.h>
-#include <stdio.h>
 #include <stdlib.h>
 
 #define PAR_MIN 65536 /* elements below which threads cost more than they save */
@@ -28,27 +27,25 @@ void plc_k_pos_embedding_forward(float *out, const float *in, const float *table
     }
 }
 
-void plc_k_pos_embedding_backward(float *dtable, const float *dout, const int32_t *positions,
-                                  int64_t B, int64_t T, int64_t dim)
+int plc_k_pos_embedding_backward(float *dtable, const float *dout, const int32_t *positions,
+                                 int64_t B, int64_t T, int64_t dim)
 {
+    double *acc = malloc((size_t)(dim + 1) * sizeof *acc); /* a double per column */
+    if (!acc) return -1;
 #pragma omp parallel if (B * T * dim > PAR_MIN)
     {
         int64_t nt = omp_get_num_threads(), me = omp_get_thread_num();
         int64_t c0 = dim * me / nt, c1 = dim * (me + 1) / nt;
-        double *acc = malloc((size_t)(c1 - c0 + 1) * sizeof *acc);
-        if (!acc) {
-            fprintf(stderr, "plrun: out of memory in position embedding backward\n");
-            exit(1);
-        }
         for (int64_t t = 0; t < T; t++) {
-            for (int64_t c = c0; c < c1; c++) acc[c - c0] = 0;
+            for (int64_t c = c0; c < c1; c++) acc[c] = 0;
             for (int64_t b = 0; b < B; b++) {
                 const float *g = dout + (b * T + t) * dim;
-                for (int64_t c = c0; c < c1; c++) acc[c - c0] += (double)g[c];
+                for (int64_t c = c0; c < c1; c++) acc[c] += (double)g[c];
             }
             float *d = dtable + position(positions, t) * dim;
-            for (int64_t c = c0; c < c1; c++) d[c] += (float)acc[c - c0];
+            for (int64_t c = c0; c < c1; c++) d[c] += (float)acc[c];
         }
-        free(acc);
     }
+    free(acc);
+    return 0;
 }

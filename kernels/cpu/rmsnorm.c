@@ -1,20 +1,59 @@
 /* kernels/cpu/rmsnorm.c: RMSNorm forward and backward (docs/model.md). */
 #include "kernels/kernels.h"
 #include "kernels/common/reduce.h"
+#include "kernels/cpu/simd.h"
 
 /* columns per work item of the weight gradient */
 #define DW_CHUNK 32
 
-void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float *weight,
-                           int64_t rows, int64_t dim, float eps)
+/* sum over c of dy[c] w[c] x[c] in double, over 8 fixed lanes */
+static inline double dot3_f64(const float *dy, const float *w, const float *x, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        for (int l = 0; l < 8; l++) acc[l] += (double)dy[c + l] * w[c + l] * x[c + l];
+    for (int l = 0; c < n; c++, l++) acc[l] += (double)dy[c] * w[c] * x[c];
+    return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+/* a block of rows; the parallel loops call these per block (kernels/cpu/simd.h) */
+PLC_VECTOR_CLONES static void fwd_rows(float *out, float *rstd, const float *in, const float *weight,
+                                       int64_t rows, int64_t dim, float eps)
+{
     for (int64_t r = 0; r < rows; r++) {
         const float *x = in + r * dim;
         float *y = out + r * dim;
         float s = plc_rms_rstd(plc_sum_squares_f64(x, dim), dim, eps);
+#pragma omp simd
         for (int64_t c = 0; c < dim; c++) y[c] = (x[c] * s) * weight[c];
         if (rstd) rstd[r] = s;
+    }
+}
+
+PLC_VECTOR_CLONES static void bwd_rows(float *din, const float *dout, const float *in, const float *weight,
+                                       const float *rstd, int64_t rows, int64_t dim)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = in + r * dim, *dy = dout + r * dim;
+        float *dx = din + r * dim;
+        float s = rstd[r];
+        float k = (float)(dot3_f64(dy, weight, x, dim) * (double)s * s * s / (double)dim);
+#pragma omp simd
+        for (int64_t c = 0; c < dim; c++) dx[c] += s * weight[c] * dy[c] - k * x[c];
+    }
+}
+
+#define ROW_BLOCK 16
+
+void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float *weight,
+                           int64_t rows, int64_t dim, float eps)
+{
+    const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
+#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+    for (int64_t b = 0; b < blocks; b++) {
+        int64_t r = b * ROW_BLOCK, n = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
+        fwd_rows(out + r * dim, rstd ? rstd + r : NULL, in + r * dim, weight, n, dim, eps);
     }
 }
 
@@ -26,15 +65,11 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
                             int64_t rows, int64_t dim)
 {
     if (din) {
+        const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
 #pragma omp parallel for schedule(static) if (rows * dim > 32768)
-        for (int64_t r = 0; r < rows; r++) {
-            const float *x = in + r * dim, *dy = dout + r * dim;
-            float *dx = din + r * dim;
-            float s = rstd[r];
-            double dot = 0;
-            for (int64_t c = 0; c < dim; c++) dot += (double)dy[c] * weight[c] * x[c];
-            float k = (float)(dot * (double)s * s * s / (double)dim);
-            for (int64_t c = 0; c < dim; c++) dx[c] += s * weight[c] * dy[c] - k * x[c];
+        for (int64_t b = 0; b < blocks; b++) {
+            int64_t r = b * ROW_BLOCK, n = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
+            bwd_rows(din + r * dim, dout + r * dim, in + r * dim, weight, rstd + r, n, dim);
         }
     }
     if (dweight) {

@@ -2,18 +2,15 @@
 #include "kernels/kernels.h"
 #include "kernels/common/rope.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 
-/* cos/sin table [T, hd/2, 2], shared by every batch and head */
+/* cos/sin table [T, hd/2, 2], shared by every batch and head; NULL when
+ * out of memory */
 static float *rope_table(const int32_t *positions, int64_t T, int64_t hd, float theta)
 {
     int64_t half = hd / 2;
     float *cs = malloc((size_t)(T * half * 2 + 1) * sizeof *cs);
-    if (!cs) {
-        fprintf(stderr, "plrun: out of memory for the RoPE table\n");
-        exit(1);
-    }
+    if (!cs) return NULL;
 #pragma omp parallel for schedule(static) if (T * half > 16384)
     for (int64_t t = 0; t < T; t++) {
         int32_t p = positions ? positions[t] : (int32_t)t;
@@ -23,10 +20,11 @@ static float *rope_table(const int32_t *positions, int64_t T, int64_t hd, float 
     return cs;
 }
 
-void plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
-                        int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
+int plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
+                       int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
 {
     float *cs = rope_table(positions, T, hd, theta);
+    if (!cs) return -1;
     int64_t half = hd / 2;
 #pragma omp parallel for schedule(static) if (B * T * heads * hd > 32768)
     for (int64_t bt = 0; bt < B * T; bt++) {
@@ -39,12 +37,14 @@ void plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
         }
     }
     free(cs);
+    return 0;
 }
 
-void plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
-                         int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
+int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
+                        int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
 {
     float *cs = rope_table(positions, T, hd, theta);
+    if (!cs) return -1;
     int64_t half = hd / 2;
 #pragma omp parallel for schedule(static) if (B * T * heads * hd > 32768)
     for (int64_t bt = 0; bt < B * T; bt++) {
@@ -61,4 +61,5 @@ void plc_k_rope_backward(float *din, const float *dout, const int32_t *positions
         }
     }
     free(cs);
+    return 0;
 }

@@ -3,6 +3,7 @@
  * differences, AdamW against a hand-computed step, bf16 rounding. */
 #include "kernels/kernels.h"
 #include "kernels/common/bf16.h"
+#include "kernels/common/expf.h"
 #include "test_kernels_util.h"
 
 /* ---- embedding ------------------------------------------------------------ */
@@ -338,6 +339,25 @@ static void test_bf16(void)
     CU_ASSERT(memcmp(x, y, sizeof x) == 0);
 }
 
+/* plc_expf (kernels/common/expf.h) against exp in double: within 2 ulp
+ * over its range, and its edges: 0 below -86.5, inf above ln(FLT_MAX),
+ * NaN through, exp(0) = 1 */
+static void test_expf(void)
+{
+    double worst = 0;
+    for (float x = -86.4f; x < 88.7f; x += 0.01234f) {
+        double t = exp((double)x), rel = fabs((double)plc_expf(x) - t) / t;
+        if (rel > worst) worst = rel;
+    }
+    CU_ASSERT(worst < 2.0 * 5.96e-8);
+    CU_ASSERT(plc_expf(0.0f) == 1.0f);
+    CU_ASSERT(plc_expf(-INFINITY) == 0.0f);
+    CU_ASSERT(plc_expf(-100.0f) == 0.0f);
+    CU_ASSERT(isinf(plc_expf(89.0f)) && plc_expf(89.0f) > 0);
+    CU_ASSERT(isfinite(plc_expf(88.72f)));
+    CU_ASSERT(isnan(plc_expf(NAN)));
+}
+
 void register_test_kernels(void)
 {
     CU_pSuite s = CU_add_suite("kernels", NULL, NULL);
@@ -351,4 +371,5 @@ void register_test_kernels(void)
     CU_add_test(s, "cross-entropy over two vocabulary shards", test_cross_entropy_sharded);
     CU_add_test(s, "adamw against hand-computed steps", test_adamw);
     CU_add_test(s, "bf16 round to nearest even", test_bf16);
+    CU_add_test(s, "plc_expf: 2 ulp over its range, its edges", test_expf);
 }

@@ -57,7 +57,7 @@ static void attn_bwd(attn_case *c, float *dq, float *dk, float *dv)
                                        c->q_pos, c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
     else
         plc_k_attention_backward(dq, dk, dv, c->dout, c->q, c->k, c->v, c->out, c->probs,
-                                 c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
+                                 c->q_pos, c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
 }
 
 static void fd_case(int flash)

@@ -112,7 +112,7 @@ static void case_attention(float *res, int flash)
                                        AB, AT, AT, AH, AKV, AHD);
     } else {
         plc_k_attention_forward(out, saved, q, k, v, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
-        plc_k_attention_backward(dq, dk, dv, dout, q, k, v, out, saved, AB, AT, AT, AH, AKV, AHD);
+        plc_k_attention_backward(dq, dk, dv, dout, q, k, v, out, saved, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
     }
     free(q), free(k), free(v), free(dout), free(saved);
 }

@@ -1,0 +1,222 @@
+/* kernels/cpu/gemm.c: the one single-threaded sgemm under every CPU kernel
+ * (plc_sgemm, blas.h): an AVX-512 kernel of its own where the CPU runs
+ * AVX-512, OpenBLAS elsewhere.
+ *
+ * Why its own: OpenBLAS runs its AVX2 kernels on CPUs it does not know or
+ * when OPENBLAS_CORETYPE pins them, at half of what an AVX-512 core does,
+ * and its packing costs much on the small panels and attention tiles the
+ * kernels cut (K of 32 to 2048, N of 32 to 512).
+ *
+ * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first;
+ * then for each block of at most NC columns and each chunk of KC steps of
+ * the reduction, op(B)'s chunk is packed into strips of 32 columns and,
+ * for each 8 rows of op(A), a micro-kernel adds the 8 x 32 products into C
+ * with one fused multiply-add per step and element. op(A) = A is read in
+ * place; op(A) = A^T (and a last block of fewer than 8 rows, or any block
+ * when alpha != 1) is packed first, times alpha.
+ * So every element of C is one chain of FMAs over k = 0, 1, ..., K-1 in
+ * order, starting from beta C: its bits depend on its own row of op(A),
+ * column of op(B) and beta C only, not on M, N, the blocking, the panel a
+ * caller cuts or the thread that runs it (docs/runtime.md, Determinism).
+ * alpha multiplies op(A)'s elements (exact for alpha = 1, the matmuls').
+ *
+ * The scratch is thread-local, packed op(B) and op(A)^T blocks of 512 KiB
+ * each (touched as far as the shapes need), so a call allocates nothing
+ * and cannot fail. PLC_GEMM=openblas in the environment selects OpenBLAS
+ * on any CPU. */
+#include "kernels/cpu/blas.h"
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define PLC_GEMM_X86 1
+#endif
+
+enum { MR = 8, NR = 32, KC = 256, NC = 512, MC = 512 };
+
+/* 0: not decided yet, 1: OpenBLAS, 2: AVX-512 */
+static _Atomic int gemm_mode;
+
+static int decide_mode(void)
+{
+    int mode = 1;
+    const char *env = getenv("PLC_GEMM");
+#ifdef PLC_GEMM_X86
+    __builtin_cpu_init();
+    if (!(env && strcmp(env, "openblas") == 0) && __builtin_cpu_supports("avx512f")) mode = 2;
+#else
+    (void)env;
+#endif
+    atomic_store_explicit(&gemm_mode, mode, memory_order_relaxed);
+    return mode;
+}
+
+static int mode_now(void)
+{
+    int m = atomic_load_explicit(&gemm_mode, memory_order_relaxed);
+    return m ? m : decide_mode();
+}
+
+int plc_sgemm_cut_free(void) { return mode_now() == 2; }
+
+const char *plc_gemm_name(void)
+{
+    return mode_now() == 2 ? "plc AVX-512" : "OpenBLAS";
+}
+
+#ifdef PLC_GEMM_X86
+/* C[0..8, 0..32) += A (8 rows: A[r * rs + k * ks]) . Bp (kc x 32, k-major);
+ * columns past the masks are neither read nor written */
+__attribute__((target("avx512f"))) static void kernel_8x32(int64_t kc, const float *A, int64_t rs, int64_t ks,
+                                                           const float *Bp, float *C, int64_t ldc,
+                                                           __mmask16 m0, __mmask16 m1)
+{
+    __m512 c[MR][2];
+    const float *a[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        a[r] = A + r * rs;
+        c[r][0] = _mm512_maskz_loadu_ps(m0, C + r * ldc);
+        c[r][1] = _mm512_maskz_loadu_ps(m1, C + r * ldc + 16);
+    }
+    for (int64_t k = 0, off = 0; k < kc; k++, off += ks) {
+        __m512 b0 = _mm512_load_ps(Bp + k * NR), b1 = _mm512_load_ps(Bp + k * NR + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; r++) {
+            __m512 av = _mm512_set1_ps(a[r][off]);
+            c[r][0] = _mm512_fmadd_ps(av, b0, c[r][0]);
+            c[r][1] = _mm512_fmadd_ps(av, b1, c[r][1]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; r++) {
+        _mm512_mask_storeu_ps(C + r * ldc, m0, c[r][0]);
+        _mm512_mask_storeu_ps(C + r * ldc + 16, m1, c[r][1]);
+    }
+}
+
+static __mmask16 mask_of(int64_t w) { return w >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << w) - 1u); }
+
+/* op(B)[k0 .. k0+kc, j0 .. j0+nc) into strips of NR columns, zero-padded */
+static void pack_b(float *Bp, int tb, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
+                   int64_t nc)
+{
+    for (int64_t s = 0; s * NR < nc; s++) {
+        float *dst = Bp + s * kc * NR;
+        int64_t w = nc - s * NR < NR ? nc - s * NR : NR, j = j0 + s * NR;
+        if (w < NR) memset(dst, 0, (size_t)(kc * NR) * sizeof *dst);
+        if (!tb) {
+            for (int64_t k = 0; k < kc; k++) memcpy(dst + k * NR, B + (k0 + k) * ldb + j, (size_t)w * sizeof *dst);
+        } else {
+            for (int64_t c = 0; c < w; c++) {
+                const float *src = B + (j + c) * ldb + k0;
+                for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = src[k];
+            }
+        }
+    }
+}
+
+/* alpha op(A)[i0 .. i0+mc, k0 .. k0+kc) for op(A) = A^T, as blocks of MR rows
+ * (kc steps of MR floats each, the last block zero-padded): A's rows are
+ * read whole, lda apart, once per chunk instead of once per block */
+static void pack_a_t(float *Ap, const float *A, int64_t lda, float alpha, int64_t i0, int64_t mc, int64_t k0,
+                     int64_t kc)
+{
+    if (mc % MR) memset(Ap + mc / MR * MR * kc, 0, (size_t)(MR * kc) * sizeof *Ap);
+    for (int64_t k = 0; k < kc; k++) {
+        const float *src = A + (k0 + k) * lda + i0;
+        for (int64_t b = 0; b * MR < mc; b++) {
+            float *dst = Ap + b * MR * kc + k * MR;
+            int64_t w = mc - b * MR < MR ? mc - b * MR : MR;
+            for (int64_t r = 0; r < w; r++) dst[r] = alpha * src[b * MR + r];
+        }
+    }
+}
+
+/* the same for op(A) = A (one block: rows of a partial block, or alpha != 1;
+ * full blocks are read in place) */
+static void pack_a_n(float *Ap, const float *A, int64_t lda, float alpha, int64_t i0, int64_t mc, int64_t k0,
+                     int64_t kc)
+{
+    if (mc % MR) memset(Ap + mc / MR * MR * kc, 0, (size_t)(MR * kc) * sizeof *Ap);
+    for (int64_t i = 0; i < mc; i++) {
+        const float *src = A + (i0 + i) * lda + k0;
+        float *dst = Ap + i / MR * MR * kc + i % MR;
+        for (int64_t k = 0; k < kc; k++) dst[k * MR] = alpha * src[k];
+    }
+}
+
+static _Thread_local _Alignas(64) float packed_b[KC * NC];
+static _Thread_local _Alignas(64) float packed_at[MC * KC];
+
+static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                        int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    _Alignas(64) float tile[MR * NR], Ap[MR * KC];
+    for (int64_t i = 0; i < m; i++) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f) memset(c, 0, (size_t)n * sizeof *c);
+        else if (beta != 1.0f) for (int64_t j = 0; j < n; j++) c[j] *= beta;
+    }
+    for (int64_t j0 = 0; j0 < n; j0 += NC) {
+        int64_t nc = n - j0 < NC ? n - j0 : NC;
+        for (int64_t k0 = 0; k0 < k; k0 += KC) {
+            int64_t kc = k - k0 < KC ? k - k0 : KC;
+            pack_b(packed_b, tb, B, ldb, k0, kc, j0, nc);
+            for (int64_t ib = 0; ib < m; ib += MC) {
+                int64_t mc = m - ib < MC ? m - ib : MC;
+                /* op(A) = A^T: packed for the whole row block (a step of k
+                 * per row of A, lda apart, is slow to read in place: a
+                 * power-of-two lda maps the steps onto a few cache sets) */
+                if (ta) pack_a_t(packed_at, A, lda, alpha, ib, mc, k0, kc);
+                for (int64_t i0 = ib; i0 < ib + mc; i0 += MR) {
+                    int64_t mr = ib + mc - i0 < MR ? ib + mc - i0 : MR;
+                    /* op(A)'s block: packed, or A's rows read in place */
+                    /* op(A)'s block: packed, or A's rows read in place */
+                    const float *a = A + i0 * lda + k0;
+                    int64_t ars = lda, aks = 1;
+                    if (ta) {
+                        a = packed_at + (i0 - ib) * kc, ars = 1, aks = MR;
+                    } else if (mr < MR || alpha != 1.0f) {
+                        pack_a_n(Ap, A, lda, alpha, i0, mr, k0, kc);
+                        a = Ap, ars = 1, aks = MR;
+                    }
+                    for (int64_t s = 0; s * NR < nc; s++) {
+                        int64_t w = nc - s * NR < NR ? nc - s * NR : NR;
+                        const float *bs = packed_b + s * kc * NR;
+                        __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
+                        float *c = C + i0 * ldc + j0 + s * NR;
+                        if (mr == MR) {
+                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1);
+                            continue;
+                        }
+                        /* the last rows: through a full tile, so no row past m is touched */
+                        memset(tile, 0, sizeof tile);
+                        for (int64_t r = 0; r < mr; r++) memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
+                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1);
+                        for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
+                    }
+                }
+            }
+        }
+    }
+}
+#endif
+
+void plc_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+              const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#ifdef PLC_GEMM_X86
+    if (mode_now() == 2) {
+        gemm_avx512(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        return;
+    }
+#endif
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
+                (int)k, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
