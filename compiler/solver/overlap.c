@@ -2,6 +2,8 @@
  * figure is read here only, so an overlap is modelled in one place. */
 #include "compiler/solver/overlap.h"
 
+#include <math.h>
+
 static double max2(double a, double b) { return a > b ? a : b; }
 
 double plc_overlap_tp(const plc_job *job, const plc_layout *l, double comm, double gemm)
@@ -27,6 +29,12 @@ double plc_overlap_layer_gathers(const plc_job *job, double gather, double entri
     if (!(job->engine.param_gather_overlap > 0) || run < 1) return entries * gather;
     double runs = entries / (double)run;
     return runs * gather + (entries - runs) * max2(0.0, gather - per_layer);
+}
+
+double plc_dp_collectives(const plc_job *job, double elems, double unbucketed)
+{
+    if (!(job->engine.dp_bucket > 0)) return unbucketed;
+    return max2(1.0, ceil(elems / job->engine.dp_bucket));
 }
 
 double plc_overlap_p2p(const plc_job *job, const plc_layout *l, double count, double msg, double chunk)

@@ -45,4 +45,13 @@ double plc_overlap_layer_gathers(const plc_job *job, double gather, double entri
  * while the rank runs another chunk: only what outlasts it is exposed. */
 double plc_overlap_p2p(const plc_job *job, const plc_layout *l, double count, double msg, double chunk);
 
+/* How many collectives a data-parallel gradient reduction or ZeRO 1/2
+ * weight gather of `elems` elements is issued as: with the engine's
+ * dp_bucket (elements) the flat buffer is cut into buckets of that size,
+ * each one collective (Megatron's gradient buffer); without it (0) the
+ * lowering's own count, `unbucketed` (a bucket per layer under ZeRO 0, a
+ * collective per parameter tensor otherwise). Each collective pays its
+ * latency, so this is what a many-node data-parallel group waits for. */
+double plc_dp_collectives(const plc_job *job, double elems, double unbucketed);
+
 #endif

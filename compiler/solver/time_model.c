@@ -346,8 +346,10 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     if (g.dpcp.size > 1) {
         double grads = params * d.grad, weights = params * d.weight;
         plc_collective_kind red = l->zero == 0 ? PLC_COLL_ALL_REDUCE : PLC_COLL_REDUCE_SCATTER;
-        /* ZeRO 0 reduces one bucket per layer, the others one tensor at a time */
+        /* ZeRO 0 reduces one bucket per layer, the others one tensor at a
+         * time, unless the engine buckets them (flush reductions only) */
         double pieces = l->zero == 0 ? (double)layers + 1.0 : tensors;
+        if (!per_mb) pieces = plc_dp_collectives(job, params, pieces);
         double dp_comm = (per_mb ? (double)micro : 1.0) * pieces * plc_cost_group(hw, red, grads / pieces, g.dpcp);
         /* a layer's reduction starts once its gradients are final: during
          * the last micro-batch's backward (flush schedules), every
@@ -359,7 +361,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
         dp_exposed = plc_overlap_grad_reduce(job, dp_comm, dp_comm / (double)layers, window);
         if (l->zero == 1 || l->zero == 2)
             zero_exposed = plc_overlap_param_gather(
-                job, tensors * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / tensors, g.dpcp), layers,
+                job, pieces * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / pieces, g.dpcp), layers,
                 (double)layers * tf);
         if (l->zero == 3) zero_exposed = gathers_exposed;
     }

@@ -329,7 +329,8 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(tp_overlap,           "tp_overlap",           0, 1, "1: tp collectives run under the GEMMs (with sp)")  \
     X(grad_reduce_overlap,  "grad_reduce_overlap",  0, 1, "1: gradient reductions run under the backward")   \
     X(param_gather_overlap, "param_gather_overlap", 0, 1, "1: ZeRO weight gathers run under compute")        \
-    X(p2p_overlap,          "p2p_overlap",          0, 1, "1: pipeline sends and receives run under compute")
+    X(p2p_overlap,          "p2p_overlap",          0, 1, "1: pipeline sends and receives run under compute")  \
+    X(dp_bucket,            "dp_bucket",            0, 1e12, "elements per data-parallel bucket (0: per tensor)")
 
 typedef struct plc_engine_profile {
     char describes[96]; /* "Megatron-Core r0.8 profile" */

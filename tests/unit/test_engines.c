@@ -11,6 +11,7 @@
 #include "compiler/frontend/engines.h"
 #include "compiler/frontend/spec_parse.h"
 #include "compiler/solver/memory_model.h"
+#include "compiler/solver/overlap.h"
 #include "compiler/solver/solver.h"
 #include "compiler/solver/time_model.h"
 #include "test_solver_fixtures.h"
@@ -329,6 +330,35 @@ static void test_overlap_terms(void)
 }
 
 /* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
+/* dp_bucket: the data-parallel reduction and ZeRO 1 gather as buckets, one
+ * collective (one latency) each, instead of one per parameter tensor */
+static void test_dp_bucket(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    CU_ASSERT_DOUBLE_EQUAL(plc_dp_collectives(&job, 1e9, 500), 500, 0); /* 0: the lowering's count */
+    job.engine.dp_bucket = 4e7;
+    CU_ASSERT_DOUBLE_EQUAL(plc_dp_collectives(&job, 1e9, 500), 25, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_dp_collectives(&job, 1e6, 500), 1, 0); /* at least one */
+    /* fewer collectives, less latency: the exposed reduction and gather
+     * shrink, nothing else moves */
+    plc_estimate e0, e1;
+    job.engine.dp_bucket = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.dp_bucket = 4e7;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_DP] < e0.time[PLC_TIME_COMM_DP]);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] < e0.time[PLC_TIME_COMM_ZERO]);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
+    /* ZeRO 2 reduces per micro-batch: the figure does not apply */
+    l.zero = 2;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    job.engine.dp_bucket = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_DP], e0.time[PLC_TIME_COMM_DP], 0);
+}
+
 static void test_fused_swiglu_memory(void)
 {
     plc_job job;
@@ -445,6 +475,7 @@ void register_test_engines(void)
     CU_add_test(s, "shipped profiles", test_shipped_profiles);
     CU_add_test(s, "legality per engine", test_legality_per_engine);
     CU_add_test(s, "overlap terms", test_overlap_terms);
+    CU_add_test(s, "dp bucket", test_dp_bucket);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
