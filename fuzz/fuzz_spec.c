@@ -7,9 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/frontend/diag.h"
-#include "compiler/frontend/resolve.h"
-#include "compiler/frontend/spec_parse.h"
+#include "compiler/frontend/frontend.h"
 #include "plc/arena.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

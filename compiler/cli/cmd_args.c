@@ -1,5 +1,5 @@
-/* cmd_args.c: see cmd_args.h. */
-#include "compiler/cli/cmd_args.h"
+/* cmd_args.c: see cli_int.h. */
+#include "compiler/cli/cli_int.h"
 
 #include <stdlib.h>
 #include <string.h>

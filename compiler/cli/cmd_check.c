@@ -4,11 +4,8 @@
 #include <string.h>
 
 #include "common/parse_num.h"
-#include "compiler/cli/commands.h"
-#include "compiler/cli/gates.h"
-#include "compiler/cli/report_load.h"
-#include "compiler/frontend/spec.h"
-#include "compiler/frontend/spec_load.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/frontend/frontend.h"
 
 static void usage(FILE *out)
 {

@@ -5,14 +5,8 @@
 
 #include "common/plan_io.h"
 #include "plc/status.h"
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/cli/gates.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/lower/lower.h"
-#include "compiler/solver/memory_model.h"
-#include "compiler/cli/report.h"
-#include "compiler/cli/report_load.h"
-#include "compiler/cli/report_memplan.h"
 #include "compiler/solver/solver.h"
 
 static void usage(FILE *out)

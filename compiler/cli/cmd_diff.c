@@ -4,9 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/plantools/plan_diff.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/plantools/plantools.h"
 
 enum { DIFF_EQUAL = 0, DIFF_DIFFERENT = 1, DIFF_TROUBLE = 2 };
 

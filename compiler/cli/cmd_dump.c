@@ -2,9 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/plantools/plan_dump.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/plantools/plantools.h"
 
 static void usage(FILE *out)
 {

@@ -3,11 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/lower/lower.h"
-#include "compiler/cli/report.h"
-#include "compiler/cli/report_load.h"
 
 static void usage(FILE *out)
 {

@@ -18,11 +18,8 @@
 #include <string.h>
 
 #include "common/plan_io.h"
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/cli/report.h"
-#include "compiler/cli/report_load.h"
-#include "compiler/plantools/words.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/plantools/plantools.h"
 #include "plc/version.h"
 
 /* what the export writes from */

@@ -5,9 +5,8 @@
 #include <string.h>
 
 #include "common/atomic_file.h"
-#include "compiler/cli/commands.h"
-#include "compiler/frontend/fmt.h"
-#include "compiler/frontend/spec_parse.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/frontend/frontend.h"
 
 static void usage(FILE *out)
 {

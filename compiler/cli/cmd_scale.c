@@ -7,10 +7,7 @@
 #include <string.h>
 
 #include "common/parse_num.h"
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/cli/report.h"
-#include "compiler/cli/report_load.h"
+#include "compiler/cli/cli_int.h"
 
 /* a doubling step whose added GPUs return less than this share of the
  * throughput they would add at perfect scaling counts as diminishing */

@@ -3,10 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/cli/report.h"
-#include "compiler/cli/report_load.h"
+#include "compiler/cli/cli_int.h"
 
 static void usage(FILE *out)
 {

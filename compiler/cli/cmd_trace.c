@@ -3,11 +3,8 @@
 #include <string.h>
 
 #include "common/atomic_file.h"
-#include "compiler/cli/cmd_args.h"
-#include "compiler/cli/commands.h"
-#include "compiler/plantools/plan_check.h"
-#include "compiler/plantools/plan_svg.h"
-#include "compiler/plantools/plan_trace.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/plantools/plantools.h"
 
 static void usage(FILE *out)
 {

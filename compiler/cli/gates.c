@@ -1,11 +1,11 @@
-/* gates.c: the CI gates of plc check and compile (see gates.h). */
-#include "compiler/cli/gates.h"
+/* gates.c: the CI gates of plc check and compile (see cli_int.h). */
+#include "compiler/cli/cli_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/plan_io.h"
-#include "compiler/plantools/words.h"
+#include "compiler/plantools/plantools.h"
 
 const char plc_gates_help[] =
     "  --max-memory P      gate: predicted peak per rank at most P of device memory\n"

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cli/commands.h"
+#include "compiler/cli/cli_int.h"
 #include "plc/arena.h"
 #include "plc/status.h"
 #include "plc/version.h"

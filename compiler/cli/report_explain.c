@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/report.h"
+#include "compiler/cli/cli_int.h"
 
-#include "compiler/cli/report_memplan.h"
-#include "compiler/solver/search.h"
-#include "compiler/solver/time_model.h"
+#include "compiler/solver/solver.h"
 
 /* ---- efficiencies and the largest uncertainty ----------------------------
  * The GEMM figures of the catalog were fitted on shapes with K from 256 to

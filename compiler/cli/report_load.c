@@ -5,7 +5,7 @@
 
 #include "common/parse_num.h"
 
-#include "compiler/cli/report_load.h"
+#include "compiler/cli/cli_int.h"
 
 int plc_report_load(plc_arena *a, const char *cmd, const char *path, const plc_spec_opts *opts, plc_job *job)
 {

@@ -1,6 +1,6 @@
 /* report_memplan.c: the plan's exact memory per stage against the solver's
- * estimate; see report_memplan.h. */
-#include "compiler/cli/report_memplan.h"
+ * estimate; see cli_int.h. */
+#include "compiler/cli/cli_int.h"
 
 #include <stdbool.h>
 

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/report.h"
-#include "compiler/plantools/words.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/plantools/plantools.h"
 
 typedef struct variant {
     const char *what;

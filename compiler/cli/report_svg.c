@@ -4,9 +4,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "compiler/cli/report.h"
-#include "compiler/plantools/svg.h"
-#include "compiler/plantools/words.h"
+#include "compiler/cli/cli_int.h"
+#include "compiler/plantools/plantools.h"
 
 static const char *const mem_color[PLC_MEM_COUNT] = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
                                                      "#edc948", "#b07aa1", "#ff9da7", "#9c755f"};

@@ -1,13 +1,12 @@
 /* report_text.c: text output of plc solve (ranked table, "no layout fits"). */
 #include <string.h>
 
-#include "compiler/cli/report.h"
+#include "compiler/cli/cli_int.h"
 
 #include <stdlib.h>
 
-#include "compiler/solver/model_math.h"
-#include "compiler/solver/search.h"
-#include "compiler/plantools/words.h"
+#include "compiler/solver/solver.h"
+#include "compiler/plantools/plantools.h"
 
 const char plc_report_tie_rule[] =
     "exact ties (same step time and memory) go to the plainer layout: 1f1b before other schedules, "

@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "compiler/cli/report.h"
+#include "compiler/cli/cli_int.h"
 
-#include "compiler/solver/model_math.h"
-#include "compiler/plantools/words.h"
+#include "compiler/solver/solver.h"
+#include "compiler/plantools/plantools.h"
 
 void plc_report_yaml_job(plc_yaml *y, const plc_job *job)
 {

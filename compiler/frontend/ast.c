@@ -1,5 +1,5 @@
 /* ast.c: constructors and lookups for the syntax tree. */
-#include "compiler/frontend/ast.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <string.h>
 

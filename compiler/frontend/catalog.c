@@ -1,13 +1,9 @@
 /* catalog.c: reads the YAML hardware catalog with libyaml's event parser
- * (yaml_reader.h). */
-#include "compiler/frontend/catalog.h"
+ * (frontend_int.h). */
+#include "compiler/frontend/frontend_int.h"
 
 #include <string.h>
 
-#include "compiler/frontend/spec_keys.h"
-#include "compiler/frontend/spec_parse.h"
-#include "compiler/frontend/units.h"
-#include "compiler/frontend/yaml_reader.h"
 
 typedef plc_hw_field hw_field;
 

@@ -1,5 +1,5 @@
 /* diag.c: prints diagnostics with the source line and a caret under the span. */
-#include "compiler/frontend/diag.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <stdarg.h>
 #include <stdio.h>

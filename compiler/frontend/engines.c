@@ -1,16 +1,13 @@
-/* engines.c: reads the engine profiles (engines.h) with the front end's YAML
+/* engines.c: reads the engine profiles (frontend_int.h) with the front end's YAML
  * event reader. The figures come from PLC_ENGINE_FIGURES, the engine names
  * from plc_engine_names and the layout values from the .plan spellings, so
  * the file's vocabulary is the language's. */
-#include "compiler/frontend/engines.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/frontend/spec_keys.h"
-#include "compiler/frontend/spec_parse.h"
-#include "compiler/frontend/yaml_reader.h"
 
 typedef struct figure {
     const char *key;

@@ -1,11 +1,9 @@
 /* fmt.c: prints a syntax tree in canonical form, keeping its comments. */
-#include "compiler/frontend/fmt.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/frontend/spec_keys.h"
-#include "compiler/frontend/units.h"
 
 /* ---- a growing output buffer ------------------------------------------------ */
 

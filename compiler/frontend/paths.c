@@ -1,6 +1,6 @@
 /* paths.c: absolute, normalised file names for what a spec names, and the
- * built-in catalog found beside the running program (rules in paths.h). */
-#include "compiler/frontend/paths.h"
+ * built-in catalog found beside the running program (rules in frontend.h). */
+#include "compiler/frontend/frontend_int.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,19 +1,13 @@
 /* resolve.c: checks every block and key of a spec and fills the plc_job.
  * The cross-block checks (tp divides heads, degrees divide the GPU count,
  * ...) live in spec_checks.c. */
-#include "compiler/frontend/resolve.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/frontend/catalog.h"
-#include "compiler/frontend/engines.h"
-#include "compiler/frontend/paths.h"
-#include "compiler/frontend/spec_checks.h"
-#include "compiler/frontend/spec_keys.h"
-#include "compiler/frontend/units.h"
 
 enum { MAX_KEYS = 64 };
 
@@ -560,7 +554,7 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
             t->data_path = NULL;
         } else if (v->kind == PLC_VAL_STRING && v->text_len > 0 && !memchr(v->text, '\0', v->text_len)) {
             /* relative to the spec's directory in the file, to the cwd in -D;
-             * the plan stores the absolute, normalised path (paths.h) */
+             * the plan stores the absolute, normalised path (frontend.h) */
             t->data_path = plc_path_absolute(r->a, data->overridden ? NULL : r->o->spec_dir, v->text);
             if (!t->data_path) plc_diag_error(r->d, v->loc, "cannot make the token file's path absolute: the working directory is unreadable");
         } else {
@@ -643,7 +637,7 @@ static bool hw_value_ok(const plc_hw_field *f, double v)
 }
 
 /* the catalog file: --catalog/$PLC_CATALOG, cluster.catalog, then the built-in
- * one beside the program (paths.h) */
+ * one beside the program (frontend.h) */
 static bool load_catalog(rctx *r, const block_slots *bs, plc_catalog *cat)
 {
     const plc_value *cv = NULL;

@@ -1,14 +1,11 @@
 /* spec.c: the front end's entry points: command-line options, -D overrides,
  * and plc_spec_load (read, parse, override, resolve, check). */
-#include "compiler/frontend/spec.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/frontend/resolve.h"
-#include "compiler/frontend/spec_load.h"
-#include "compiler/frontend/spec_parse.h"
 
 const char plc_spec_options_help[] =
     "  -D BLOCK.KEY=VALUE  override a key of the spec, checked like the same line\n"

@@ -2,7 +2,7 @@
  * rulebook's (common/layout_rules.h), checked over the dimensions the spec
  * pins; this file adds where to point, the values that would work and a
  * hint, and the warnings about settings that do nothing. */
-#include "compiler/frontend/spec_checks.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <string.h>
 

@@ -1,9 +1,8 @@
 /* spec_keys.c: tables of blocks and keys (canonical order = fmt order). */
-#include "compiler/frontend/spec_keys.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <string.h>
 
-#include "compiler/frontend/units.h"
 #include "plc/job.h"
 
 /* spellings, in enum order (the same as plc_*_name in common/job.c) */

@@ -1,5 +1,5 @@
 /* spec_parse.c: reads sources and drives the scanner and parser. */
-#include "compiler/frontend/spec_parse.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /* units.c: the unit table, number parsing and quantity evaluation. */
-#include "compiler/frontend/units.h"
+#include "compiler/frontend/frontend_int.h"
 
 #include <errno.h>
 #include <math.h>

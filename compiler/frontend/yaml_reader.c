@@ -1,6 +1,6 @@
 /* yaml_reader.c: the event reader of the front end's YAML files (catalog.c,
  * engines.c): libyaml events with their place in the file for diagnostics. */
-#include "compiler/frontend/yaml_reader.h"
+#include "compiler/frontend/frontend_int.h"
 
 /* byte offset of a libyaml mark (line and column are 0-based). Marks mostly
  * move forward, so the search starts at the last line found: linear overall. */

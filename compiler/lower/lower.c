@@ -2,7 +2,7 @@
  * (common/layout_rules.h), derives the per-rank sizes, builds the communicator groups and the
  * pipeline schedule, lowers one program per pipeline stage (units in
  * schedule order, sends and receives between chunks on different ranks),
- * places every buffer (compiler/lower/memplan.h), and validates and checks the
+ * places every buffer (compiler/lower/lower.h), and validates and checks the
  * result before handing it out. */
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,9 +11,8 @@
 #include "common/layout_rules.h"
 #include "common/plan_io.h"
 #include "compiler/lower/lower_int.h"
-#include "compiler/lower/memplan.h"
-#include "compiler/frontend/paths.h"
-#include "compiler/plantools/plan_check.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/plantools/plantools.h"
 
 static int lfail(lw_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static int lfail(lw_ctx *c, const char *fmt, ...)

@@ -1,18 +1,65 @@
-/* lower.h: lowering of one concrete layout to a plan (include/plc/plan.h):
+/* compiler/lower/lower.h: the lower stage's public interface, what the other stages,
+ * the tools and the tests may use; the sections below are named after the
+ * files that implement them. Internal helpers: lower_int.h. */
+#ifndef PLC_COMPILER_LOWER_H
+#define PLC_COMPILER_LOWER_H
+
+/* ---- memplan.c ------------------------------------------------------------- */
+/* the static memory plan of one program.
+ *
+ * Persistent buffers (parameters, gradients, optimizer state, scalars that
+ * outlive the step) are laid out first, in id order, each 64-byte aligned;
+ * alias buffers (gradient buckets) then cover their member span. Every
+ * other buffer lives from its first to its last use (a buffer used by a
+ * comm-stream instruction until the instruction that waits for it). They
+ * are placed largest first, each at the smallest gap that holds it among
+ * the buffers already placed whose lifetimes overlap its own (greedy by
+ * size: it keeps large buffers from being split up by small ones, and
+ * lands within a few percent of the largest live sum); a program whose
+ * placement would take too long (more than PLACE_BY_SIZE_WORK pairs of
+ * buffers with overlapping lifetimes) is placed online instead: in instruction order, best-fit into
+ * the holes of buffers whose lifetime ended. The program's arena_bytes is
+ * the exact peak of the placement. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plc/plan.h"
+
+typedef struct plc_memplan_stats {
+    uint64_t persistent_bytes; /* parameters, gradients, optimizer state */
+    uint64_t dynamic_peak;     /* activations and temporaries at their peak */
+    uint64_t dynamic_total;    /* the same buffers without any reuse */
+    uint32_t peak_instr;       /* instruction at which the dynamic peak is reached */
+    bool by_size;              /* placed largest first (else online best-fit, for very large programs) */
+    uint64_t bytes_by_kind[PLC_BUF_KIND_COUNT]; /* sizes summed, aliases excluded */
+} plc_memplan_stats;
+
+/* Assigns every buffer's offset and the program's arena_bytes. persistent,
+ * alias_first and alias_last are per buffer (alias_first < 0: not an alias).
+ * Returns 0, or -1 with a message (a buffer no instruction uses that is
+ * not persistent, an alias whose members are not contiguous). */
+int plc_memplan(plc_program *prog, const bool *persistent, const int32_t *alias_first, const int32_t *alias_last,
+                plc_memplan_stats *stats, char *err, size_t errlen);
+
+/* lifetimes used by the plan: first and last instruction index touching each
+ * buffer (comm-stream uses extended to their completion); -1 when unused.
+ * first/last have prog->nbuffers entries. */
+void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last);
+
+/* ---- lower.c --------------------------------------------------------------- */
+/* lowering of one concrete layout to a plan (include/plc/plan.h):
  * a static instruction program per pipeline stage for one training step,
  * the communicator groups, and the static memory plan of every program.
  *
  * The lowered plan is validated (plc_plan_validate) and checked
- * (compiler/plantools/plan_check.h: send/recv matching, collective order, a
+ * (compiler/plantools/plantools.h: send/recv matching, collective order, a
  * simulation of all ranks terminates) before plc_lower returns it. */
-#ifndef PLC_LOWER_H
-#define PLC_LOWER_H
 
 #include <stddef.h>
 
 #include "plc/arena.h"
 #include "plc/job.h"
-#include "compiler/lower/memplan.h"
 #include "plc/plan.h"
 #include "plc/status.h"
 

@@ -1,4 +1,12 @@
-/* lower_int.h: the lowering's internal state, shared by lower*.c.
+/* compiler/lower/lower_int.h: the lower stage's internal interface, for its own files
+ * (and unit tests): the public header plus what only the stage uses. */
+#ifndef PLC_COMPILER_LOWER_INT_H
+#define PLC_COMPILER_LOWER_INT_H
+
+#include "compiler/lower/lower.h"
+
+/* ---- lower_int.h ----------------------------------------------------------- */
+/* the lowering's internal state, shared by lower*.c.
  *
  * lower.c          driver: checks, groups, one program per stage, assembly
  * lower_emit.c     program builder: buffers and instructions
@@ -7,15 +15,12 @@
  * lower_comm.c     tp/sp/cp collectives, gradient sync (dp, ZeRO), send/recv
  * lower_optim.c    the step epilogue: norm, clipping, AdamW, parameter gathers
  */
-#ifndef PLC_LOWER_INT_H
-#define PLC_LOWER_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "common/tensors.h"
-#include "compiler/lower/lower.h"
-#include "compiler/solver/pipeline_order.h"
+#include "compiler/solver/solver.h"
 
 /* ---- program builder ------------------------------------------------------ */
 typedef struct lw_prog {

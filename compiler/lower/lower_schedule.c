@@ -1,6 +1,6 @@
 /* lower_schedule.c: the lowering's view of the pipeline schedule: chunks,
  * their owners and each stage's unit order, all from the one generator in
- * compiler/solver/pipeline_order.h (which also feeds the schedule simulator and the
+ * compiler/solver/solver.h (which also feeds the schedule simulator and the
  * memory model's in-flight counts). */
 #include <stdio.h>
 

@@ -1,5 +1,5 @@
 /* memplan.c: lifetimes and best-fit placement of a program's buffers. */
-#include "compiler/lower/memplan.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>

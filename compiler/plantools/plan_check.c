@@ -6,13 +6,12 @@
  *    belong to). The memory plan keeps other buffers out of that memory.
  * 2. A zero-cost simulation of all ranks (plan_sim.c): messages match,
  *    collectives are entered in the same order, and the step terminates. */
-#include "compiler/plantools/plan_check.h"
+#include "compiler/plantools/plantools_int.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/plantools/plan_sim.h"
 
 /* uses of each buffer, as instruction indices in ascending order (CSR) */
 typedef struct uses {

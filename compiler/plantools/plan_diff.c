@@ -5,7 +5,7 @@
  * communication volume by kind); then a unified diff of one rank's
  * instruction listing (diff -u on two temporary dumps). Two plans are equal
  * when their settings and every stage's instruction listing are. */
-#include "compiler/plantools/plan_diff.h"
+#include "compiler/plantools/plantools_int.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,10 +13,7 @@
 #include <unistd.h>
 
 #include "common/plan_io.h"
-#include "compiler/plantools/plan_dump.h"
 #include "compiler/solver/solver.h"
-#include "compiler/plantools/words.h"
-#include "compiler/plantools/yaml_out.h"
 
 /* ---- settings ------------------------------------------------------------- */
 

@@ -1,11 +1,10 @@
 /* plan_dump.c: plc dump's text form. */
-#include "compiler/plantools/plan_dump.h"
+#include "compiler/plantools/plantools_int.h"
 
 #include <inttypes.h>
 
 #include "common/plan_io.h"
-#include "compiler/cli/report.h"
-#include "compiler/plantools/words.h"
+#include "compiler/cli/cli.h"
 
 static void dims_text(FILE *out, uint32_t dims)
 {

@@ -1,9 +1,9 @@
-/* plan_sim.c: the simulation engine (see plan_sim.h). Ranks advance until
+/* plan_sim.c: the simulation engine (see plantools.h). Ranks advance until
  * they block; a match (message or collective) computes the completion time
  * from the parties' arrival times and puts the parties back on the work
  * list. No global clock is needed: every time is computed from the times it
  * depends on, which are known by the time the match happens. */
-#include "compiler/plantools/plan_sim.h"
+#include "compiler/plantools/plantools_int.h"
 
 #include <math.h>
 #include <stdarg.h>

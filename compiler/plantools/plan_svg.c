@@ -1,19 +1,15 @@
-/* plan_svg.c: plc trace --svg (see plan_svg.h). Events arrive from the
+/* plan_svg.c: plc trace --svg (see plantools.h). Events arrive from the
  * simulation one instruction at a time; a rank's timeline has tens of
  * thousands of them, far more than pixels. So each row is binned: every
  * pixel column accumulates the time of each kind in it, a column more than
  * half busy takes its largest kind's colour (else it is idle), and runs of
  * one colour become one rectangle. The picture stays small and readable at
  * 8 and at 64 ranks alike. */
-#include "compiler/plantools/plan_svg.h"
+#include "compiler/plantools/plantools_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/plantools/plan_sim.h"
-#include "compiler/plantools/plan_trace.h"
-#include "compiler/plantools/svg.h"
-#include "compiler/plantools/words.h"
 
 /* the kinds drawn, each with its colour and legend name */
 typedef enum kind { K_FORWARD, K_BACKWARD, K_RECOMPUTE, K_COMM, K_OPTIMIZER, K_OTHER, K_COUNT } kind;

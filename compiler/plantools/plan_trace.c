@@ -1,6 +1,6 @@
 /* plan_trace.c: costs of instructions from the solver's primitives, and the
  * Chrome trace-event writer. */
-#include "compiler/plantools/plan_trace.h"
+#include "compiler/plantools/plantools_int.h"
 
 #include <stdlib.h>
 #include <string.h>

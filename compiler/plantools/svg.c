@@ -1,5 +1,5 @@
-/* svg.c: plc's SVG writer (see svg.h). */
-#include "compiler/plantools/svg.h"
+/* svg.c: plc's SVG writer (see plantools.h). */
+#include "compiler/plantools/plantools_int.h"
 
 #include <math.h>
 #include <stdarg.h>

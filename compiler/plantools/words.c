@@ -1,5 +1,5 @@
-/* words.c: plc's output vocabulary (see words.h). */
-#include "compiler/plantools/words.h"
+/* words.c: plc's output vocabulary (see plantools.h). */
+#include "compiler/plantools/plantools_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -1,5 +1,5 @@
-/* yaml_out.c: plc's YAML writer (see yaml_out.h). */
-#include "compiler/plantools/yaml_out.h"
+/* yaml_out.c: plc's YAML writer (see plantools.h). */
+#include "compiler/plantools/plantools_int.h"
 
 #include <math.h>
 #include <string.h>

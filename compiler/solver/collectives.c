@@ -12,7 +12,7 @@
  * bandwidth term without the (n-1)/n saving. */
 #include <math.h>
 
-#include "compiler/solver/collectives.h"
+#include "compiler/solver/solver_int.h"
 
 const char *plc_collective_name(plc_collective_kind k)
 {

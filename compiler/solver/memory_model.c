@@ -1,9 +1,7 @@
-/* memory_model.c: per-rank, per-stage memory; see memory_model.h and
+/* memory_model.c: per-rank, per-stage memory; see solver.h and
  * docs/solver.md for the accounting and its sources. */
-#include "compiler/solver/memory_model.h"
+#include "compiler/solver/solver_int.h"
 
-#include "compiler/solver/model_math.h"
-#include "compiler/solver/schedule_model.h"
 
 /* cuBLAS keeps a workspace per handle and stream (32 MiB on Hopper) */
 #define PLC_MATMUL_WORKSPACE (32.0 * 1024 * 1024)

@@ -1,5 +1,5 @@
-/* model_math.c: parameter counts and FLOPs; see model_math.h. */
-#include "compiler/solver/model_math.h"
+/* model_math.c: parameter counts and FLOPs; see solver.h. */
+#include "compiler/solver/solver_int.h"
 
 #include "common/layout_rules.h"
 

@@ -1,6 +1,6 @@
-/* overlap.c: the overlap terms of the time model (overlap.h). Each engine
+/* overlap.c: the overlap terms of the time model (solver_int.h). Each engine
  * figure is read here only, so an overlap is modelled in one place. */
-#include "compiler/solver/overlap.h"
+#include "compiler/solver/solver_int.h"
 
 #include <math.h>
 

@@ -1,6 +1,6 @@
 /* pipeline_order.c: chunks, owners and per-rank unit order of every pipeline
- * schedule (see pipeline_order.h). */
-#include "compiler/solver/pipeline_order.h"
+ * schedule (see solver.h). */
+#include "compiler/solver/solver_int.h"
 
 int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out)
 {

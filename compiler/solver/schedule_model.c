@@ -2,14 +2,13 @@
  * simulated to find the bubble; in-flight micro-batches per stage.
  *
  * The chunks, their owners and each rank's order of work units come from
- * compiler/solver/pipeline_order.h, the same generator the lowering uses. */
+ * compiler/solver/solver.h, the same generator the lowering uses. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/solver/schedule_model.h"
+#include "compiler/solver/solver_int.h"
 
-#include "compiler/solver/pipeline_order.h"
 
 double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro, int64_t stage)
 {

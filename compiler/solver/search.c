@@ -33,12 +33,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "compiler/solver/search.h"
+#include "compiler/solver/solver_int.h"
 
-#include "compiler/solver/memory_model.h"
-#include "compiler/solver/model_math.h"
-#include "compiler/solver/schedule_model.h"
-#include "compiler/solver/time_model.h"
 
 const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS] = {
 #define PLC_DIM_NAME(name, type, kind, what) #name,

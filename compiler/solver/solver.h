@@ -1,4 +1,11 @@
-/* solver.h: the solver's public interface.
+/* compiler/solver/solver.h: the solver stage's public interface, what the other stages,
+ * the tools and the tests may use; the sections below are named after the
+ * files that implement them. Internal helpers: solver_int.h. */
+#ifndef PLC_COMPILER_SOLVER_H
+#define PLC_COMPILER_SOLVER_H
+
+/* ---- solver.h -------------------------------------------------------------- */
+/* the solver's public interface.
  *
  * plc_estimate_layout  predicts memory and step time of one concrete layout;
  * plc_solve            searches the space the spec's layout block allows;
@@ -7,8 +14,6 @@
  *
  * Units: bytes, seconds, FLOP. All figures are per rank unless named
  * otherwise. The models are described in docs/solver.md. */
-#ifndef PLC_SOLVER_H
-#define PLC_SOLVER_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -207,5 +212,262 @@ double plc_cost_collective(const plc_hw *hw, plc_collective_kind kind, double by
 
 /* Seconds for one point-to-point message. */
 double plc_cost_p2p(const plc_hw *hw, double bytes, bool cross_node);
+
+/* ---- memory_model.c -------------------------------------------------------- */
+/* bytes one rank holds at its peak, per pipeline stage and
+ * component (weights, gradients, optimizer, activations, logits, temporaries,
+ * communication buffers, workspaces, reserved). See docs/solver.md. */
+
+/* Bytes per element of the tensors of a precision. bf16 training: bf16
+ * weights and activations, gradients accumulated in grad_bytes (fp32 unless
+ * the catalog's grad_bytes says otherwise), fp32 master copy, Adam m and v
+ * (2 + 4 + 12). fp32 training: 4 + 4 + 8. fp8 training (Transformer Engine's
+ * recipe): as bf16, plus the fp8 copies of the linear layers' weights and
+ * of their transposes that the GEMMs read (fp8_weights: 1 + 1), kept for the
+ * step; activations are counted in bf16 (an upper bound: the recipe saves
+ * the fp8 casts of the linear layers' inputs). */
+typedef struct plc_dtype_bytes {
+    double weight, grad, optimizer, act;
+    double fp8_weights; /* bytes per parameter of the fp8 copies, 0 outside fp8 */
+} plc_dtype_bytes;
+
+plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job);
+
+/* Saved activation bytes of one transformer layer for one micro-batch on one
+ * rank, without recompute effects beyond the layer itself:
+ *   policy none: everything the backward reads; selective: the attention
+ *   scores are recomputed; full: only the layer input. (block and every
+ *   recompute some layers whole, plc_recomputed_layers: those keep what full
+ *   keeps, the others what none keeps.) */
+double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recompute policy);
+
+/* Fills est->stage_mem, stage_params, peak_bytes, peak_stage, limit_bytes and
+ * fits (est->valid must already be true). all_stages false: only the first
+ * and last stage (which bound the others) are filled in, for the search. */
+void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est);
+
+/* Bytes a rank of plrun holds outside its plan's arena: the communication
+ * library's buffers (comm_buffer per group the rank belongs to), the matmul
+ * workspace and the runtime's reserve (process baseline, CUDA context:
+ * runtime_reserved), all figures the catalog measures. A lowered plan fits
+ * when every stage's arena_bytes plus this is within the limit. */
+double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l);
+
+/* A lower bound of the peak of any layout with these tp, pp, dp, cp and zero
+ * (static state of the heaviest stage and reserved memory), for pruning. */
+double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
+                              int64_t cp, int64_t zero);
+
+/* ---- model_math.c ---------------------------------------------------------- */
+/* parameter counts and FLOPs of the transformer plc trains
+ * (docs/model.md): the Llama block (GQA, SwiGLU, RMSNorm, RoPE) or the GPT
+ * block (GQA, GELU MLP, LayerNorm with bias, biases on every projection,
+ * learned or rotary positions), tied or untied embeddings. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plc/job.h"
+
+static inline int64_t plc_head_dim(const plc_model *m) { return m->hidden / m->heads; }
+
+/* Parameters of one transformer layer, by how tensor parallelism holds them:
+ * - weights: the matmul weights (q, k, v, o and the MLP's two or three);
+ * - matrices: what tp splits: the weights, and in GPT the biases of the
+ *   column-parallel projections (q, k, v, the MLP's first);
+ * - norms: what every tp rank holds whole: the two norms (weight, and in GPT
+ *   bias), and in GPT the biases of the row-parallel projections (o, the
+ *   MLP's second), added once after their all-reduce. */
+int64_t plc_params_layer_weights(const plc_model *m);
+int64_t plc_params_layer_matrices(const plc_model *m);
+int64_t plc_params_layer_norms(const plc_model *m);
+static inline int64_t plc_params_layer(const plc_model *m)
+{
+    return plc_params_layer_matrices(m) + plc_params_layer_norms(m);
+}
+/* one norm: hidden (RMSNorm weight) or 2 hidden (LayerNorm weight and bias) */
+int64_t plc_params_norm(const plc_model *m);
+/* the learned position table [seq_len, hidden], 0 with RoPE */
+int64_t plc_params_positions(const plc_model *m);
+/* the embedding table [vocab, hidden], the head when untied, the position
+ * table when learned */
+int64_t plc_params_embedding(const plc_model *m);
+/* all unique parameters of the model */
+int64_t plc_params_total(const plc_model *m);
+
+/* Parameters one rank of pipeline stage `stage` holds: its layers, the
+ * embedding (and a learned position table) on stage 0, final norm and head
+ * on the last stage (with tied embeddings and pp > 1 the last stage holds a
+ * copy of the embedding as its head). Matrices and the vocabulary (padded to
+ * a multiple of tp) are split over tp; norms, row-parallel biases and the
+ * position table are replicated.
+ * Every stage holds layers / pp layers (contiguous, interleaved or modular). */
+typedef struct plc_stage_params {
+    double layer_matrices; /* per rank, all its layers */
+    double norms;          /* per rank: everything replicated over tp except the position table */
+    double embedding;      /* per rank: input table and positions (stage 0), head (last) */
+    int64_t layers;        /* transformer layers on the stage */
+    bool has_embedding, has_head;
+} plc_stage_params;
+
+void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t stage,
+                         plc_stage_params *out);
+static inline double plc_stage_params_total(const plc_stage_params *s)
+{
+    return s->layer_matrices + s->norms + s->embedding;
+}
+
+/* parameter tensors of a Llama layer (two norms, q, k, v, o, gate, up, down) */
+#define PLC_LAYER_TENSORS 9
+/* parameter tensors of a layer of the model's block: PLC_LAYER_TENSORS, or
+ * 16 for GPT (two norms of weight and bias, q, k, v, o, fc, proj with
+ * their biases) */
+int64_t plc_layer_tensors(const plc_model *m);
+/* parameter tensors a rank of the stage holds (the collectives over them
+ * are issued one per tensor) */
+int64_t plc_stage_tensors(const plc_model *m, int64_t pp, const plc_stage_params *s);
+
+/* Forward matmul FLOPs per token of one layer, excluding attention scores
+ * (2 x its matmul weights; biases, norms and activations are not counted). */
+double plc_flops_layer_linear_fwd(const plc_model *m);
+/* Forward FLOPs per token of attention scores and weighted sum (QK^T, PV) in
+ * one layer: 4 x hidden x context, context = seq_len when the kernel computes
+ * the full square, (seq_len + 1) / 2 when it skips the masked half. */
+double plc_flops_layer_attention_fwd(const plc_model *m, bool causal_skip);
+/* Exact forward matmul FLOPs per token of the whole model (layers, attention
+ * at the given causal handling, head). A training step costs 3x this (4x
+ * with full recompute). */
+double plc_flops_per_token_fwd(const plc_model *m, bool causal_skip);
+/* The PaLM form used for MFU: 6 N + 12 L h s, N = plc_params_total. */
+double plc_flops_per_token_palm(const plc_model *m);
+/* The Megatron form (Narayanan et al. 2021, eq. 3), per token:
+ *   96 L h^2 (1 + s / (6 h) + V / (16 L h)) = 96 L h^2 + 16 L h s + 6 h V,
+ * the paper's 96 B s L h^2 (...) per batch of B sequences divided by B s.
+ * Written for the GPT block with a 4h MLP, kv_heads = heads and the full
+ * attention square; it counts the recompute forward of full recompute (4
+ * passes over the layers, 3 over the head), so its "utilisation" is a
+ * hardware FLOP utilisation. It reads only L, h, s and V. */
+double plc_flops_per_token_megatron(const plc_model *m);
+
+/* Share of a rank's layers recomputed whole in the backward: 1 with
+ * recompute = full, plc_recomputed_layers / (layers / pp) with block and
+ * every, 0 otherwise. */
+double plc_recompute_share(const plc_model *m, const plc_layout *l);
+
+/* ---- pipeline_order.c ------------------------------------------------------ */
+/* the one definition of a pipeline schedule: which layers
+ * form each chunk, which pipeline rank owns it, and the order in which each
+ * rank runs its forward and backward units. The lowering emits its programs
+ * in this order, the schedule simulator (schedule_model.c) times it and the
+ * memory model takes its in-flight counts from plc_pipe_warmup, so the
+ * three cannot disagree.
+ *
+ *   gpipe        pp contiguous chunks; all forwards, then all backwards
+ *   1f1b         pp contiguous chunks; pp-1-r warm-up forwards, then one
+ *                forward one backward, then the remaining backwards
+ *   interleaved  pp*vpp chunks, chunk c on rank c mod pp; Megatron's
+ *                interleaved 1F1B (micro-batches in groups of pp)
+ *   layered      one chunk per layer, contiguous placement, breadth-first:
+ *                every micro-batch through a layer before the next layer
+ *                (layered gradient accumulation), backward likewise
+ *   modular      one chunk per layer, layer i on rank i mod pp, breadth-first
+ *
+ * A unit is (direction, chunk, micro-batch). Forward of chunk c needs the
+ * forward of c-1 for the same micro-batch; backward of c needs backward of
+ * c+1 and forward of c. The layout must have passed the rulebook
+ * (common/layout_rules.h). */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plc/job.h"
+
+typedef struct plc_pipe_unit {
+    uint8_t bwd;   /* 0 forward, 1 backward */
+    int32_t chunk; /* global chunk id */
+    int32_t micro;
+} plc_pipe_unit;
+
+typedef struct plc_pipe_shape {
+    plc_schedule schedule;
+    int64_t pp, vpp, layers;
+    int64_t nchunks;  /* chunks over all ranks */
+    int64_t per_rank; /* chunks per rank */
+    bool looping;     /* chunk c on rank c mod pp (else contiguous blocks) */
+} plc_pipe_shape;
+
+/* The chunks of a schedule; -1 when the layers do not split (a layout the
+ * rulebook refuses). vpp counts only for the interleaved schedule. */
+int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out);
+
+/* pipeline rank owning chunk c; its layers [lo, hi) */
+int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c);
+static inline int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c) { return c * (sh->layers / sh->nchunks); }
+static inline int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c) { return (c + 1) * (sh->layers / sh->nchunks); }
+
+/* units a rank runs per step with M micro-batches: 2 M per_rank */
+static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M) { return 2 * M * sh->per_rank; }
+
+/* forward units rank r runs before its first backward */
+int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r);
+
+/* Micro-batches rank r holds activations of at its peak, in units of "one
+ * micro-batch through all of the rank's layers": (warm-up + 1) forward
+ * units, at most all of them, over its chunks. O(1) in M. */
+double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r);
+
+/* Writes rank r's plc_pipe_units(sh, M) units in execution order. Returns 0,
+ * or -1 when M does not suit the schedule (interleaved: a multiple of pp). */
+int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *out);
+
+/* ---- search.c -------------------------------------------------------------- */
+/* legality of a layout for a job, and the candidate values of each
+ * layout dimension. plc_solve and plc_estimate_layout (compiler/solver/solver.h)
+ * are implemented in search.c. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* true when l is legal for job (divisibility, schedule rules, GPU count);
+ * otherwise false with the reason in why. */
+bool plc_layout_check(const plc_job *job, const plc_layout *l, char *why, size_t size);
+
+/* Orders candidates by the job's objective: negative when a is better. */
+int plc_candidate_compare(const plc_job *job, const plc_candidate *a, const plc_candidate *b);
+
+/* ---- time_model.c ---------------------------------------------------------- */
+/* predicted time of one training step of a layout, split into
+ * compute, memory-bound work, exposed communication by kind, bubble and
+ * overhead. See docs/solver.md for the formulas. */
+
+/* Per-micro-batch times of one layer on one rank, the pieces the step is
+ * assembled from (also used by tests and explain). */
+typedef struct plc_layer_times {
+    double matmul_f, matmul_b;   /* linear layers */
+    double attn_f, attn_b;       /* attention core (scores, softmax, PV) */
+    double mem_f, mem_b;         /* memory-bound element-wise work */
+    double tp_f, tp_b;           /* tensor/sequence-parallel collectives */
+    double cp_f, cp_b;           /* exposed context-parallel exchange */
+    double launch_f, launch_b;   /* kernel launch overhead */
+    double recompute;            /* extra forward work the backward repeats */
+} plc_layer_times;
+
+void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *out);
+
+/* The forward GEMMs of one layer on one rank for one micro-batch, M x K by
+ * K x N (the backward runs each twice: data and weight gradients). */
+enum { PLC_LAYER_GEMMS = 4 };
+typedef struct plc_gemm_shape {
+    const char *name; /* "qkv", "attn-out", "mlp-in", "mlp-out" */
+    int64_t M, N, K;
+} plc_gemm_shape;
+void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_LAYER_GEMMS]);
+
+/* Fills est->step_time_s, time[], micro_batches, bubble_fraction,
+ * tokens_per_s, mfu and model_flops (est->valid must be true). */
+void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est);
+
+/* Peak FLOP/s of the device in the job's precision. */
+double plc_peak_flops(const plc_job *job);
 
 #endif

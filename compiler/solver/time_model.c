@@ -1,13 +1,8 @@
-/* time_model.c: one training step's time; see time_model.h, docs/solver.md. */
+/* time_model.c: one training step's time; see solver.h, docs/solver.md. */
 #include <math.h>
 
-#include "compiler/solver/time_model.h"
+#include "compiler/solver/solver_int.h"
 
-#include "compiler/solver/collectives.h"
-#include "compiler/solver/memory_model.h"
-#include "compiler/solver/model_math.h"
-#include "compiler/solver/overlap.h"
-#include "compiler/solver/schedule_model.h"
 
 /* Attention kernels. Tiled (flash) kernels run the score matmuls from on-chip
  * memory at the catalog's attention_efficiency (FlashAttention-2's forward +

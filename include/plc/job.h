@@ -319,7 +319,7 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
 
 /* ---- the engine's profile ----------------------------------------------------
  * What the runtime named by train.engine keeps, overlaps and can run, read
- * from engines.yaml (docs/engines.md; compiler/frontend/engines.h), every
+ * from engines.yaml (docs/engines.md; compiler/frontend/frontend_int.h), every
  * figure with its source. X(member, key, lo, hi, what) lists the figures; a
  * zero profile is plc's own accounting with nothing overlapped beyond it. */
 #define PLC_ENGINE_FIGURES(X)                                                                                  \

@@ -308,7 +308,7 @@ typedef struct plc_prediction {
 /* ---- the plan ------------------------------------------------------------- */
 typedef struct plc_plan {
     uint32_t version;
-    const char *spec_path;  /* the spec's file name, no directory (compiler/frontend/paths.h) */
+    const char *spec_path;  /* the spec's file name, no directory (compiler/frontend/frontend.h) */
     const char *spec_source;
     uint64_t spec_len;
     uint64_t spec_hash; /* FNV-1a 64 of the source */

@@ -7,9 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/frontend/resolve.h"
-#include "compiler/frontend/spec_load.h"
-#include "compiler/frontend/spec_parse.h"
+#include "compiler/frontend/frontend.h"
 
 typedef struct fe_result {
     plc_arena a;

@@ -8,12 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/frontend/engines.h"
-#include "compiler/frontend/spec_parse.h"
-#include "compiler/solver/memory_model.h"
-#include "compiler/solver/overlap.h"
+#include "compiler/frontend/frontend_int.h"
 #include "compiler/solver/solver.h"
-#include "compiler/solver/time_model.h"
+#include "compiler/solver/solver_int.h"
 #include "test_solver_fixtures.h"
 
 typedef struct loaded {

@@ -1,7 +1,7 @@
 /* test_fe_fmt.c: plc fmt's canonical form, comment keeping, idempotence. */
 #include <CUnit/CUnit.h>
 
-#include "compiler/frontend/fmt.h"
+#include "compiler/frontend/frontend.h"
 #include "fe_test_util.h"
 
 static char *fmt_text(plc_arena *a, const char *text)

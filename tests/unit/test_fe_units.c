@@ -2,8 +2,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/frontend/catalog.h"
-#include "compiler/frontend/units.h"
+#include "compiler/frontend/frontend_int.h"
 #include "fe_test_util.h"
 
 static plc_quantity_status eval(const char *num, const char *w1, const char *w2, plc_quantity *q)

@@ -7,10 +7,8 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/lower/memplan.h"
-#include "compiler/plantools/plan_check.h"
-#include "compiler/plantools/plan_trace.h"
-#include "compiler/solver/search.h"
+#include "compiler/lower/lower.h"
+#include "compiler/plantools/plantools.h"
 #include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 

@@ -10,8 +10,7 @@
 #include <math.h>
 
 #include "common/layout_rules.h"
-#include "compiler/lower/memplan.h"
-#include "compiler/solver/search.h"
+#include "compiler/lower/lower.h"
 #include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 

@@ -1,12 +1,12 @@
 /* tests/unit/test_model_math_gpt.c: parameter counts and FLOPs of the GPT
- * block (compiler/solver/model_math.h) against known values: Hugging Face's
+ * block (compiler/solver/solver.h) against known values: Hugging Face's
  * GPT-2 counts, FLOPs per token worked out by hand in the comments, and a
  * row of Narayanan et al. 2021, Table 1. */
 #include <CUnit/CUnit.h>
 #include <math.h>
 
 #include "common/tensors.h"
-#include "compiler/solver/model_math.h"
+#include "compiler/solver/solver.h"
 #include "test_solver_fixtures.h"
 
 /* GPT-2 shapes: 1024 learned positions, vocab 50257, tied, ffn 4h */

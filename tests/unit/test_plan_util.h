@@ -9,7 +9,7 @@
 
 #include "common/plan_io.h"
 #include "compiler/lower/lower.h"
-#include "compiler/plantools/plan_dump.h"
+#include "compiler/plantools/plantools.h"
 
 /* the equivalence test's model: GQA, 4 layers, tiny */
 static inline void tp_job(plc_job *job, int layers, bool tied, int64_t global_batch)

@@ -4,8 +4,8 @@
 #include <math.h>
 #include <unistd.h>
 
-#include "compiler/frontend/paths.h"
-#include "compiler/frontend/spec_checks.h"
+#include "compiler/frontend/frontend.h"
+#include "compiler/frontend/frontend_int.h"
 #include "fe_test_util.h"
 
 #define VALID FE_MODEL FE_CLUSTER FE_TRAIN FE_LAYOUT

@@ -2,7 +2,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
-#include "compiler/solver/model_math.h"
+#include "compiler/solver/solver.h"
 #include "test_solver_fixtures.h"
 
 static void llama2_7b(plc_model *m) { fixture_model(m, "llama-2-7b", 32, 4096, 11008, 32, 32, 32000, 4096, false); }

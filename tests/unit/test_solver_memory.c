@@ -5,9 +5,7 @@
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 
-#include "compiler/solver/memory_model.h"
-#include "compiler/solver/model_math.h"
-#include "compiler/solver/search.h"
+#include "compiler/solver/solver.h"
 #include "test_solver_fixtures.h"
 
 #define GIB 1073741824.0

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/solver/search.h"
+#include "compiler/solver/solver.h"
 #include "test_solver_fixtures.h"
 
 static void test_solve_ranks_fitting_layouts(void)

@@ -5,11 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "compiler/solver/collectives.h"
-#include "compiler/solver/memory_model.h"
-#include "compiler/solver/pipeline_order.h"
-#include "compiler/solver/schedule_model.h"
-#include "compiler/solver/time_model.h"
+#include "compiler/solver/solver_int.h"
 #include "test_solver_fixtures.h"
 
 static plc_hw simple_hw(void)

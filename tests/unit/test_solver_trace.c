@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "compiler/plantools/plan_trace.h"
+#include "compiler/plantools/plantools.h"
 #include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 

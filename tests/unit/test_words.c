@@ -1,12 +1,11 @@
-/* test_words.c: plc's output vocabulary (compiler/plantools/words.h), the plan
- * settings plc diff compares (compiler/plantools/plan_diff.h) and the tie rule of
- * listings (compiler/cli/report.h). */
+/* test_words.c: plc's output vocabulary (compiler/plantools/plantools.h), the plan
+ * settings plc diff compares (compiler/plantools/plantools.h) and the tie rule of
+ * listings (compiler/cli/cli.h). */
 #include <CUnit/CUnit.h>
 #include <string.h>
 
-#include "compiler/plantools/plan_diff.h"
-#include "compiler/cli/report.h"
-#include "compiler/plantools/words.h"
+#include "compiler/plantools/plantools.h"
+#include "compiler/cli/cli.h"
 
 static void test_words(void)
 {

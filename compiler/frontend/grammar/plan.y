@@ -18,7 +18,7 @@
 %expect 0
 
 %code requires {
-#include "compiler/frontend/spec_parse.h"
+#include "compiler/frontend/frontend_int.h"
 #define YYLLOC_DEFAULT(cur, rhs, n)                                            \
     do {                                                                       \
         if (n) {                                                               \

@@ -1,14 +1,19 @@
-/* report.h: how the solver's results are printed (text tables, YAML) by
+/* compiler/cli/cli.h: the cli stage's public interface, what the other stages,
+ * the tools and the tests may use; the sections below are named after the
+ * files that implement them. Internal helpers: cli_int.h. */
+#ifndef PLC_COMPILER_CLI_H
+#define PLC_COMPILER_CLI_H
+
+/* ---- report.h -------------------------------------------------------------- */
+/* how the solver's results are printed (text tables, YAML) by
  * plc solve, explain and scale. */
-#ifndef PLC_REPORT_H
-#define PLC_REPORT_H
 
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "compiler/lower/memplan.h"
+#include "compiler/lower/lower.h"
 #include "compiler/solver/solver.h"
-#include "compiler/plantools/yaml_out.h"
+#include "compiler/plantools/plantools.h"
 #include "plc/plan.h"
 
 #define PLC_GIB 1073741824.0

@@ -1,0 +1,151 @@
+/* compiler/cli/cli_int.h: the cli stage's internal interface, for its own files
+ * (and unit tests): the public header plus what only the stage uses. */
+#ifndef PLC_COMPILER_CLI_INT_H
+#define PLC_COMPILER_CLI_INT_H
+
+#include "compiler/cli/cli.h"
+
+/* ---- cmd_args.c ------------------------------------------------------------ */
+/* argument handling shared by the commands that take one input
+ * file (solve, explain, scale, compile, dump, trace) or read plans (dump,
+ * diff, trace), so their messages read the same. Each prints "plc CMD: error: ..." to stderr and
+ * returns -1 on a user error; the caller then exits with PLC_EXIT_INPUT. */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "plc/arena.h"
+#include "plc/plan.h"
+
+typedef void plc_usage_fn(FILE *out);
+
+/* an argument the command's own options did not take: rejects an unknown
+ * option (then prints the usage) or a second input file, else stores it in
+ * *path. `what` names the input: "spec" or "plan". */
+int plc_cmd_take_input(const char *cmd, const char *what, const char *arg, const char **path, plc_usage_fn *usage);
+
+/* after the loop: "no WHAT given" and the usage when no input was named */
+int plc_cmd_need_input(const char *cmd, const char *what, const char *path, plc_usage_fn *usage);
+
+/* plc_plan_load_file into arena a, with the loader's message on failure */
+int plc_cmd_load_plan(const char *cmd, plc_arena *a, const char *path, plc_plan *p);
+
+/* --rank R of dump/diff/trace: a rank in [0, world) */
+int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *out);
+
+/* --format text|yaml: sets *yaml; -1 after a message for anything else */
+int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml);
+
+/* --svg FILE: draw(f, ctx) writes the picture, replacing FILE atomically
+ * (common/atomic_file.h). 0, or 1 after "plc CMD: error: ..." (a file that
+ * cannot be written is the user's to fix: exit 1) */
+int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx);
+
+/* ---- commands.h ------------------------------------------------------------ */
+/* the plc subcommands. Each takes (argc, argv) with argv[0] the
+ * command's name, prints its own --help, and returns the process exit status
+ * (README, "Exit status"): library results are a plc_status mapped with
+ * plc_status_exit (include/plc/status.h) to 0 ok, 1 input, 2 no layout or
+ * does not fit, 3 internal; a command adds 4 when a CI gate failed (check
+ * and compile: --max-memory, --min-mfu, --max-regression;
+ * compiler/cli/cli_int.h). plc diff follows diff(1) instead: 0 equal,
+ * 1 different, 2 an error. */
+
+enum { PLC_EXIT_OK = 0, PLC_EXIT_INPUT = 1, PLC_EXIT_NO_LAYOUT = 2, PLC_EXIT_INTERNAL = 3, PLC_EXIT_GATE = 4 };
+
+int plc_cmd_check(int argc, char **argv);   /* compiler/cli/cmd_check.c   */
+int plc_cmd_fmt(int argc, char **argv);     /* compiler/cli/cmd_fmt.c     */
+int plc_cmd_solve(int argc, char **argv);   /* compiler/cli/cmd_solve.c   */
+int plc_cmd_explain(int argc, char **argv); /* compiler/cli/cmd_explain.c */
+int plc_cmd_scale(int argc, char **argv);   /* compiler/cli/cmd_scale.c   */
+int plc_cmd_compile(int argc, char **argv); /* compiler/cli/cmd_compile.c */
+int plc_cmd_dump(int argc, char **argv);    /* compiler/cli/cmd_dump.c    */
+int plc_cmd_diff(int argc, char **argv);    /* compiler/cli/cmd_diff.c    */
+int plc_cmd_trace(int argc, char **argv);   /* compiler/cli/cmd_trace.c   */
+int plc_cmd_export(int argc, char **argv);  /* compiler/cli/cmd_export.c  */
+
+/* ---- gates.c --------------------------------------------------------------- */
+/* the CI gates of plc check and plc compile.
+ *
+ *   --max-memory 80%        the peak per rank (compile: the plan's exact one,
+ *                           check: the predicted one) is at most 80% of the
+ *                           device's memory
+ *   --min-mfu 45%           the predicted MFU is at least 45%
+ *   --baseline OLD.bin      compare with a plan compiled before (its recorded
+ *   --max-regression 2%     prediction): throughput may drop by at most 2%
+ *
+ * A gate that fails prints "plc CMD: gate failed: ..." on stderr and the
+ * command exits with PLC_EXIT_GATE (4); see commands.h. */
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "compiler/solver/solver.h"
+#include "plc/job.h"
+
+typedef struct plc_gates {
+    double max_memory;     /* fraction of device memory; 0: no gate */
+    double min_mfu;        /* fraction; 0: no gate */
+    const char *baseline;  /* plan file or NULL */
+    double max_regression; /* fraction of throughput; < 0: not given */
+} plc_gates;
+
+/* the options above, for --help texts */
+extern const char plc_gates_help[];
+
+/* Takes the gate options out of argv (as plc_spec_take_options does).
+ * Returns 0, or -1 after a message on stderr. */
+int plc_gates_take_options(const char *cmd, int *argc, char **argv, plc_gates *g);
+/* true when any gate is set */
+bool plc_gates_any(const plc_gates *g);
+/* The per-rank memory the memory gate judges, and its name in the report:
+ * plc compile passes the plan's exact figure (the most loaded stage's arena
+ * plus the runtime's fixed costs, the figure it decides fit on), plc check
+ * the solver's estimate (NULL: e->peak_bytes, "predicted"). */
+typedef struct plc_gate_memory {
+    double peak_bytes;
+    const char *what; /* "exact", "predicted" */
+} plc_gate_memory;
+
+/* Checks the gates against the chosen layout's estimate (and mem, see
+ * above); prints one line per gate on out ("gate ...: pass") and each
+ * failure on stderr. Returns 0 all pass, 1 a gate failed, -1 the baseline
+ * is unreadable (message on stderr). */
+int plc_gates_check(const char *cmd, const plc_gates *g, const plc_job *job, const plc_estimate *e,
+                    const plc_gate_memory *mem, FILE *out);
+
+/* ---- report_load.c --------------------------------------------------------- */
+/* spec loading and option parsing shared by solve, explain
+ * and scale. */
+
+#include "compiler/frontend/frontend.h"
+
+/* plc_spec_load with a summary line on failure; 0 or -1 */
+int plc_report_load(plc_arena *a, const char *cmd, const char *path, const plc_spec_opts *opts, plc_job *job);
+/* a decimal number in [lo, hi], or -1 after an error message */
+int plc_report_parse_count(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out);
+
+/* ---- report_memplan.c ------------------------------------------------------ */
+/* the lowered plan's exact memory against the solver's
+ * estimate, per pipeline stage (plc compile and plc explain print it). */
+
+#include <stdio.h>
+
+#include "compiler/lower/lower.h"
+#include "compiler/solver/solver.h"
+#include "plc/plan.h"
+
+/* One line per stage (the first eight when there are more than nine; the
+ * caller prints the heading): the
+ * plan's exact arena (persistent state + activations and temporaries at
+ * their peak) against the solver's estimate of the same buffers (weights
+ * to temporaries) and its full estimate. st has p->layout.pp entries. */
+void plc_report_memplan(FILE *out, const plc_plan *p, const plc_estimate *est, const plc_memplan_stats *st);
+
+/* The plan's exact need per stage: arena + fixed (plc_runtime_fixed_bytes)
+ * against limit, one line per stage (all of them over the limit, else the
+ * first eight). Returns the number of stages over the limit. */
+int plc_report_plan_fit(FILE *out, const plc_plan *p, double fixed, double limit);
+
+#endif

@@ -1,0 +1,150 @@
+/* compiler/solver/solver_int.h: the solver stage's internal interface, for its own files
+ * (and unit tests): the public header plus what only the stage uses. */
+#ifndef PLC_COMPILER_SOLVER_INT_H
+#define PLC_COMPILER_SOLVER_INT_H
+
+#include "compiler/solver/solver.h"
+
+/* ---- collectives.c --------------------------------------------------------- */
+/* hierarchical latency-bandwidth costs of collectives and of
+ * point-to-point messages, and which groups span nodes under the Megatron
+ * rank order (tp fastest, then cp, dp, pp). The public primitives are
+ * declared in compiler/solver/solver.h. */
+
+#include <stdint.h>
+
+/* One communicator group of the layout: its size and how its members lie on
+ * the nodes. */
+typedef struct plc_group {
+    int64_t size;
+    int64_t per_node; /* members on each node it touches */
+} plc_group;
+
+/* Group of a dimension whose ranks are `stride` apart (stride = product of the
+ * faster dimensions) on nodes of gpus_per_node GPUs. */
+plc_group plc_group_place(int64_t size, int64_t stride, int64_t gpus_per_node);
+
+typedef struct plc_layout_groups {
+    plc_group tp, cp, dp, pp, dpcp; /* dpcp: data x context, the gradient group */
+} plc_layout_groups;
+
+void plc_layout_groups_of(const plc_layout *l, int64_t gpus_per_node, plc_layout_groups *out);
+
+/* Ring and tree costs separately (tests compare them); plc_cost_collective
+ * takes the better of the two. */
+double plc_cost_collective_ring(const plc_hw *hw, plc_collective_kind kind, double bytes,
+                                int64_t group_size, int64_t per_node);
+double plc_cost_collective_tree(const plc_hw *hw, plc_collective_kind kind, double bytes,
+                                int64_t group_size, int64_t per_node);
+
+static inline double plc_cost_group(const plc_hw *hw, plc_collective_kind kind, double bytes,
+                                    plc_group g)
+{
+    return plc_cost_collective(hw, kind, bytes, g.size, g.per_node);
+}
+
+/* ---- overlap.c ------------------------------------------------------------- */
+/* what of each communication the engine hides under compute, the
+ * overlap terms of the time model (docs/solver.md, "Overlap"). Each function
+ * takes the communication's full cost and the compute it may run under, and
+ * returns the exposed part: the whole cost when the engine's profile
+ * (job->engine, docs/engines.md) does not overlap it. */
+
+#include "plc/job.h"
+
+/* A layer's tensor-parallel collectives in one direction (comm seconds)
+ * against its matmuls (gemm seconds). With tp_overlap and sequence
+ * parallelism the all-gathers and reduce-scatters are split into tp chunks
+ * pipelined with the GEMM pieces (Transformer Engine userbuffers): the
+ * first chunk is exposed, and whatever outlasts the GEMMs. */
+double plc_overlap_tp(const plc_job *job, const plc_layout *l, double comm, double gemm);
+
+/* The step's gradient reductions (comm seconds, the first layer's share
+ * first_layer) against the backward that can hide them (window seconds).
+ * With grad_reduce_overlap a layer's reduction runs once its gradients are
+ * final, so only what outlasts the window, and at least the first layer's
+ * (the last to be final), is exposed; without it all of it follows the
+ * backward. */
+double plc_overlap_grad_reduce(const plc_job *job, double comm, double first_layer, double window);
+
+/* ZeRO 1 and 2: the all-gather of the updated weights after the optimizer
+ * (comm seconds, over `layers` buckets) against the next step's first
+ * forward pass through the stage (forward seconds). With
+ * param_gather_overlap each bucket is gathered under the forward of the
+ * layer before it (Megatron --overlap-param-gather): the first bucket is
+ * exposed, and what outlasts the forward. */
+double plc_overlap_param_gather(const plc_job *job, double comm, int64_t layers, double forward);
+
+/* ZeRO 3: one layer's gather (gather seconds) each time a stage enters a
+ * layer, `entries` times a step in runs of `run` layers (a pass through the
+ * stage's layers), each under the compute of the layer before it (per_layer
+ * seconds). With param_gather_overlap (prefetch on a side stream) the first
+ * gather of each run is exposed and each other one beyond per_layer; without
+ * it every gather is on the critical path. */
+double plc_overlap_layer_gathers(const plc_job *job, double gather, double entries, int64_t run, double per_layer);
+
+/* The pipeline's point-to-point messages of a step (count messages of msg
+ * seconds) against the compute of one chunk (chunk seconds). With
+ * p2p_overlap and the interleaved schedule a message is sent and received
+ * while the rank runs another chunk: only what outlasts it is exposed. */
+double plc_overlap_p2p(const plc_job *job, const plc_layout *l, double count, double msg, double chunk);
+
+/* How many collectives a data-parallel gradient reduction or ZeRO 1/2
+ * weight gather of `elems` elements is issued as: with the engine's
+ * dp_bucket (elements) the flat buffer is cut into buckets of that size,
+ * each one collective (Megatron's gradient buffer); without it (0) the
+ * lowering's own count, `unbucketed` (a bucket per layer under ZeRO 0, a
+ * collective per parameter tensor otherwise). Each collective pays its
+ * latency, so this is what a many-node data-parallel group waits for. */
+double plc_dp_collectives(const plc_job *job, double elems, double unbucketed);
+
+/* ---- schedule_model.c ------------------------------------------------------ */
+/* what a pipeline schedule costs: micro-batches in flight
+ * (memory) and idle time (bubble), from simulating the schedule's order. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plc/job.h"
+
+/* Activations a rank of pipeline stage `stage` holds at its peak, in units of
+ * "one micro-batch through all of the rank's layers" (plc_pipe_inflight). */
+double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro, int64_t stage);
+
+/* Result of simulating one step of the pipeline. */
+typedef struct plc_sched_sim {
+    double makespan;  /* first forward to last backward */
+    double busy_max;  /* busiest rank's compute time */
+    double busy_mean;
+    int64_t units;    /* (chunk, micro-batch, direction) units simulated */
+} plc_sched_sim;
+
+/* Simulates the schedule with per-layer forward time tf and backward time tb
+ * (uniform), extra forward/backward time on the first and last stage
+ * (embedding, head and loss), and p2p latency per hop between ranks. Every
+ * rank runs its units in the schedule's order (plc_pipe_order), each as soon
+ * as its inputs are ready. Returns 0, or -1 when the layers do not split into
+ * the schedule's chunks or memory runs out. */
+int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
+                       double tf, double tb, double first_extra, double last_extra,
+                       double p2p, plc_sched_sim *out);
+
+/* Makespan of one step of a layer-major schedule (layered or modular):
+ * per-layer forward time tf and backward tb per micro-batch, extra time per
+ * micro-batch on the first and last layer (embedding; head and loss), p2p
+ * seconds per message between ranks. O(layers), cheap enough for the
+ * search; matches plc_sched_simulate's makespan (the unit tests compare
+ * them). pp above PLC_SCHED_MAX_RANKS is treated as one rank. */
+#define PLC_SCHED_MAX_RANKS 1024
+double plc_sched_layer_major_makespan(plc_schedule s, int64_t pp, int64_t layers, int64_t micro, double tf,
+                                      double tb, double first_extra, double last_extra, double p2p);
+
+/* Idle share of a balanced pipeline: bubble / busy time of a rank, for tb/tf
+ * = ratio. Closed forms (checked against the simulator in the tests) for
+ * gpipe and 1f1b (pp-1)/m, interleaved (pp-1)/(vpp m), layered
+ * (pp-1)((L/pp-1)m+1)/((L/pp)m), modular with m >= pp pp(pp-1)/(m L); the
+ * simulator (memoised) for modular with fewer micro-batches than stages. */
+double plc_sched_bubble_ratio(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers,
+                              int64_t micro, double ratio);
+
+#endif
