@@ -23,7 +23,9 @@
 
 PLC_HD float plc_expf(float x)
 {
-    float xc = x < PLC_EXPF_LO ? PLC_EXPF_LO : x;
+    /* NaN clamps to the low end here (no float-to-int of a NaN below) and is
+     * returned as NaN at the end */
+    float xc = x > PLC_EXPF_LO ? x : PLC_EXPF_LO;
     xc = xc > PLC_EXPF_HI ? PLC_EXPF_HI : xc;
     /* n = round(x / ln2): adding 1.5 * 2^23 rounds to an integer */
     float n = (xc * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
@@ -36,12 +38,13 @@ PLC_HD float plc_expf(float x)
     p = p * r + 5.0000001201e-1f;
     p = (p * (r * r) + r) + 1.0f;
     /* 2^n = 2^(n-1) * 2: n - 1 + 127 stays in [1, 254] for n in [-125, 128] */
-    int32_t bits = ((int32_t)n + 126) << 23;
+    uint32_t bits = (uint32_t)((int32_t)n + 126) << 23;
     float scale;
     memcpy(&scale, &bits, sizeof scale);
     float y = p * scale * 2.0f;
     y = x < PLC_EXPF_LO ? 0.0f : y;
-    return x > PLC_EXPF_HI ? INFINITY : y;
+    y = x > PLC_EXPF_HI ? INFINITY : y;
+    return x != x ? x : y;
 }
 
 #endif

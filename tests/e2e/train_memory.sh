@@ -7,6 +7,7 @@ set -u
 . "$(dirname "$0")/plrun_lib.bash"
 need_mpi
 [ -r /proc/self/status ] || skip "skipped: no /proc/self/status to measure memory with"
+case "$PLC_BIN" in *san*) skip "skipped: the sanitizer build's allocator (redzones, quarantine, shadow) is not plrun's memory" ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # tiny.plan, grown so that the arena (tens of MiB) dwarfs page rounding
