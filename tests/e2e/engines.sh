@@ -5,10 +5,9 @@
 # refused for an engine other than plrun, recompute block / every chosen
 # when memory is short, and a bad or missing profiles file.
 set -u
-plc="$PLC_BIN/plc"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/plc_lib.bash"
+plc=$PLC
+fail() { die "$@"; }
 py=/usr/bin/python3
 
 cat > "$tmp/s.plan" <<'EOF'
