@@ -120,21 +120,37 @@ static bool is_norm_weight(plc_tensor_role r)
     return r == PLC_ROLE_ATTN_NORM || r == PLC_ROLE_MLP_NORM || r == PLC_ROLE_FINAL_NORM;
 }
 
+/* the role and layer of tensor id (in range) */
+static plc_tensor_role role_of(const plc_model *m, int64_t id, int64_t *layer)
+{
+    int64_t first = first_layer_id(m), fin = final_norm_id(m);
+    *layer = -1;
+    if (id == 0) return PLC_ROLE_TOK_EMB;
+    if (id < first) return PLC_ROLE_POS_EMB;
+    if (id < fin) {
+        *layer = (id - first) / per_layer(m);
+        return layer_roles(m)[(id - first) % per_layer(m)];
+    }
+    if (id == fin) return PLC_ROLE_FINAL_NORM;
+    if (id < lm_head_id(m)) return PLC_ROLE_FINAL_NORM_B;
+    return PLC_ROLE_LM_HEAD;
+}
+
+bool plc_tensor_shape(const plc_model *m, int64_t id, plc_tensor_role *role, int64_t shape[2], int *ndim)
+{
+    if (id < 0 || id >= plc_tensor_count(m)) return false;
+    int64_t layer;
+    *role = role_of(m, id, &layer);
+    role_shape(m, *role, shape, ndim);
+    return true;
+}
+
 bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out)
 {
     if (id < 0 || id >= plc_tensor_count(m)) return false;
     memset(out, 0, sizeof *out);
     out->id = id;
-    out->layer = -1;
-    int64_t first = first_layer_id(m), fin = final_norm_id(m);
-    if (id == 0) out->role = PLC_ROLE_TOK_EMB;
-    else if (id < first) out->role = PLC_ROLE_POS_EMB;
-    else if (id < fin) {
-        out->layer = (id - first) / per_layer(m);
-        out->role = layer_roles(m)[(id - first) % per_layer(m)];
-    } else if (id == fin) out->role = PLC_ROLE_FINAL_NORM;
-    else if (id < lm_head_id(m)) out->role = PLC_ROLE_FINAL_NORM_B;
-    else out->role = PLC_ROLE_LM_HEAD;
+    out->role = role_of(m, id, &out->layer);
     const char *rn = plc_tensor_role_name(m, out->role);
     const char *hf = is_gpt(m) ? gpt_hf_name(out->role) : NULL;
     if (hf && out->layer >= 0)
@@ -188,4 +204,15 @@ int64_t plc_model_param_count(const plc_model *m)
     plc_tensor_info t;
     for (int64_t id = 0; plc_tensor_get(m, id, &t); id++) total += t.numel;
     return total;
+}
+
+plc_shard_kind plc_tensor_tp_split(plc_tensor_role r)
+{
+    switch (r) {
+    case PLC_ROLE_WQ: case PLC_ROLE_WK: case PLC_ROLE_WV: case PLC_ROLE_W_GATE: case PLC_ROLE_W_UP:
+    case PLC_ROLE_W_FC: case PLC_ROLE_LM_HEAD: return PLC_SHARD_COLS;
+    case PLC_ROLE_WO: case PLC_ROLE_W_DOWN: case PLC_ROLE_W_PROJ: case PLC_ROLE_TOK_EMB:
+    case PLC_ROLE_BQ: case PLC_ROLE_BK: case PLC_ROLE_BV: case PLC_ROLE_B_FC: return PLC_SHARD_ROWS;
+    default: return PLC_SHARD_NONE;
+    }
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "plc/job.h"
+#include "plc/plan.h"
 
 /* what a tensor is within its layer (or the model) */
 typedef enum plc_tensor_role {
@@ -83,12 +84,24 @@ int64_t plc_tensor_count(const plc_model *m);
 /* fills *out for tensor `id`; false when id is out of range */
 bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out);
 
+/* the role and shape of tensor `id` without its name (cheap: the memory
+ * model sizes tensors in the search's inner loop); false when out of range */
+bool plc_tensor_shape(const plc_model *m, int64_t id, plc_tensor_role *role, int64_t shape[2], int *ndim);
+
 /* id of the tensor of a role (layer ignored outside the layers), -1 when the
  * model has no such tensor (lm_head when tied, a layer out of range) */
 int64_t plc_tensor_id(const plc_model *m, plc_tensor_role role, int64_t layer);
 
 /* id of the tensor called `name`, -1 when none is */
 int64_t plc_tensor_find(const plc_model *m, const char *name);
+
+/* How tensor parallelism splits a tensor of a role (Megatron): column
+ * parallel q/k/v/gate/up/fc and lm_head; row parallel wo/down/proj, the
+ * vocabulary-parallel embedding and the column-parallel biases (stored [n]:
+ * split with their columns); norms, the row-parallel biases (added once,
+ * after the reduction) and the position table are replicated. The lowering
+ * lays tensors out by it and the memory model sizes them by it. */
+plc_shard_kind plc_tensor_tp_split(plc_tensor_role r);
 
 /* total number of parameters (elements of all global tensors) */
 int64_t plc_model_param_count(const plc_model *m);

@@ -33,22 +33,6 @@ int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[LW_KEY_TENSORS])
     return n;
 }
 
-/* the tp split of a tensor (Megatron: column-parallel q/k/v/gate/up/fc and
- * lm_head, row-parallel wo/down/proj, vocabulary-parallel embedding; the
- * column-parallel biases [n] split with their columns; norms, the
- * row-parallel biases (added once, after the reduction) and the position
- * table are replicated) */
-static plc_shard_kind tp_split(plc_tensor_role r)
-{
-    switch (r) {
-    case PLC_ROLE_WQ: case PLC_ROLE_WK: case PLC_ROLE_WV: case PLC_ROLE_W_GATE: case PLC_ROLE_W_UP:
-    case PLC_ROLE_W_FC: case PLC_ROLE_LM_HEAD: return PLC_SHARD_COLS;
-    case PLC_ROLE_WO: case PLC_ROLE_W_DOWN: case PLC_ROLE_W_PROJ: case PLC_ROLE_TOK_EMB:
-    case PLC_ROLE_BQ: case PLC_ROLE_BK: case PLC_ROLE_BV: case PLC_ROLE_B_FC: return PLC_SHARD_ROWS;
-    default: return PLC_SHARD_NONE;
-    }
-}
-
 static void describe(lw_ctx *c, int32_t b, const lw_tensor *t, bool flat)
 {
     plc_buffer *x = &c->P->bufs[b];
@@ -87,7 +71,7 @@ void lw_setup_tensors(lw_ctx *c)
             lw_tensor *t = &c->T[ids[i]];
             t->present = true;
             plc_tensor_get(&c->m, ids[i], &t->info);
-            t->shard = c->L.tp > 1 ? tp_split(t->info.role) : PLC_SHARD_NONE;
+            t->shard = c->L.tp > 1 ? plc_tensor_tp_split(t->info.role) : PLC_SHARD_NONE;
             t->tp_sharded = t->shard != PLC_SHARD_NONE;
             /* blocks are padded where tp does not divide (the vocabulary) */
             t->rows = plc_shard_block(t->info.shape[0], t->shard == PLC_SHARD_ROWS ? c->L.tp : 1);

@@ -49,6 +49,26 @@ static int cmp_item(const void *a, const void *b)
     return (x->buf > y->buf) - (x->buf < y->buf);
 }
 
+/* equal sizes in order of first use: buffers made once per micro-batch
+ * stack in time */
+static int cmp_item_start(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    if (x->first != y->first) return x->first < y->first ? -1 : 1;
+    return (x->buf > y->buf) - (x->buf < y->buf);
+}
+
+/* longest lifetimes first (greedy by breadth) */
+static int cmp_item_long(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    int32_t lx = x->last - x->first, ly = y->last - y->first;
+    if (lx != ly) return lx > ly ? -1 : 1;
+    if (x->size != y->size) return x->size > y->size ? -1 : 1;
+    return (x->buf > y->buf) - (x->buf < y->buf);
+}
+
 /* a placed buffer as the index keeps it: where it lies, when it starts */
 typedef struct placed {
     uint64_t lo, hi;
@@ -164,7 +184,7 @@ static uint64_t best_gap(const index *X, const item *x, span *sp, span *tmp)
  * overlap its own; *peak gets the dynamic region's size. Returns -1 when
  * out of memory. */
 static int place_by_size(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
-                         uint64_t base, uint64_t *peak, uint32_t *peak_instr)
+                         uint64_t base, uint64_t *peak, uint32_t *peak_instr, int (*cmp)(const void *, const void *))
 {
     uint32_t nb = prog->nbuffers, ni = prog->ninstrs ? prog->ninstrs : 1;
     index X = {.size = 1};
@@ -180,7 +200,7 @@ static int place_by_size(plc_program *prog, const int32_t *first, const int32_t 
     for (uint32_t b = 0; b < nb; b++)
         if (!persistent[b] && first[b] >= 0)
             it[n++] = (item){(int32_t)b, first[b], last[b], align_up(prog->buffers[b].bytes), 0};
-    qsort(it, n, sizeof *it, cmp_item);
+    qsort(it, n, sizeof *it, cmp);
     *peak = 0;
     for (uint32_t k = 0; k < n; k++) {
         item *x = &it[k];
@@ -404,11 +424,45 @@ int plc_memplan(plc_program *prog, const bool *persistent, const int32_t *alias_
      * best-fit where that would take too long */
     double work = placement_work(prog, first, last, persistent);
     st->by_size = work <= PLACE_BY_SIZE_WORK;
-    if ((st->by_size ? place_by_size : place_online)(prog, first, last, persistent, base, &dyn_peak,
-                                                      &st->peak_instr)) {
-        snprintf(err, errlen, "memory plan: out of memory");
-        rc = -1;
-        goto out;
+    if (!st->by_size) {
+        if (place_online(prog, first, last, persistent, base, &dyn_peak, &st->peak_instr)) {
+            snprintf(err, errlen, "memory plan: out of memory");
+            rc = -1;
+            goto out;
+        }
+    } else {
+        /* no order of placement is always the tightest (decreasing size
+         * leaves holes where equal buffers live first-in first-out, the
+         * sweep where lifetimes nest): where placement is cheap, several
+         * are tried and the smallest region kept, the first on a tie */
+        static int (*const orders[])(const void *, const void *) = {cmp_item, cmp_item_start, cmp_item_long, NULL};
+        uint64_t *best = malloc(sizeof *best * (nb ? nb : 1));
+        if (!best) {
+            snprintf(err, errlen, "memory plan: out of memory");
+            rc = -1;
+            goto out;
+        }
+        dyn_peak = UINT64_MAX;
+        for (int v = 0; v < 4; v++) {
+            uint64_t pk = 0;
+            uint32_t at = 0;
+            int bad = orders[v] ? place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])
+                                : place_online(prog, first, last, persistent, base, &pk, &at);
+            if (bad) {
+                free(best);
+                snprintf(err, errlen, "memory plan: out of memory");
+                rc = -1;
+                goto out;
+            }
+            if (pk < dyn_peak) {
+                dyn_peak = pk;
+                st->peak_instr = at;
+                for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
+            }
+        }
+        for (uint32_t b = 0; b < nb; b++)
+            if (!persistent[b] && first[b] >= 0) prog->buffers[b].offset = best[b];
+        free(best);
     }
     st->dynamic_peak = dyn_peak > unused_max ? dyn_peak : align_up(unused_max);
     prog->arena_bytes = base + st->dynamic_peak;

@@ -113,9 +113,9 @@ double plc_cost_p2p(const plc_hw *hw, double bytes, bool cross_node)
     return bytes / (hw->intra_node_bw * e) + hw->intra_node_lat;
 }
 
-plc_group plc_group_place(int64_t size, int64_t stride, int64_t gpus_per_node)
+plc_comm_group plc_group_place(int64_t size, int64_t stride, int64_t gpus_per_node)
 {
-    plc_group g = {size, size};
+    plc_comm_group g = {size, size};
     if (size <= 1) return g;
     if (stride >= gpus_per_node) {
         g.per_node = 1;

@@ -168,6 +168,14 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
                                 inflight * 2.0 * T * (double)m->hidden * d.act / spd;
         }
         c[PLC_MEM_TEMPORARIES] = temps;
+        /* plrun: the plan's own buffers (the recompute policies it lowers) */
+        if (job->train.engine == PLC_ENGINE_PLRUN && l->recompute <= PLC_RECOMPUTE_FULL) {
+            double dyn[PLC_MEM_COUNT];
+            plc_plrun_stage_memory(job, l, s, dyn);
+            c[PLC_MEM_ACTIVATIONS] = dyn[PLC_MEM_ACTIVATIONS];
+            c[PLC_MEM_LOGITS] = 0;
+            c[PLC_MEM_TEMPORARIES] = temps = dyn[PLC_MEM_TEMPORARIES];
+        }
         /* a caching allocator (not plc's static plan) loses a share of the
          * memory that churns every micro-batch to fragmentation */
         double frag = hw->alloc_overhead * (c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + temps);

@@ -252,6 +252,11 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
  * runtime_reserved), all figures the catalog measures. A lowered plan fits
  * when every stage's arena_bytes plus this is within the limit. */
 double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l);
+/* plrun (memory_plrun.c): the plan's dynamic memory on a stage, as the
+ * lowering would lay it out, in out[PLC_MEM_ACTIVATIONS] (forward state held
+ * at the peak) and out[PLC_MEM_TEMPORARIES] (the rest of the peak); the
+ * other components are left 0 */
+void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t stage, double out[PLC_MEM_COUNT]);
 
 /* A lower bound of the peak of any layout with these tp, pp, dp, cp and zero
  * (static state of the heaviest stage and reserved memory), for pruning. */

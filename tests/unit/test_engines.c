@@ -377,6 +377,7 @@ static void test_recompute_granularity(void)
     plc_job job;
     plc_layout l;
     overlap_job(&job, &l); /* 40 layers on one stage */
+    job.train.engine = PLC_ENGINE_MEGATRON; /* Megatron's granularities, its analytic memory */
     plc_estimate none, full, blk, evy;
     CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &none), 0);
     l.recompute = PLC_RECOMPUTE_FULL;

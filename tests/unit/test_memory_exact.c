@@ -1,13 +1,16 @@
 /* test_memory_exact.c: the solver's memory estimate for plrun against the
- * lowered plan's exact arena, stage by stage, over a sweep of layouts of
- * two realistic model shapes (the Llama block and the GPT block): every
- * sampled layout lowers, and the static state (weights, gradients,
- * optimizer state) the solver counts is the plan's persistent region on
- * every stage. The activation part is not exact yet (issue 10): the test
- * prints how far it is, and how far the memory plan's placement
- * sits above the largest live sum (PLC_MEM_SWEEP=1 prints every stage). */
+ * lowered plan, stage by stage, over a sweep of layouts of two realistic
+ * model shapes (the Llama block and the GPT block). Every sampled layout
+ * lowers; the static state (weights, gradients, optimizer state) the solver
+ * counts is the plan's persistent region on every stage; the dynamic part
+ * (compiler/solver/memory_plrun.c's replay of the lowering's buffers) is
+ * held against the largest live sum of the plan's buffers and against the
+ * arena the memory plan places them in (above that sum by its
+ * fragmentation). PLC_MEM_SWEEP=1 prints every stage; PLC_MEM_ONLY="<tag>"
+ * keeps one layout and PLC_MEM_DEBUG=1 lists what is alive at its peak. */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <string.h>
 
 #include "common/layout_rules.h"
 #include "compiler/lower/lower.h"
@@ -44,16 +47,25 @@ static uint64_t max_live(const plc_program *g, uint64_t persistent)
         delta[last[b] + 1] -= (int64_t)sz;
     }
     int64_t cur = 0, best = 0;
+    uint32_t at = 0;
     for (uint32_t i = 0; i < ni; i++) {
         cur += delta[i];
-        if (cur > best) best = cur;
+        if (cur > best) best = cur, at = i;
+    }
+    if (getenv("PLC_MEM_DEBUG")) { /* what is alive at the largest live sum */
+        const plc_instr *in = &g->instrs[at];
+        printf("  peak at instr %u (phase %d layer %d micro %d op %d)\n", at, (int)in->phase, in->layer, in->micro,
+               (int)in->op);
+        for (uint32_t b = 0; b < n; b++)
+            if (first[b] >= 0 && g->buffers[b].offset >= persistent && first[b] <= (int32_t)at && last[b] >= (int32_t)at)
+                printf("    %-40s %10.3f MiB\n", g->buffers[b].name, g->buffers[b].bytes / 1048576.0);
     }
     free(first), free(last), free(delta);
     return (uint64_t)best;
 }
 
 /* the sampled layouts of one model shape, each lowered and compared */
-static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, double *frags)
+static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, double *frags, double *lerrs)
 {
     plc_job job;
     shape(&job, gpt);
@@ -77,6 +89,12 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
                              .known = PLC_LD_ALL};
         if (plc_layout_rules(&in).rule != PLC_RULE_OK) continue;
         job.cluster.gpus_per_node = l.dp * l.tp * l.pp * l.cp;
+        char tag[160];
+        snprintf(tag, sizeof tag, "%s dp%lld tp%lld pp%lld cp%lld sp%lld z%lld rc%d mb%lld sch%d att%d",
+                 gpt ? "gpt" : "llama", (long long)l.dp, (long long)l.tp, (long long)l.pp, (long long)l.cp,
+                 (long long)l.sp, (long long)l.zero, (int)l.recompute, (long long)l.micro_batch, (int)l.schedule,
+                 (int)l.attention);
+        if (getenv("PLC_MEM_ONLY") && strcmp(getenv("PLC_MEM_ONLY"), tag)) continue; /* one layout, to look at */
         plc_estimate est;
         CU_ASSERT_FATAL(plc_estimate_layout(&job, &l, &est) == 0);
         plc_arena a;
@@ -104,6 +122,7 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
             (*stages)++;
             if (fabs(r) <= 0.01) (*within)++;
             errs[*stages - 1] = r;
+            lerrs[*stages - 1] = solver / (stat + live) - 1;
             frags[*stages - 1] = live > 0 ? (double)st[s].dynamic_peak / live - 1 : 0;
             if (getenv("PLC_MEM_SWEEP"))
                 printf("%s dp%lld tp%lld pp%lld cp%lld sp%lld z%lld rc%d mb%lld sch%d att%d s%lld: plan %.1f MiB "
@@ -128,24 +147,36 @@ static int cmp_double(const void *a, const void *b)
 static void test_estimate_against_arena(void)
 {
     int64_t stages = 0, within = 0;
-    static double errs[8192], frags[8192];
-    sweep(false, &stages, &within, errs, frags);
-    sweep(true, &stages, &within, errs, frags);
+    static double errs[8192], frags[8192], lerrs[8192];
+    sweep(false, &stages, &within, errs, frags, lerrs);
+    sweep(true, &stages, &within, errs, frags, lerrs);
+    if (getenv("PLC_MEM_ONLY")) return;
     CU_ASSERT_FATAL(stages > 500 && stages <= 8192);
     qsort(errs, (size_t)stages, sizeof *errs, cmp_double);
     qsort(frags, (size_t)stages, sizeof *frags, cmp_double);
+    qsort(lerrs, (size_t)stages, sizeof *lerrs, cmp_double);
+    int64_t live_within = 0;
+    for (int64_t i = 0; i < stages; i++) live_within += fabs(lerrs[i]) <= 0.01;
 #define Q(v, q) (100 * (v)[(int64_t)((q) * (double)(stages - 1))])
-    printf("\n    %lld stages; estimate - arena: %lld within 1%%, p10 %+.1f%% p50 %+.1f%% p90 %+.1f%%;"
+    printf("\n    %lld stages; estimate - largest live sum: %lld within 1%%, min %+.1f%% p10 %+.1f%% p90 %+.1f%% max %+.1f%%;"
+           "\n    estimate - arena: %lld within 1%%, min %+.1f%% p10 %+.1f%% p50 %+.1f%% p90 %+.1f%% max %+.1f%%;"
            "\n    placement above the largest live sum: p50 %.1f%% p90 %.1f%% max %.1f%%\n",
-           (long long)stages, (long long)within, Q(errs, 0.1), Q(errs, 0.5), Q(errs, 0.9), Q(frags, 0.5),
+           (long long)stages, (long long)live_within, Q(lerrs, 0), Q(lerrs, 0.1), Q(lerrs, 0.9), Q(lerrs, 1.0),
+           (long long)within, Q(errs, 0), Q(errs, 0.1), Q(errs, 0.5), Q(errs, 0.9), Q(errs, 1.0), Q(frags, 0.5),
            Q(frags, 0.9), Q(frags, 1.0));
 #undef Q
+    /* where it stands (issue 10 asks for 1% everywhere): most stages within
+     * 1% of the live sum and of the arena, none far off */
+    CU_ASSERT(live_within >= stages * 85 / 100);
+    CU_ASSERT(within >= stages * 70 / 100);
+    CU_ASSERT(lerrs[0] >= -0.16 && lerrs[stages - 1] <= 0.16);
+    CU_ASSERT(errs[0] >= -0.16 && errs[stages - 1] <= 0.16);
 }
 
 void register_test_memory_exact(void);
 void register_test_memory_exact(void)
 {
     CU_pSuite s = CU_add_suite("memory_exact", NULL, NULL);
-    CU_add_test(s, "every sampled layout lowers; static state exact on every stage", test_estimate_against_arena);
+    CU_add_test(s, "every sampled layout lowers; static state exact; dynamic memory near the plan's", test_estimate_against_arena);
 }
 

@@ -1,0 +1,727 @@
+/* memory_plrun.c: the dynamic memory of a plrun plan, stage by stage, without
+ * lowering it.
+ *
+ * plrun's memory is the plan's arena: the persistent region (parameters,
+ * gradients, optimizer state: memory_model.c's static state) and the largest
+ * set of short-lived buffers alive at one instruction. This file counts that
+ * set from the buffers the lowering (compiler/lower/lower_layer.c,
+ * lower_comm.c, lower.c) creates and the instruction that last reads each:
+ *
+ * - one layer's forward and backward are replayed buffer by buffer, in the
+ *   lowering's order, on a live-bytes counter (A: created, R: last read),
+ *   which gives what a layer keeps for its backward and the highest point
+ *   inside its forward and its backward;
+ * - units (one chunk of layers for one micro-batch, forward or backward)
+ *   are then combined in closed form over the pipeline order
+ *   (pipeline_order.c): the forward units held when the stage runs its first
+ *   backward, the pipeline messages in flight, ZeRO's gathered weights and
+ *   gradient blocks, and the optimizer epilogue.
+ *
+ * Each buffer is rounded up to the memory plan's 64-byte alignment. The
+ * figures are O(1) in the number of micro-batches and layers, so the search
+ * stays fast; tests/unit/test_memory_exact.c holds them against lowered
+ * plans. What the replay does not see is the placement's fragmentation
+ * (memplan.c packs buffers near, not always at, the live sum). */
+#include "compiler/solver/solver_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/layout_rules.h"
+#include "common/tensors.h"
+
+static double al(double bytes) { return bytes <= 0 ? 0 : ceil(bytes / 64.0) * 64.0; }
+
+typedef struct pm {
+    double R, Rs, h, qd, kvd, Fl, Vl, Rk, X; /* X: one residual-stream block, Rs x h */
+    double ab, stats;                          /* activation bytes; attention statistics bytes */
+    bool sp, tpr, cpr, gpt, rope, sel, full;
+    bool zero3, zero2p;                        /* ZeRO 3 gathers weights; ZeRO >= 2 gradient blocks */
+    double wg[PLC_ROLE_COUNT];                 /* ZeRO 3: a gathered block of the role */
+    double gg[PLC_ROLE_COUNT], rs[PLC_ROLE_COUNT]; /* ZeRO >= 2: its gradient block, its reduced shard */
+    double live, peak;
+    bool rf_kept[PLC_ROLE_COUNT];              /* full recompute: gathered in the recompute, read again */
+} pm;
+
+static void A(pm *p, double b)
+{
+    p->live += al(b);
+    if (p->live > p->peak) p->peak = p->live;
+}
+static void Rl(pm *p, double b) { p->live -= al(b); }
+
+/* a gathered weight read by one instruction: created before, released after
+ * (ZeRO 3; otherwise the parameter itself is persistent) */
+static void w_get(pm *p, plc_tensor_role r)
+{
+    if (p->rf_kept[r]) return;
+    A(p, p->wg[r]);
+}
+static void w_put(pm *p, plc_tensor_role r, bool keep)
+{
+    if (keep) {
+        p->rf_kept[r] = p->wg[r] > 0;
+        return;
+    }
+    p->rf_kept[r] = false;
+    Rl(p, p->wg[r]);
+}
+/* ZeRO >= 2: the block gradient of a role, created at its first use in a
+ * layer's backward (it outlives the layer: see the unit combination) */
+static double g_new(pm *p, plc_tensor_role r)
+{
+    A(p, p->gg[r]);
+    return al(p->gg[r]);
+}
+
+/* One layer's forward from the lowering (lw_layer_fwd), its input excluded.
+ * rf: the recomputation inside a backward (full recompute): everything is
+ * kept for the backward, and the layer output is not computed. Leaves
+ * p->live at the kept bytes (with the output when !rf). */
+static void layer_fwd(pm *p, bool rf)
+{
+    bool keep = !p->full || rf;              /* activations kept for the backward */
+    bool keep_att = (!p->full && !p->sel) || rf; /* attention output and statistics */
+    plc_tensor_role n1 = PLC_ROLE_ATTN_NORM, n2 = PLC_ROLE_MLP_NORM;
+    double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1); /* 1/std, and the mean (LayerNorm) */
+
+    w_get(p, n1);
+    if (p->gpt) w_get(p, PLC_ROLE_ATTN_NORM_B);
+    A(p, p->Rs * p->h * p->ab);
+    p->live += stat_rows, p->peak = fmax(p->peak, p->live);
+    w_put(p, n1, rf);
+    if (p->gpt) w_put(p, PLC_ROLE_ATTN_NORM_B, false);
+    if (!keep) p->live -= stat_rows;
+    double hn = p->Rs * p->h * p->ab;
+    if (p->sp) {
+        A(p, p->R * p->h * p->ab);
+        Rl(p, hn);
+        hn = p->R * p->h * p->ab;
+    }
+    double q = p->R * p->qd * p->ab, kv = p->R * p->kvd * p->ab;
+    w_get(p, PLC_ROLE_WQ), A(p, q), w_put(p, PLC_ROLE_WQ, rf);
+    w_get(p, PLC_ROLE_WK), A(p, kv), w_put(p, PLC_ROLE_WK, rf);
+    w_get(p, PLC_ROLE_WV), A(p, kv), w_put(p, PLC_ROLE_WV, rf);
+    if (!keep) Rl(p, hn);
+    if (p->gpt)
+        for (plc_tensor_role b = PLC_ROLE_BQ; b <= PLC_ROLE_BV; b++) w_get(p, b), w_put(p, b, false);
+    if (p->rope) { /* q and k after RoPE replace the projections */
+        A(p, q), Rl(p, q);
+        A(p, kv), Rl(p, kv);
+    }
+    double kvf = kv;
+    if (p->cpr) { /* the whole sequence's k and v */
+        kvf = p->Rk * p->kvd * p->ab;
+        A(p, kvf), Rl(p, kv);
+        A(p, kvf), Rl(p, kv);
+    }
+    A(p, q);       /* attention output */
+    A(p, p->stats);
+    if (!keep_att) Rl(p, p->stats);
+    if (!keep) Rl(p, q), Rl(p, kvf), Rl(p, kvf);
+    double o = p->R * p->h * p->ab;
+    w_get(p, PLC_ROLE_WO), A(p, o), w_put(p, PLC_ROLE_WO, rf);
+    if (!keep_att) Rl(p, q);
+    if (p->sp) A(p, p->X), Rl(p, o), o = p->X;
+    if (p->gpt) w_get(p, PLC_ROLE_BO), w_put(p, PLC_ROLE_BO, false);
+    A(p, p->X); /* x_mid */
+    Rl(p, o);
+    w_get(p, n2);
+    if (p->gpt) w_get(p, PLC_ROLE_MLP_NORM_B);
+    A(p, p->Rs * p->h * p->ab);
+    p->live += stat_rows, p->peak = fmax(p->peak, p->live);
+    w_put(p, n2, rf);
+    if (p->gpt) w_put(p, PLC_ROLE_MLP_NORM_B, false);
+    if (!keep) p->live -= stat_rows;
+    double hn2 = p->Rs * p->h * p->ab;
+    if (p->sp) {
+        A(p, p->R * p->h * p->ab);
+        Rl(p, hn2);
+        hn2 = p->R * p->h * p->ab;
+    }
+    double f = p->R * p->Fl * p->ab;
+    if (p->gpt) {
+        w_get(p, PLC_ROLE_W_FC), A(p, f), w_put(p, PLC_ROLE_W_FC, rf);
+        if (!keep) Rl(p, hn2);
+        w_get(p, PLC_ROLE_B_FC), w_put(p, PLC_ROLE_B_FC, false);
+        A(p, f); /* GELU */
+        if (!keep) Rl(p, f);
+    } else {
+        w_get(p, PLC_ROLE_W_GATE), A(p, f), w_put(p, PLC_ROLE_W_GATE, rf);
+        w_get(p, PLC_ROLE_W_UP), A(p, f), w_put(p, PLC_ROLE_W_UP, rf);
+        if (!keep) Rl(p, hn2);
+        A(p, f); /* SwiGLU */
+        if (!keep) Rl(p, f), Rl(p, f);
+    }
+    if (rf) return;
+    double d = p->R * p->h * p->ab;
+    plc_tensor_role down = p->gpt ? PLC_ROLE_W_PROJ : PLC_ROLE_W_DOWN;
+    w_get(p, down), A(p, d), w_put(p, down, false);
+    if (!keep) Rl(p, f);
+    if (p->sp) A(p, p->X), Rl(p, d), d = p->X;
+    if (p->gpt) w_get(p, PLC_ROLE_B_PROJ), w_put(p, PLC_ROLE_B_PROJ, false);
+    A(p, p->X); /* x_out */
+    Rl(p, d);
+    if (!keep) Rl(p, p->X); /* x_mid */
+}
+
+/* One layer's backward (lw_layer_bwd), from p->live = its kept bytes, its
+ * input and the incoming gradient; leaves the outgoing gradient and the
+ * gradient blocks it created (*grads). */
+static void layer_bwd(pm *p, double *grads)
+{
+    double g = 0;
+    if (p->full) layer_fwd(p, true);
+    double X = p->X, f = p->R * p->Fl * p->ab, rh = p->R * p->h * p->ab;
+    if (p->gpt) g += g_new(p, PLC_ROLE_B_PROJ);
+    double dd = 0;
+    if (p->sp) A(p, rh), dd = rh;
+    double hn2 = p->sp ? rh : p->Rs * p->h * p->ab;
+    if (p->gpt) {
+        w_get(p, PLC_ROLE_W_PROJ), A(p, f), w_put(p, PLC_ROLE_W_PROJ, false);
+        g += g_new(p, PLC_ROLE_W_PROJ);
+        Rl(p, f), Rl(p, dd); /* GELU output, gathered gradient */
+        A(p, f);              /* d_fc */
+        Rl(p, f), Rl(p, f);   /* d_gelu, fc */
+        g += g_new(p, PLC_ROLE_B_FC);
+        w_get(p, PLC_ROLE_W_FC), A(p, rh), w_put(p, PLC_ROLE_W_FC, false);
+        g += g_new(p, PLC_ROLE_W_FC);
+        Rl(p, f), Rl(p, hn2);
+    } else {
+        w_get(p, PLC_ROLE_W_DOWN), A(p, f), w_put(p, PLC_ROLE_W_DOWN, false);
+        g += g_new(p, PLC_ROLE_W_DOWN);
+        Rl(p, f), Rl(p, dd); /* SwiGLU output, gathered gradient */
+        A(p, f), A(p, f);     /* d_gate, d_up */
+        Rl(p, f), Rl(p, f), Rl(p, f); /* d_swiglu, gate, up */
+        w_get(p, PLC_ROLE_W_GATE), A(p, rh), w_put(p, PLC_ROLE_W_GATE, false);
+        w_get(p, PLC_ROLE_W_UP), w_put(p, PLC_ROLE_W_UP, false);
+        g += g_new(p, PLC_ROLE_W_GATE);
+        Rl(p, f);
+        g += g_new(p, PLC_ROLE_W_UP);
+        Rl(p, f), Rl(p, hn2);
+    }
+    double dh2 = rh;
+    if (p->sp) A(p, X), Rl(p, rh), dh2 = X;
+    A(p, X);  /* d_x_mid */
+    Rl(p, X); /* the incoming gradient */
+    w_get(p, PLC_ROLE_MLP_NORM);
+    g += g_new(p, PLC_ROLE_MLP_NORM);
+    if (p->gpt) g += g_new(p, PLC_ROLE_MLP_NORM_B);
+    double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1);
+    Rl(p, dh2), Rl(p, X), p->live -= stat_rows; /* x_mid and its statistics */
+    w_put(p, PLC_ROLE_MLP_NORM, false);
+    if (p->gpt) g += g_new(p, PLC_ROLE_BO);
+    double dout = 0;
+    if (p->sp) A(p, rh), dout = rh;
+    double q = p->R * p->qd * p->ab, kvf = (p->cpr ? p->Rk : p->R) * p->kvd * p->ab, kv = p->R * p->kvd * p->ab;
+    if (p->sel) A(p, q), A(p, p->stats); /* the attention recomputed */
+    w_get(p, PLC_ROLE_WO), A(p, q), w_put(p, PLC_ROLE_WO, false);
+    g += g_new(p, PLC_ROLE_WO);
+    Rl(p, dout);
+    A(p, q), A(p, kvf), A(p, kvf); /* dq, dk, dv */
+    Rl(p, q);                        /* d_att */
+    Rl(p, q), Rl(p, kvf), Rl(p, kvf), Rl(p, q), Rl(p, p->stats); /* q, k, v, att, stats */
+    double dk = kvf, dv = kvf;
+    if (p->cpr) {
+        A(p, kv), Rl(p, kvf);
+        A(p, kv), Rl(p, kvf);
+        dk = dv = kv;
+    }
+    double dq = q;
+    if (p->rope) {
+        A(p, q), A(p, kv);
+        Rl(p, q), Rl(p, dk);
+        dk = kv;
+    }
+    if (p->gpt)
+        for (plc_tensor_role b = PLC_ROLE_BQ; b <= PLC_ROLE_BV; b++) g += g_new(p, b);
+    w_get(p, PLC_ROLE_WQ), A(p, rh), w_put(p, PLC_ROLE_WQ, false);
+    w_get(p, PLC_ROLE_WK), w_put(p, PLC_ROLE_WK, false);
+    w_get(p, PLC_ROLE_WV), w_put(p, PLC_ROLE_WV, false);
+    g += g_new(p, PLC_ROLE_WQ);
+    Rl(p, dq);
+    g += g_new(p, PLC_ROLE_WK);
+    Rl(p, dk);
+    g += g_new(p, PLC_ROLE_WV);
+    Rl(p, dv), Rl(p, p->sp ? rh : p->Rs * p->h * p->ab); /* dv, hn */
+    double dh = rh;
+    if (p->sp) A(p, X), Rl(p, rh), dh = X;
+    A(p, X);  /* d_x_in */
+    Rl(p, X); /* d_x_mid */
+    w_get(p, PLC_ROLE_ATTN_NORM);
+    g += g_new(p, PLC_ROLE_ATTN_NORM);
+    if (p->gpt) g += g_new(p, PLC_ROLE_ATTN_NORM_B);
+    Rl(p, dh), Rl(p, X), p->live -= stat_rows; /* x_in and its statistics */
+    w_put(p, PLC_ROLE_ATTN_NORM, false);
+    *grads = g;
+}
+
+/* the tp-local block of a tensor, ZeRO-padded to a multiple of nz */
+static void block_of(const plc_model *m, int64_t id, int64_t tp, int64_t nz, double *padded, double *chunk)
+{
+    plc_tensor_role role;
+    int64_t shape[2];
+    int ndim;
+    *padded = *chunk = 0;
+    if (id < 0 || !plc_tensor_shape(m, id, &role, shape, &ndim)) return;
+    plc_shard_kind k = tp > 1 ? plc_tensor_tp_split(role) : PLC_SHARD_NONE;
+    int64_t rows = plc_shard_block(shape[0], k == PLC_SHARD_ROWS ? tp : 1);
+    int64_t cols = plc_shard_block(ndim > 1 ? shape[1] : 1, k == PLC_SHARD_COLS ? tp : 1);
+    int64_t n = rows * cols, c = (n + nz - 1) / nz;
+    *chunk = (double)c;
+    *padded = (double)(c * nz);
+}
+
+/* per-micro-batch figures of a stage's units */
+typedef struct unit_fig {
+    double S;        /* one layer's kept bytes and its input */
+    double fwd_peak; /* highest point of a layer's forward above its input */
+    double bwd_peak; /* highest point of a layer's backward, from S and the incoming gradient */
+    double grads;    /* ZeRO >= 2: one layer's gradient blocks and reduced shards */
+    double shards;   /* of which the shards */
+} unit_fig;
+
+/* the replay of a stage's units */
+typedef struct rp {
+    pm *p;
+    const plc_pipe_shape *sh;
+    int64_t stage, n;     /* the rank; layers per chunk */
+    unit_fig u;
+    double tokens, head_keep, head_peak, layer_w;
+    double emb_blocks, emb_shards, head_blocks, head_shards; /* ZeRO >= 2 */
+    double zero1_layer, zero1_emb, zero1_head; /* ZeRO 1: reduced gradient shards */
+    bool at_end;
+} rp;
+
+/* a layout's figures, the same on every stage */
+typedef struct figs {
+    pm p;
+    rp r;
+    int casts_zero; /* effective ZeRO stage */
+    int64_t nz;
+} figs;
+
+/* A pending message buffer: freed when unit `until` starts. */
+typedef struct msg {
+    int64_t until;
+    double bytes;
+} msg;
+
+/* The replay's candidates for the peak, by the place in the code that
+ * offers them and the phase of the step (warm-up, steady, cool-down,
+ * epilogue): each slot's value grows linearly with the micro-batches once
+ * the step is long enough, which is what lets a long step be extrapolated
+ * from two short replays. */
+#define PHASES 4
+#define SLOTS (7 * PHASES)
+typedef struct slot {
+    double peak; /* -1: never offered */
+    double held; /* forward state held then */
+} slot;
+
+/* The lowering's layer switch (lw_switch_layer), for ZeRO: a stage that
+ * enters another layer (key) reduce-scatters the gradient blocks of the one
+ * it leaves, which stay alive with their shards until the next switch, and
+ * drops the weights it gathered. Entering the same layer again (a forward
+ * followed by the backward of the same layer) switches nothing. */
+typedef struct keys {
+    int64_t cur;    /* layer key now (-1 embedding, L head, INT64_MIN none) */
+    double blocks;  /* ZeRO >= 2: gradient blocks of the current key */
+    double shards;  /* their reduce-scatter outputs, made at the switch */
+    double pend;    /* blocks and shards of the key left before, alive until the next switch */
+    bool chained;   /* the last enter kept the key: its gathered weights are still alive */
+} keys;
+
+static void enter(keys *K, int64_t key, double blocks_shards)
+{
+    K->chained = key == K->cur;
+    if (K->chained) return;
+    K->pend = K->blocks > 0 ? K->blocks + K->shards : 0;
+    K->blocks = 0;
+    K->shards = blocks_shards;
+    K->cur = key;
+}
+
+/* Replays rank r->stage's units for M micro-batches: returns the highest
+ * live sum of short-lived buffers; *held gets the forward state held then.
+ * live counts what outlives an instruction of the unit being replayed: the
+ * forward state of held units, chunk outputs and gradients waiting for
+ * their next unit or for their send to complete, posted receives, ZeRO 1
+ * gradient shards; ZeRO 2/3's pending blocks are in keys. */
+static void slot_bump(slot *out, int i, double v, double stash)
+{
+    if (v > out[i].peak) out[i].peak = v, out[i].held = stash;
+}
+
+static inline int64_t rank_of(const plc_pipe_shape *sh, int64_t c)
+{
+    return sh->looping ? c % sh->pp : c / sh->per_rank;
+}
+
+static void replay(const rp *r, int64_t M, slot out[SLOTS])
+{
+    const plc_pipe_shape *sh = r->sh;
+    const pm *p = r->p;
+    int64_t total = plc_pipe_units(sh, M), nc = sh->nchunks, L = sh->layers;
+    plc_pipe_unit *order = malloc(sizeof *order * (size_t)total);
+    msg *sends = malloc(sizeof *sends * (size_t)(total + 1));
+    for (int i = 0; i < SLOTS; i++) out[i] = (slot){-1, 0};
+    if (!order || !sends || plc_pipe_order(sh, M, r->stage, order)) {
+        free(order), free(sends);
+        return;
+    }
+    int64_t first_b = total, last_f = 0; /* the phases: warm-up, steady, cool-down, after */
+    for (int64_t k = total - 1; k >= 0; k--)
+        if (order[k].bwd) first_b = k;
+    for (int64_t k = 0; k < total; k++)
+        if (!order[k].bwd) last_f = k;
+    int phase = 0;
+    int64_t nsend = 0, n = r->n;
+    double X = al(p->X), S = r->u.S;
+    double live = 0, stash = 0;
+    keys K = {.cur = INT64_MIN};
+    double lw = r->layer_w, gb = r->u.grads - r->u.shards; /* a layer's gathered weights; its gradient blocks */
+#define BUMP(site, v) slot_bump(out, (site) * PHASES + phase, (v), stash)
+    for (int64_t k = 0; k < total; k++) {
+        const plc_pipe_unit *u = &order[k];
+        phase = k < first_b ? 0 : k <= last_f ? 1 : 2;
+        int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c);
+        bool first_chunk = c == 0, last_chunk = c == nc - 1;
+        const plc_pipe_unit *next = k + 1 < total ? &order[k + 1] : NULL;
+        /* sends of the unit before the previous one are done */
+        for (int64_t i = 0; i < nsend; i++)
+            if (sends[i].until == k) live -= sends[i].bytes, sends[i] = sends[--nsend], i--;
+        /* post the next unit's receive (its buffer is that unit's input) */
+        if (next) {
+            bool rv = !next->bwd ? next->chunk > 0 && rank_of(sh, next->chunk - 1) != r->stage
+                                 : next->chunk < nc - 1 && rank_of(sh, next->chunk + 1) != r->stage;
+            if (rv) live += X;
+        }
+        double own = (double)n * S + (first_chunk ? r->tokens : 0) + (last_chunk ? r->head_keep : 0);
+        if (!u->bwd) {
+            /* the input is in live (received, or the previous chunk's output
+             * on this rank), except the embedding's */
+            double base = live;
+            if (first_chunk) {
+                enter(&K, -1, r->emb_shards);
+                BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + K.pend + K.blocks);
+                base += r->tokens + X;
+            }
+            /* layers lo.. : the first two and the last two differ (keys);
+             * those between are the same as the second */
+            for (int64_t j = 0; j < n; j++) {
+                if (j == 2 && n > 4) j = n - 2;
+                enter(&K, lo + j, r->u.shards);
+                double carried = K.chained ? lw : 0;
+                BUMP(1, base + (double)j * S + r->u.fwd_peak + K.pend + K.blocks + carried);
+            }
+            live = base + (double)n * S; /* with the chunk output */
+            stash += own;
+            if (last_chunk) {
+                enter(&K, L, r->head_shards);
+                BUMP(2, live + r->head_peak + K.pend + K.blocks);
+                K.blocks += r->head_blocks;
+                live += r->head_keep;
+            } else if (rank_of(sh, c + 1) != r->stage) {
+                if (!r->at_end) sends[nsend++] = (msg){k + 2, X}; /* at the end: stays in live */
+            }
+        } else {
+            if (last_chunk) { /* the head's backward: its gradient replaces the norm input */
+                enter(&K, L, r->head_shards);
+                live -= r->head_keep;
+            }
+            /* live: this unit's state, its incoming gradient, the rest */
+            double tok = first_chunk ? r->tokens : 0;
+            double base = live - (double)n * S - X - tok;
+            for (int64_t j = 0; j < n; j++) {
+                if (j == 2 && n > 4) j = n - 2;
+                enter(&K, hi - 1 - j, r->u.shards);
+                double carried = K.chained ? lw : 0;
+                double again = K.chained ? K.blocks : 0; /* blocks of the same layer are accumulated into */
+                BUMP(3, base + tok + (double)(n - 1 - j) * S + r->u.bwd_peak + K.pend + carried - again + K.blocks);
+                if (!K.chained || K.blocks == 0) K.blocks = gb;
+            }
+            live = base + tok + X; /* the chunk input's gradient */
+            stash -= own;
+            if (first_chunk) {
+                enter(&K, -1, r->emb_shards);
+                BUMP(4, live + (p->sp ? al(p->R * p->h * p->ab) : 0) + K.pend + r->emb_blocks);
+                K.blocks = r->emb_blocks;
+                live -= tok + X;
+            } else if (rank_of(sh, c - 1) != r->stage) {
+                if (!r->at_end) sends[nsend++] = (msg){k + 2, X};
+            }
+            if (r->zero1_layer > 0 && u->micro == M - 1) /* the chunk's last backward: its gradients reduced */
+                live += (double)n * r->zero1_layer + (first_chunk ? r->zero1_emb : 0) + (last_chunk ? r->zero1_head : 0);
+        }
+        BUMP(5, live + K.pend + K.blocks);
+    }
+    /* the epilogue's switch: the last blocks reduce-scatter */
+    enter(&K, INT64_MIN + 1, 0);
+    phase = 3;
+    BUMP(6, live + K.pend);
+#undef BUMP
+    free(order), free(sends);
+}
+
+/* The search asks for the same replay many times (the held state stops
+ * depending on the micro-batches past the warm-up, and most layouts share
+ * their per-layer figures with others): replays are memoised per thread,
+ * keyed by everything they read. */
+typedef struct replay_key {
+    int64_t ints[8];
+    double figs[24];
+} replay_key;
+
+#define REPLAY_CACHE 2048
+typedef struct replay_entry {
+    bool used;
+    replay_key key;
+    slot out[SLOTS];
+} replay_entry;
+
+static void replay_cached(const rp *r, int64_t M, slot out[SLOTS])
+{
+    static _Thread_local replay_entry *cache;
+    const pm *p = r->p;
+    replay_key k;
+    memset(&k, 0, sizeof k);
+    int64_t ints[8] = {r->sh->schedule, r->sh->pp, r->sh->vpp, r->sh->layers, r->stage, M, r->n,
+                       (int64_t)r->at_end | (int64_t)p->sp << 1 | (int64_t)p->zero2p << 2};
+    double figs[24] = {r->u.S, r->u.fwd_peak, r->u.bwd_peak, r->u.grads, r->u.shards, r->tokens, r->head_keep,
+                       r->head_peak, r->layer_w, r->emb_blocks, r->emb_shards, r->head_blocks, r->head_shards,
+                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab};
+    memcpy(k.ints, ints, sizeof ints);
+    memcpy(k.figs, figs, sizeof figs);
+    uint64_t hsh = 1469598103934665603ull, w;
+    for (size_t i = 0; i < sizeof k / sizeof w; i++) {
+        memcpy(&w, (const char *)&k + i * sizeof w, sizeof w);
+        hsh = (hsh ^ w) * 0x9E3779B97F4A7C15ull;
+        hsh ^= hsh >> 29;
+    }
+    if (!cache) cache = calloc(REPLAY_CACHE, sizeof *cache); /* one per thread, kept for its life */
+    replay_entry *e = cache ? &cache[hsh % REPLAY_CACHE] : NULL;
+    if (e && e->used && memcmp(&e->key, &k, sizeof k) == 0) {
+        memcpy(out, e->out, sizeof e->out);
+        return;
+    }
+    replay(r, M, out);
+    if (e) {
+        e->used = true;
+        e->key = k;
+        memcpy(e->out, out, sizeof e->out);
+    }
+}
+
+/* The figures of a layout that do not depend on the stage: one layer's and
+ * the head's, ZeRO's block and shard sizes (into f->r, f->p). */
+static void figures(const plc_job *job, const plc_layout *l, figs *f)
+{
+    pm p = {0};
+    rp r = {0};
+    const plc_model *m = &job->model;
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    int64_t tp = l->tp, cp = l->cp, nzs = l->dp * l->cp;
+    int zero = nzs > 1 ? (int)l->zero : 0;
+    int64_t nz = zero ? nzs : 1;
+    p.ab = d.act;
+    p.R = (double)(l->micro_batch * (m->seq_len / cp));
+    p.sp = l->sp && tp > 1;
+    p.tpr = tp > 1;
+    p.cpr = cp > 1;
+    p.Rs = p.sp ? p.R / (double)tp : p.R;
+    p.h = (double)m->hidden;
+    int64_t hd = plc_head_dim(m), Hl = m->heads / tp;
+    p.qd = (double)(Hl * hd);
+    p.kvd = (double)(m->kv_heads / tp * hd);
+    p.Fl = (double)(m->ffn_hidden / tp);
+    p.Vl = (double)plc_vocab_local(m->vocab, tp);
+    p.Rk = p.R * (double)cp;
+    p.X = p.Rs * p.h * p.ab;
+    double Sl = (double)(m->seq_len / cp);
+    bool flash = l->attention >= PLC_ATTN_FLASH1;
+    p.stats = 4.0 * (double)l->micro_batch * (double)Hl * Sl * (flash ? 1.0 : Sl * (double)cp);
+    p.gpt = m->arch == PLC_ARCH_GPT;
+    p.rope = m->positions == PLC_POS_ROPE;
+    p.sel = l->recompute == PLC_RECOMPUTE_SELECTIVE;
+    p.full = l->recompute == PLC_RECOMPUTE_FULL;
+    p.zero3 = zero >= 3;
+    p.zero2p = zero >= 2;
+    double zero1_layer = 0; /* ZeRO 1: a layer's reduced shards */
+    int64_t first = plc_tensor_id(m, PLC_ROLE_ATTN_NORM, 0), per = plc_tensors_per_layer(m);
+    for (int64_t i = 0; zero && i < per; i++) {
+        plc_tensor_role role;
+        int64_t shape[2];
+        int ndim;
+        if (!plc_tensor_shape(m, first + i, &role, shape, &ndim)) continue;
+        double padded, chunk;
+        block_of(m, first + i, tp, nz, &padded, &chunk);
+        if (p.zero3) p.wg[role] = padded * d.weight;
+        if (p.zero2p) p.gg[role] = padded * 4.0, p.rs[role] = chunk * 4.0;
+        if (zero == 1) zero1_layer += al(chunk * 4.0);
+    }
+
+    /* one layer: kept bytes and peaks */
+    unit_fig u = {0};
+    layer_fwd(&p, false);
+    u.fwd_peak = p.peak;
+    u.S = p.live; /* kept, with its output: the next layer's input */
+    p.live = p.peak = u.S + p.X; /* + the incoming gradient */
+    double grads = 0;
+    layer_bwd(&p, &grads);
+    u.bwd_peak = p.peak;
+    for (int r = 0; r < PLC_ROLE_COUNT; r++) u.grads += al(p.gg[r]) + al(p.rs[r]), u.shards += al(p.rs[r]);
+
+    /* the head (lw_head_fwd_bwd): its peak above its input, what it keeps
+     * for the backward unit, and its gradient blocks (ZeRO >= 2) */
+    r.tokens = al(p.R * 4);
+    r.head_keep = al(p.Rs * 4) * (p.gpt ? 2 : 1) + al(p.X);
+    {
+        pm q = p;
+        q.live = q.peak = 0;
+        memset(q.rf_kept, 0, sizeof q.rf_kept);
+        A(&q, q.R * 4); /* targets */
+        w_get(&q, PLC_ROLE_FINAL_NORM);
+        A(&q, q.X);
+        q.live += al(q.Rs * 4) * (q.gpt ? 2 : 1);
+        q.peak = fmax(q.peak, q.live);
+        w_put(&q, PLC_ROLE_FINAL_NORM, false);
+        double xf = q.X;
+        if (q.sp) A(&q, q.R * q.h * q.ab), Rl(&q, q.X), xf = q.R * q.h * q.ab;
+        double W, c0;
+        block_of(m, m->tie_embeddings ? plc_tensor_id(m, PLC_ROLE_TOK_EMB, 0) : plc_tensor_id(m, PLC_ROLE_LM_HEAD, 0),
+                 tp, nz, &W, &c0);
+        double Wg = p.zero3 ? W * d.weight : 0;
+        A(&q, Wg);
+        double lg = q.R * q.Vl * q.ab;
+        A(&q, lg);
+        A(&q, q.R * 4), A(&q, q.R * 4), A(&q, q.R * 4);
+        A(&q, lg); /* d_logits */
+        Rl(&q, lg), Rl(&q, q.R * 4), Rl(&q, q.R * 4), Rl(&q, q.R * 4), Rl(&q, q.R * 4);
+        A(&q, q.R * q.h * q.ab); /* d_xf */
+        Rl(&q, Wg);
+        if (p.zero2p) A(&q, W * 4.0), r.head_blocks = al(W * 4.0), r.head_shards = al(c0 * 4.0);
+        Rl(&q, lg), Rl(&q, xf);
+        if (q.sp) A(&q, q.X), Rl(&q, q.R * q.h * q.ab);
+        r.head_peak = q.peak;
+    }
+    r.u = u;
+    r.zero1_layer = zero1_layer;
+    { /* the embedding's and the head's tensors: ZeRO >= 2 blocks, ZeRO 1 shards */
+        int64_t ids[5] = {plc_tensor_id(m, PLC_ROLE_TOK_EMB, 0), plc_tensor_id(m, PLC_ROLE_POS_EMB, 0),
+                          plc_tensor_id(m, PLC_ROLE_FINAL_NORM, 0), plc_tensor_id(m, PLC_ROLE_FINAL_NORM_B, 0),
+                          m->tie_embeddings ? (l->pp > 1 ? plc_tensor_id(m, PLC_ROLE_TOK_EMB, 0) : -1)
+                                            : plc_tensor_id(m, PLC_ROLE_LM_HEAD, 0)};
+        for (int i = 0; i < 5; i++) {
+            double padded, chunk;
+            block_of(m, ids[i], tp, nz, &padded, &chunk);
+            if (i < 2 && p.zero2p) r.emb_blocks += al(padded * 4.0), r.emb_shards += al(chunk * 4.0);
+            if (i >= 2 && i < 4 && p.zero2p) r.head_blocks += al(padded * 4.0), r.head_shards += al(chunk * 4.0);
+            if (zero == 1) *(i < 2 ? &r.zero1_emb : &r.zero1_head) += al(chunk * 4.0);
+        }
+    }
+    r.at_end = l->schedule == PLC_SCHED_INTERLEAVED || l->schedule == PLC_SCHED_LAYERED ||
+               l->schedule == PLC_SCHED_MODULAR;
+    if (p.zero3)
+        for (int k = 0; k < PLC_ROLE_COUNT; k++) r.layer_w += al(p.wg[k]);
+    f->p = p;
+    f->r = r;
+    f->casts_zero = zero;
+    f->nz = nz;
+}
+
+typedef struct figs_key {
+    int64_t v[24];
+} figs_key;
+
+#define FIGS_CACHE 512
+typedef struct figs_entry {
+    bool used;
+    figs_key key;
+    figs f;
+} figs_entry;
+
+static void figures_cached(const plc_job *job, const plc_layout *l, figs *f)
+{
+    static _Thread_local figs_entry *cache;
+    const plc_model *m = &job->model;
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    figs_key k;
+    memset(&k, 0, sizeof k);
+    int64_t nzs = l->dp * l->cp, zero = nzs > 1 ? l->zero : 0;
+    int64_t v[24] = {m->hidden, m->ffn_hidden, m->heads, m->kv_heads, m->vocab, m->seq_len, m->layers, m->arch,
+                     m->positions, m->tie_embeddings, l->tp, l->cp, l->sp, l->micro_batch, zero, zero ? nzs : 1,
+                     l->recompute, l->attention, l->pp > 1, (int64_t)(d.act * 8), (int64_t)(d.weight * 8),
+                     (int64_t)(d.fp8_weights * 8), l->schedule, 0};
+    memcpy(k.v, v, sizeof v);
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < 24; i++) h = ((h ^ (uint64_t)k.v[i]) * 0x9E3779B97F4A7C15ull), h ^= h >> 29;
+    if (!cache) cache = calloc(FIGS_CACHE, sizeof *cache); /* one per thread, kept for its life */
+    figs_entry *e = cache ? &cache[h % FIGS_CACHE] : NULL;
+    if (e && e->used && memcmp(&e->key, &k, sizeof k) == 0) {
+        *f = e->f;
+    } else {
+        figures(job, l, f);
+        if (e) e->used = true, e->key = k, e->f = *f;
+    }
+    f->r.p = &f->p;
+}
+
+void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t stage, double out[PLC_MEM_COUNT])
+{
+    const plc_model *m = &job->model;
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    for (int k = 0; k < PLC_MEM_COUNT; k++) out[k] = 0;
+    figs f;
+    figures_cached(job, l, &f);
+    int zero = f.casts_zero;
+    int64_t nz = f.nz;
+    plc_pipe_shape sh;
+    int64_t M = job->train.global_batch / (l->dp * l->micro_batch);
+    if (M < 1 || plc_pipe_shape_of(l->schedule, l->pp, l->vpp, m->layers, &sh)) return;
+    rp r = f.r;
+    r.sh = &sh;
+    r.stage = stage;
+    r.n = m->layers / sh.nchunks;
+    /* The whole step is replayed when it is short. A longer one repeats
+     * itself once the warm-up is over: the held forward state stops growing
+     * (1F1B, interleaved) or grows by one unit per micro-batch (all forwards
+     * first), and messages waited for at the end grow by a fixed amount per
+     * micro-batch; so the peak of two shorter replays, far enough apart to be
+     * past any change of where the peak lies, is extended linearly. */
+    int64_t step = l->schedule == PLC_SCHED_INTERLEAVED ? l->pp : 1;
+    int64_t big = (int64_t)1 << 20, w = plc_pipe_warmup(&sh, big, stage);
+    bool saturates = w < big * sh.per_rank; /* 1F1B, interleaved: the held state stops growing */
+    int64_t M1 = saturates ? (w + 1 + sh.per_rank - 1) / sh.per_rank + 2 : 4;
+    M1 = (M1 + step - 1) / step * step;
+    double dyn = 0, held = 0;
+    slot a[SLOTS], b[SLOTS];
+    if (M <= M1 + step || (saturates && !r.at_end)) { /* past the warm-up the peak repeats */
+        if (M > M1 + step) M = M1;
+        replay_cached(&r, M, a);
+        for (int i = 0; i < SLOTS; i++)
+            if (a[i].peak > dyn) dyn = a[i].peak, held = a[i].held;
+    } else {
+        replay_cached(&r, M1, a);
+        replay_cached(&r, M1 + step, b);
+        double k = (double)(M - M1) / (double)step;
+        for (int i = 0; i < SLOTS; i++) {
+            if (a[i].peak < 0 || b[i].peak < 0) continue;
+            double v = a[i].peak + k * (b[i].peak - a[i].peak);
+            if (v > dyn) dyn = v, held = a[i].held + k * (b[i].held - a[i].held);
+        }
+    }
+
+    /* the optimizer epilogue: ZeRO 1 keeps every reduced gradient shard
+     * until AdamW reads it; ZeRO 1/2 in bf16 cast every shard before the
+     * gathers */
+    plc_stage_params spar;
+    plc_stage_params_of(m, l->tp, l->pp, stage, &spar);
+    double params = plc_stage_params_total(&spar);
+    double epi = zero == 2 && d.act < 4 ? params / (double)nz * d.act : 0;
+    double peak = fmax(dyn, epi);
+    out[PLC_MEM_ACTIVATIONS] = held;
+    out[PLC_MEM_TEMPORARIES] = peak - held;
+}
