@@ -44,6 +44,19 @@ PLC_VECTOR_CLONES static void bwd_rows(float *din, const float *dout, const floa
     }
 }
 
+/* acc[c] += dy[r, c] x[r, c] s[r] over rows r in order, for c < n: the
+ * columns are independent lanes */
+PLC_VECTOR_CLONES static void dw_columns(double *acc, const float *dout, const float *in, const float *rstd,
+                                         int64_t rows, int64_t dim, int64_t n)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = in + r * dim, *dy = dout + r * dim;
+        double s = rstd[r];
+#pragma omp simd
+        for (int64_t c = 0; c < n; c++) acc[c] += (double)dy[c] * x[c] * s;
+    }
+}
+
 #define ROW_BLOCK 16
 
 void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float *weight,
@@ -79,11 +92,7 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
         for (int64_t ch = 0; ch < nchunks; ch++) {
             int64_t c0 = ch * DW_CHUNK, n = dim - c0 < DW_CHUNK ? dim - c0 : DW_CHUNK;
             double acc[DW_CHUNK] = {0};
-            for (int64_t r = 0; r < rows; r++) {
-                const float *x = in + r * dim + c0, *dy = dout + r * dim + c0;
-                double s = rstd[r];
-                for (int64_t c = 0; c < n; c++) acc[c] += (double)dy[c] * x[c] * s;
-            }
+            dw_columns(acc, dout + c0, in + c0, rstd, rows, dim, n);
             for (int64_t c = 0; c < n; c++) dweight[c0 + c] += (float)acc[c];
         }
     }
