@@ -47,12 +47,12 @@ static void panel_grid(int64_t M, int64_t N, int64_t K, int64_t *pm, int64_t *pn
  * Each panel packs the columns of op(B) it needs, and op(A)'s rows when
  * op(A) is A^T (A is read in place otherwise): a cut along M packs op(B)
  * again per panel, a cut along N packs A^T again. So the cut goes along N
- * first, unless op(A) = A^T and M > N, where repacking op(B) costs less.
+ * first, unless op(A) = A^T and M >= N, where repacking op(B) costs no more.
  * One thread: one call, nothing packed twice. */
 static void cut_free_grid(int64_t M, int64_t N, int trans_a, int threads, int64_t *pm, int64_t *pn)
 {
     int64_t want = threads > 1 ? 2 * (int64_t)threads : 1, gm, gn;
-    if (trans_a && M > N) {
+    if (trans_a && M >= N) {
         gm = imin(want, cdiv(M, 64));
         gn = imin(cdiv(want, gm), cdiv(N, 64));
     } else {
