@@ -161,7 +161,7 @@ static void attention_case(int flash, int64_t Tq, const int32_t *qpos)
     int32_t *dpos = qpos ? UP(qpos, Tq) : NULL;
     if (flash) {
         plc_k_flash_attention_forward(out, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
-        plc_k_flash_attention_backward(dq, dk, dv, g, q, k, v, out, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, NULL, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
         CU_ASSERT(plc_cuda_flash_attention_forward(o, sv, dqv, dkv, dvv, PLC_CUDA_F32, dpos, NULL, B, Tq, Tk, H, Hkv,
                                                    hd, NULL) == 0);
         CU_ASSERT(plc_cuda_flash_attention_backward(gq, gk, gv, dgv, dqv, dkv, dvv, o, sv, PLC_CUDA_F32, dpos, NULL,
@@ -169,7 +169,7 @@ static void attention_case(int flash, int64_t Tq, const int32_t *qpos)
         expect_close("flash lse", sv, saved, B * H * Tq, 1e-5);
     } else {
         plc_k_attention_forward(out, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
-        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, saved, NULL, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
         CU_ASSERT(plc_cuda_attention_forward(o, sv, dqv, dkv, dvv, PLC_CUDA_F32, dpos, NULL, B, Tq, Tk, H, Hkv, hd,
                                              NULL) == 0);
         CU_ASSERT(plc_cuda_attention_backward(gq, gk, gv, dgv, dqv, dkv, dvv, o, sv, PLC_CUDA_F32, B, Tq, Tk, H, Hkv,
