@@ -251,9 +251,10 @@ static int cpu_attn_fwd(plc_backend *be, int flash, void *out, float *stats, con
     float *o = OUT(out, dt, nq);
     const float *qf = IN(q, dt, nq), *kf = IN(k, dt, nk), *vf = IN(v, dt, nk);
     VIEWS_OK(be);
-    int rc = flash ? plc_k_flash_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd)
-                   : plc_k_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
-    if (rc) return no_scratch(be, "the attention forward (its tiles)");
+    /* stats: the log-sum-exp (flash) or the probabilities */
+    if (plc_k_attention_forward(o, flash ? NULL : stats, flash ? stats : NULL, qf, kf, vf, qp, kp, B, Tq, Tk, H,
+                                Hkv, hd))
+        return no_scratch(be, "the attention forward (its tiles)");
     return done(be);
 }
 static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv,

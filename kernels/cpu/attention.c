@@ -1,20 +1,17 @@
 /* kernels/cpu/attention.c: causal GQA attention, materialised form (keeps the
  * probabilities [B, H, Tq, Tk] for the backward, plc_k_attention_backward in
  * attention_tile.c). */
-#include "kernels/kernels.h"
 #include "kernels/cpu/attention_tile.h"
 #include "kernels/cpu/blas.h"
 
 #include <math.h>
 #include <string.h>
 
-int plc_k_attention_forward(float *out, float *probs,
-                            const float *q, const float *k, const float *v,
-                            const int32_t *q_pos, const int32_t *k_pos,
-                            int64_t B, int64_t Tq, int64_t Tk,
-                            int64_t H, int64_t Hkv, int64_t hd)
+int plc_attn_forward_probs(float *out, float *probs, const float *q, const float *k, const float *v,
+                           const attn_shape *shape)
 {
-    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    const attn_shape s = *shape;
+    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, Hkv = s.Hkv, hd = s.hd;
     plc_blas_one_thread();
     const int64_t qld = H * hd, kld = Hkv * hd;
     /* dynamic: the causal tiles differ in work */

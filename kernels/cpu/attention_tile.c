@@ -74,6 +74,16 @@ static void tile_p_from_lse(float *P, const attn_shape *s, int64_t b, int64_t h,
     }
 }
 
+int plc_k_attention_forward(float *out, float *probs, float *lse,
+                            const float *q, const float *k, const float *v,
+                            const int32_t *q_pos, const int32_t *k_pos,
+                            int64_t B, int64_t Tq, int64_t Tk,
+                            int64_t H, int64_t Hkv, int64_t hd)
+{
+    const attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    return probs ? plc_attn_forward_probs(out, probs, q, k, v, &s) : plc_attn_forward_lse(out, lse, q, k, v, &s);
+}
+
 /* Standard causal positions let tiles above the diagonal be skipped. */
 static int tile_masked(const attn_shape *s, int64_t i_last, int64_t j0)
 {

@@ -35,6 +35,14 @@ static inline attn_item attn_item_at(const attn_shape *s, int64_t idx)
     return it;
 }
 
+/* The forwards of the two forms (plc_k_attention_forward picks one):
+ * attention.c keeps the probabilities, flash_attention.c the log-sum-exp.
+ * 0, or -1 when out of memory for the tiles. */
+int plc_attn_forward_probs(float *out, float *probs, const float *q, const float *k, const float *v,
+                           const attn_shape *s);
+int plc_attn_forward_lse(float *out, float *lse, const float *q, const float *k, const float *v,
+                         const attn_shape *s);
+
 /* S[i * lds + j] = sum over d of A[i * lda + d] * B[j * ldb + d]
  * for i < m, j < n. */
 void plc_attn_dot_tile(float *S, int64_t lds, const float *A, int64_t lda, int64_t m,

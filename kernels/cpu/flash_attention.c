@@ -2,7 +2,6 @@
  * The forward walks key tiles with an online softmax and keeps only the
  * log-sum-exp per query; the backward (plc_k_attention_backward,
  * attention_tile.c) recomputes the probabilities from it. */
-#include "kernels/kernels.h"
 #include "kernels/common/reduce.h"
 #include "kernels/cpu/attention_tile.h"
 #include "kernels/cpu/blas.h"
@@ -11,13 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int plc_k_flash_attention_forward(float *out, float *lse,
-                                  const float *q, const float *k, const float *v,
-                                  const int32_t *q_pos, const int32_t *k_pos,
-                                  int64_t B, int64_t Tq, int64_t Tk,
-                                  int64_t H, int64_t Hkv, int64_t hd)
+int plc_attn_forward_lse(float *out, float *lse, const float *q, const float *k, const float *v,
+                         const attn_shape *shape)
 {
-    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    const attn_shape s = *shape;
+    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, Hkv = s.Hkv, hd = s.hd;
     plc_blas_one_thread();
     const int64_t qld = H * hd, kld = Hkv * hd;
     const int64_t per_thread = ATTN_TILE_Q * ATTN_TILE_K + ATTN_TILE_Q * hd;

@@ -37,12 +37,8 @@ static void attn_case_free(attn_case *c)
 static void attn_fwd(void *p)
 {
     attn_case *c = p;
-    if (c->flash)
-        plc_k_flash_attention_forward(c->out, c->lse, c->q, c->k, c->v, c->q_pos, c->k_pos,
-                                      c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
-    else
-        plc_k_attention_forward(c->out, c->probs, c->q, c->k, c->v, c->q_pos, c->k_pos,
-                                c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
+    plc_k_attention_forward(c->out, c->flash ? NULL : c->probs, c->flash ? c->lse : NULL, c->q, c->k, c->v, c->q_pos,
+                            c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
 }
 
 /* gradients (zeroed first) after a forward */
