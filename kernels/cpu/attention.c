@@ -11,9 +11,7 @@ int plc_attn_forward_probs(float *out, float *probs, const float *q, const float
                            const attn_shape *shape)
 {
     const attn_shape s = *shape;
-    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, Hkv = s.Hkv, hd = s.hd;
-    plc_blas_one_thread();
-    const int64_t qld = H * hd, kld = Hkv * hd;
+    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, hd = s.hd, qld = H * hd, kld = s.Hkv * hd;
     /* dynamic: the causal tiles differ in work */
 #pragma omp parallel for schedule(dynamic, 1)
     for (int64_t idx = 0; idx < attn_items(&s); idx++) {

@@ -81,6 +81,7 @@ int plc_k_attention_forward(float *out, float *probs, float *lse,
                             int64_t H, int64_t Hkv, int64_t hd)
 {
     const attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    plc_blas_one_thread();
     return probs ? plc_attn_forward_probs(out, probs, q, k, v, &s) : plc_attn_forward_lse(out, lse, q, k, v, &s);
 }
 

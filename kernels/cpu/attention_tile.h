@@ -37,7 +37,8 @@ static inline attn_item attn_item_at(const attn_shape *s, int64_t idx)
 
 /* The forwards of the two forms (plc_k_attention_forward picks one):
  * attention.c keeps the probabilities, flash_attention.c the log-sum-exp.
- * 0, or -1 when out of memory for the tiles. */
+ * 0, or -1 when out of memory for the tiles. Call plc_blas_one_thread()
+ * first. */
 int plc_attn_forward_probs(float *out, float *probs, const float *q, const float *k, const float *v,
                            const attn_shape *s);
 int plc_attn_forward_lse(float *out, float *lse, const float *q, const float *k, const float *v,

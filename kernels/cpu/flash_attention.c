@@ -14,9 +14,7 @@ int plc_attn_forward_lse(float *out, float *lse, const float *q, const float *k,
                          const attn_shape *shape)
 {
     const attn_shape s = *shape;
-    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, Hkv = s.Hkv, hd = s.hd;
-    plc_blas_one_thread();
-    const int64_t qld = H * hd, kld = Hkv * hd;
+    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, hd = s.hd, qld = H * hd, kld = s.Hkv * hd;
     const int64_t per_thread = ATTN_TILE_Q * ATTN_TILE_K + ATTN_TILE_Q * hd;
     float *scratch = malloc((size_t)(omp_get_max_threads() * per_thread) * sizeof *scratch);
     if (!scratch) return -1;
