@@ -59,7 +59,7 @@ PLC_VECTOR_CLONES static void row_loss_grad(float *loss, float *d, const float *
 
 void plc_k_xent_local_max(float *rmax, const float *logits, int64_t rows, int64_t V_local)
 {
-#pragma omp parallel for schedule(static) if (rows >= PAR_MIN_ROWS)
+#pragma omp parallel for schedule(dynamic, 8) if (rows >= PAR_MIN_ROWS)
     for (int64_t r = 0; r < rows; r++) rmax[r] = row_max(logits + r * V_local, V_local);
 }
 
@@ -67,7 +67,7 @@ void plc_k_xent_local_sumexp(float *row_sum, float *target_logit, const float *l
                              const float *global_max, const int32_t *targets,
                              int64_t rows, int64_t V_local, int64_t vocab_start)
 {
-#pragma omp parallel for schedule(static) if (rows >= PAR_MIN_ROWS)
+#pragma omp parallel for schedule(dynamic, 8) if (rows >= PAR_MIN_ROWS)
     for (int64_t r = 0; r < rows; r++)
         row_sumexp(&row_sum[r], &target_logit[r], logits + r * V_local, global_max[r],
                    targets[r], V_local, vocab_start);
@@ -79,7 +79,7 @@ void plc_k_xent_loss_grad(float *loss, float *dlogits, const float *logits,
                           int64_t rows, int64_t V_local, int64_t vocab_start,
                           float grad_scale)
 {
-#pragma omp parallel for schedule(static) if (rows >= PAR_MIN_ROWS)
+#pragma omp parallel for schedule(dynamic, 8) if (rows >= PAR_MIN_ROWS)
     for (int64_t r = 0; r < rows; r++)
         row_loss_grad(loss ? &loss[r] : NULL, dlogits ? dlogits + r * V_local : NULL,
                       logits + r * V_local, global_max[r], global_sum[r], target_logit[r],
@@ -89,7 +89,7 @@ void plc_k_xent_loss_grad(float *loss, float *dlogits, const float *logits,
 void plc_k_cross_entropy(float *loss, float *dlogits, const float *logits,
                          const int32_t *targets, int64_t rows, int64_t V, float grad_scale)
 {
-#pragma omp parallel for schedule(static) if (rows >= PAR_MIN_ROWS)
+#pragma omp parallel for schedule(dynamic, 8) if (rows >= PAR_MIN_ROWS)
     for (int64_t r = 0; r < rows; r++) {
         const float *x = logits + r * V;
         float max = row_max(x, V), sum, tl;

@@ -12,7 +12,7 @@
 static double chunked_sum(const float *x, int64_t n, int squares)
 {
     double part[REDUCE_CHUNKS];
-#pragma omp parallel for schedule(static) if (n > 262144)
+#pragma omp parallel for schedule(dynamic, 1) if (n > 262144)
     for (int c = 0; c < REDUCE_CHUNKS; c++) {
         int64_t a = n * c / REDUCE_CHUNKS, b = n * (c + 1) / REDUCE_CHUNKS;
         part[c] = squares ? plc_sum_squares_f64(x + a, b - a) : plc_sum_f64(x + a, b - a);
@@ -43,7 +43,7 @@ void plc_k_adamw(float *param, const float *grad, float *m, float *v, int64_t n,
 {
     plc_adamw_consts c = plc_adamw_prepare(t, lr, beta1, beta2, eps, weight_decay);
     const int64_t chunks = (n + PLC_EW_CHUNK - 1) / PLC_EW_CHUNK;
-#pragma omp parallel for schedule(static) if (n > 65536)
+#pragma omp parallel for schedule(dynamic, 1) if (n > 65536)
     for (int64_t ch = 0; ch < chunks; ch++) {
         int64_t i = ch * PLC_EW_CHUNK, len = n - i < PLC_EW_CHUNK ? n - i : PLC_EW_CHUNK;
         adamw_chunk(param + i, grad + i, m + i, v + i, len, &c, grad_scale);

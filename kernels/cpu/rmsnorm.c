@@ -63,7 +63,7 @@ void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float
                            int64_t rows, int64_t dim, float eps)
 {
     const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 32768)
     for (int64_t b = 0; b < blocks; b++) {
         int64_t r = b * ROW_BLOCK, n = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
         fwd_rows(out + r * dim, rstd ? rstd + r : NULL, in + r * dim, weight, n, dim, eps);
@@ -79,7 +79,7 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
 {
     if (din) {
         const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 32768)
         for (int64_t b = 0; b < blocks; b++) {
             int64_t r = b * ROW_BLOCK, n = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
             bwd_rows(din + r * dim, dout + r * dim, in + r * dim, weight, rstd + r, n, dim);
@@ -88,7 +88,7 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
     if (dweight) {
         /* fixed chunks of columns; each column adds its rows in order */
         const int64_t nchunks = (dim + DW_CHUNK - 1) / DW_CHUNK;
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 32768)
         for (int64_t ch = 0; ch < nchunks; ch++) {
             int64_t c0 = ch * DW_CHUNK, n = dim - c0 < DW_CHUNK ? dim - c0 : DW_CHUNK;
             double acc[DW_CHUNK] = {0};

@@ -11,7 +11,7 @@ static float *rope_table(const int32_t *positions, int64_t T, int64_t hd, float 
     int64_t half = hd / 2;
     float *cs = malloc((size_t)(T * half * 2 + 1) * sizeof *cs);
     if (!cs) return NULL;
-#pragma omp parallel for schedule(static) if (T * half > 16384)
+#pragma omp parallel for schedule(dynamic, 16) if (T * half > 16384)
     for (int64_t t = 0; t < T; t++) {
         int32_t p = positions ? positions[t] : (int32_t)t;
         for (int64_t i = 0; i < half; i++)
@@ -28,7 +28,7 @@ static int rope_apply(float *y, const float *x, const int32_t *positions, int64_
     float *cs = rope_table(positions, T, hd, theta);
     if (!cs) return -1;
     int64_t half = hd / 2;
-#pragma omp parallel for schedule(static) if (B * T * heads * hd > 32768)
+#pragma omp parallel for schedule(dynamic, 16) if (B * T * heads * hd > 32768)
     for (int64_t bt = 0; bt < B * T; bt++) {
         const float *c = cs + (bt % T) * half * 2;
         for (int64_t h = 0; h < heads; h++) {
