@@ -7,7 +7,8 @@
  * and its packing costs much on the small panels and attention tiles the
  * kernels cut (K of 32 to 2048, N of 32 to 512).
  *
- * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first;
+ * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first
+ * (for beta = 0 the first chunk of k writes C instead of adding to it);
  * then for each block of at most NC columns and each chunk of KC steps of
  * the reduction, op(B)'s chunk is packed into strips of 32 columns and,
  * for each 8 rows of op(A), a micro-kernel adds the 8 x 32 products into C
@@ -69,19 +70,21 @@ const char *plc_gemm_name(void)
 }
 
 #ifdef PLC_GEMM_X86
-/* C[0..8, 0..32) += A (8 rows: A[r * rs + k * ks]) . Bp (kc x 32, k-major);
- * columns past the masks are neither read nor written */
+/* C[0..8, 0..32) += A (8 rows: A[r * rs + k * ks]) . Bp (kc x 32, k-major),
+ * or = when fresh (C is not read: the sums start from +0, as from a zeroed
+ * C); columns past the masks are neither read nor written */
 __attribute__((target("avx512f"))) static void kernel_8x32(int64_t kc, const float *A, int64_t rs, int64_t ks,
                                                            const float *Bp, float *C, int64_t ldc,
-                                                           __mmask16 m0, __mmask16 m1)
+                                                           __mmask16 m0, __mmask16 m1, int fresh)
 {
     __m512 c[MR][2];
     const float *a[MR];
+    const __mmask16 l0 = fresh ? 0 : m0, l1 = fresh ? 0 : m1;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) {
         a[r] = A + r * rs;
-        c[r][0] = _mm512_maskz_loadu_ps(m0, C + r * ldc);
-        c[r][1] = _mm512_maskz_loadu_ps(m1, C + r * ldc + 16);
+        c[r][0] = _mm512_maskz_loadu_ps(l0, C + r * ldc);
+        c[r][1] = _mm512_maskz_loadu_ps(l1, C + r * ldc + 16);
     }
     for (int64_t k = 0, off = 0; k < kc; k++, off += ks) {
         __m512 b0 = _mm512_load_ps(Bp + k * NR), b1 = _mm512_load_ps(Bp + k * NR + 16);
@@ -206,7 +209,9 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
     _Alignas(64) float tile[MR * NR], Ap[MR * KC];
-    for (int64_t i = 0; i < m; i++) {
+    /* beta = 0 with k > 0: the first chunk of k writes C without reading it */
+    const int overwrite = beta == 0.0f && k > 0;
+    for (int64_t i = 0; i < m && !overwrite; i++) {
         float *c = C + i * ldc;
         if (beta == 0.0f) memset(c, 0, (size_t)n * sizeof *c);
         else if (beta != 1.0f) for (int64_t j = 0; j < n; j++) c[j] *= beta;
@@ -238,14 +243,16 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
                         const float *bs = packed_b + s * kc * NR;
                         __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
                         float *c = C + i0 * ldc + j0 + s * NR;
+                        const int fresh = overwrite && k0 == 0;
                         if (mr == MR) {
-                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1);
+                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1, fresh);
                             continue;
                         }
                         /* the last rows: through a full tile, so no row past m is touched */
                         memset(tile, 0, sizeof tile);
-                        for (int64_t r = 0; r < mr; r++) memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
-                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1);
+                        for (int64_t r = 0; r < mr && !fresh; r++)
+                            memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
+                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1, 0);
                         for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
                     }
                 }
