@@ -3,8 +3,10 @@
  * AVX-512, OpenBLAS elsewhere.
  *
  * Why its own: OpenBLAS runs its AVX2 kernels on CPUs it does not know or
- * when OPENBLAS_CORETYPE pins them, at half of what an AVX-512 core does,
- * and its packing costs much on the small panels and attention tiles the
+ * when OPENBLAS_CORETYPE pins them, at up to half of what an AVX-512 core
+ * does (on a core with two 512-bit FMA units; on the AMD development
+ * machine, whose AVX-512 is two 256-bit halves, about 90%: docs/runtime.md,
+ * Benchmarks), and its packing costs much on the small panels and attention tiles the
  * kernels cut (K of 32 to 2048, N of 32 to 512).
  *
  * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first
