@@ -72,13 +72,13 @@ static void run_attn(void *p)
 {
     attn_arg *a = p;
     if (a->flash) {
-        plc_k_flash_attention_forward(a->out, a->saved, a->q, a->k, a->v, NULL, NULL, a->B, a->T, a->T, a->H, a->Hkv, a->hd);
-        plc_k_flash_attention_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->out, a->saved, NULL, NULL,
-                                       a->B, a->T, a->T, a->H, a->Hkv, a->hd);
+        plc_k_attention_forward(a->out, NULL, a->saved, a->q, a->k, a->v, NULL, NULL, a->B, a->T, a->T, a->H, a->Hkv, a->hd);
+        plc_k_attention_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->out, NULL, a->saved, NULL, NULL,
+                                 a->B, a->T, a->T, a->H, a->Hkv, a->hd);
     } else {
-        plc_k_attention_forward(a->out, a->saved, a->q, a->k, a->v, NULL, NULL, a->B, a->T, a->T, a->H, a->Hkv, a->hd);
-        plc_k_attention_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->out, a->saved, NULL, NULL, a->B, a->T, a->T,
-                                 a->H, a->Hkv, a->hd);
+        plc_k_attention_forward(a->out, a->saved, NULL, a->q, a->k, a->v, NULL, NULL, a->B, a->T, a->T, a->H, a->Hkv, a->hd);
+        plc_k_attention_backward(a->dq, a->dk, a->dv, a->dout, a->q, a->k, a->v, a->out, a->saved, NULL, NULL, NULL,
+                                 a->B, a->T, a->T, a->H, a->Hkv, a->hd);
     }
 }
 

@@ -118,6 +118,10 @@ PLAN
         peak=$(sort -g "$tmp/peak" | tail -n 1)
         [ -n "$peak" ] && awk -v f="$p_flops" -v p="$peak" -v t="$T" \
             'BEGIN { printf "  plrun model FLOP/s = %.1f%% of the sgemm peak (%.1f GFLOP/s at %d thread(s), this run)\n", 100 * f / 1e9 / p, p, t }'
+        # PyTorch's model FLOP/s: the same FLOPs a token as plrun's; its
+        # share of the peak bounds the ratio plrun can reach (1 / share)
+        [ -n "$peak" ] && [ "$have_torch" = 1 ] && awk -v f="$p_flops" -v a="$p_tps" -v b="$t_tps" -v p="$peak" \
+            'BEGIN { s = f / a * b / 1e9 / p; printf "  pytorch model FLOP/s = %.1f%% of the sgemm peak (so plrun / pytorch <= %.2fx at the peak)\n", 100 * s, 1 / s }'
     done
 done
 echo "load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"

@@ -116,36 +116,27 @@ int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
  * and the full gathered K/V. A query that sees no key gets a zero output
  * (and lse = -inf). */
 
-/* Materialised: probs [B, H, Tq, Tk] receives the softmax (0 where masked). */
-int plc_k_attention_forward(float *out, float *probs,
+/* Two forms: materialised, where probs [B, H, Tq, Tk] receives the softmax
+ * (0 where masked), and tiled flash-style, an online softmax over key tiles
+ * where lse [B, H, Tq] receives the natural log-sum-exp of each query's
+ * scaled scores. Exactly one of probs and lse is non-NULL: it picks the
+ * form. */
+int plc_k_attention_forward(float *out, float *probs, float *lse,
+                            const float *q, const float *k, const float *v,
+                            const int32_t *q_pos, const int32_t *k_pos,
+                            int64_t B, int64_t Tq, int64_t Tk,
+                            int64_t H, int64_t Hkv, int64_t hd);
+/* The backward of both forms: dq, dk, dv += gradients. out is the
+ * forward's output; the probabilities are read from probs (materialised,
+ * which holds the mask) or recomputed from lse (flash): exactly one of the
+ * two is non-NULL. The positions are the forward's (with NULL ones the
+ * tiles above the diagonal are skipped). */
+int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
                              const float *q, const float *k, const float *v,
+                             const float *out, const float *probs, const float *lse,
                              const int32_t *q_pos, const int32_t *k_pos,
                              int64_t B, int64_t Tq, int64_t Tk,
                              int64_t H, int64_t Hkv, int64_t hd);
-/* dq, dk, dv += gradients. out is the forward's output, probs its probs
- * (which hold the mask); the positions are the forward's (with NULL ones the
- * tiles above the diagonal, all zero, are skipped). */
-int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                             const float *q, const float *k, const float *v,
-                             const float *out, const float *probs,
-                             const int32_t *q_pos, const int32_t *k_pos,
-                             int64_t B, int64_t Tq, int64_t Tk,
-                              int64_t H, int64_t Hkv, int64_t hd);
-
-/* Tiled flash-style: online softmax over key tiles; lse [B, H, Tq] receives
- * the natural log-sum-exp of each query's scaled scores. */
-int plc_k_flash_attention_forward(float *out, float *lse,
-                                   const float *q, const float *k, const float *v,
-                                   const int32_t *q_pos, const int32_t *k_pos,
-                                   int64_t B, int64_t Tq, int64_t Tk,
-                                   int64_t H, int64_t Hkv, int64_t hd);
-/* dq, dk, dv += gradients, recomputing the probabilities from lse. */
-int plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                                    const float *q, const float *k, const float *v,
-                                    const float *out, const float *lse,
-                                    const int32_t *q_pos, const int32_t *k_pos,
-                                    int64_t B, int64_t Tq, int64_t Tk,
-                                    int64_t H, int64_t Hkv, int64_t hd);
 
 /* ---- SwiGLU on separate buffers: out = silu(gate) * up, n elements -------- */
 void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_t n);

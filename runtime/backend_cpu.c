@@ -142,22 +142,41 @@ static int cpu_layernorm_bwd(plc_backend *be, void *din, float *dw, float *db, c
         return no_scratch(be, "the LayerNorm backward");
     return done(be);
 }
+/* the element-wise ops of one output y and one or two inputs, n elements
+ * each: f1(y, a) or f2(y, a, b) (y may alias an input: one shared view) */
+typedef void (*ew1_fn)(float *y, const float *a, int64_t n);
+typedef void (*ew2_fn)(float *y, const float *a, const float *b, int64_t n);
+static int elementwise(plc_backend *be, ew1_fn f1, ew2_fn f2, void *y, const void *a, const void *b, plc_dtype dt,
+                       int64_t n)
+{
+    const float *af = IN(a, dt, n), *bf = IN(b, dt, n); /* b may be NULL: no view */
+    float *yf = OUT(y, dt, n);
+    VIEWS_OK(be);
+    if (f2) f2(yf, af, bf, n);
+    else f1(yf, af, n);
+    return done(be);
+}
 static int cpu_gelu_fwd(plc_backend *be, void *out, const void *in, plc_dtype dt, int64_t n)
 {
-    const float *x = IN(in, dt, n);
-    float *o = OUT(out, dt, n);
-    VIEWS_OK(be);
-    plc_k_gelu_forward(o, x, n);
-    return done(be);
+    return elementwise(be, plc_k_gelu_forward, NULL, out, in, NULL, dt, n);
 }
 static int cpu_gelu_bwd(plc_backend *be, void *din, const void *dout, const void *in, plc_dtype dt,
                         int64_t n)
 {
-    float *di = OUT(din, dt, n);
-    const float *d = IN(dout, dt, n), *x = IN(in, dt, n);
-    VIEWS_OK(be);
-    plc_k_gelu_backward(di, d, x, n);
-    return done(be);
+    return elementwise(be, NULL, plc_k_gelu_backward, din, dout, in, dt, n);
+}
+static int cpu_swiglu_fwd(plc_backend *be, void *out, const void *g, const void *u, plc_dtype dt,
+                          int64_t n)
+{
+    return elementwise(be, NULL, plc_k_swiglu_forward, out, g, u, dt, n);
+}
+static int cpu_add(plc_backend *be, void *out, const void *a, const void *b, plc_dtype dt, int64_t n)
+{
+    return elementwise(be, NULL, plc_k_add, out, a, b, dt, n);
+}
+static int cpu_accumulate(plc_backend *be, void *y, const void *x, plc_dtype dt, int64_t n)
+{
+    return elementwise(be, plc_k_accumulate, NULL, y, x, NULL, dt, n);
 }
 static int cpu_bias_add(plc_backend *be, void *x, const void *bias, plc_dtype dt, int64_t rows,
                         int64_t cols)
@@ -232,9 +251,10 @@ static int cpu_attn_fwd(plc_backend *be, int flash, void *out, float *stats, con
     float *o = OUT(out, dt, nq);
     const float *qf = IN(q, dt, nq), *kf = IN(k, dt, nk), *vf = IN(v, dt, nk);
     VIEWS_OK(be);
-    int rc = flash ? plc_k_flash_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd)
-                   : plc_k_attention_forward(o, stats, qf, kf, vf, qp, kp, B, Tq, Tk, H, Hkv, hd);
-    if (rc) return no_scratch(be, "the attention forward (its tiles)");
+    /* stats: the log-sum-exp (flash) or the probabilities */
+    if (plc_k_attention_forward(o, flash ? NULL : stats, flash ? stats : NULL, qf, kf, vf, qp, kp, B, Tq, Tk, H,
+                                Hkv, hd))
+        return no_scratch(be, "the attention forward (its tiles)");
     return done(be);
 }
 static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv,
@@ -248,20 +268,10 @@ static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv
     const float *d = IN(dout, dt, nq), *qf = IN(q, dt, nq), *kf = IN(k, dt, nk),
                 *vf = IN(v, dt, nk), *o = IN(out, dt, nq);
     VIEWS_OK(be);
-    int rc = flash ? plc_k_flash_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, qp, kp, B, Tq,
-                                                    Tk, H, Hkv, hd)
-                   : plc_k_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, stats, qp, kp, B, Tq, Tk, H,
-                                              Hkv, hd);
-    if (rc) return no_scratch(be, "the attention backward (its tiles)");
-    return done(be);
-}
-static int cpu_swiglu_fwd(plc_backend *be, void *out, const void *g, const void *u, plc_dtype dt,
-                          int64_t n)
-{
-    float *o = OUT(out, dt, n);
-    const float *gf = IN(g, dt, n), *uf = IN(u, dt, n);
-    VIEWS_OK(be);
-    plc_k_swiglu_forward(o, gf, uf, n);
+    /* stats: the forward's log-sum-exp (flash) or probabilities */
+    if (plc_k_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, flash ? NULL : stats, flash ? stats : NULL, qp,
+                                 kp, B, Tq, Tk, H, Hkv, hd))
+        return no_scratch(be, "the attention backward (its tiles)");
     return done(be);
 }
 static int cpu_swiglu_bwd(plc_backend *be, void *dg, void *du, const void *dout, const void *g,
@@ -271,22 +281,6 @@ static int cpu_swiglu_bwd(plc_backend *be, void *dg, void *du, const void *dout,
     const float *d = IN(dout, dt, n), *gf = IN(g, dt, n), *uf = IN(u, dt, n);
     VIEWS_OK(be);
     plc_k_swiglu_backward(dgf, duf, d, gf, uf, n);
-    return done(be);
-}
-static int cpu_add(plc_backend *be, void *out, const void *a, const void *b, plc_dtype dt, int64_t n)
-{
-    const float *af = IN(a, dt, n), *bf = IN(b, dt, n);
-    float *o = OUT(out, dt, n); /* may alias a or b */
-    VIEWS_OK(be);
-    plc_k_add(o, af, bf, n);
-    return done(be);
-}
-static int cpu_accumulate(plc_backend *be, void *y, const void *x, plc_dtype dt, int64_t n)
-{
-    float *yf = OUT(y, dt, n);
-    const float *xf = IN(x, dt, n);
-    VIEWS_OK(be);
-    plc_k_accumulate(yf, xf, n);
     return done(be);
 }
 static int cpu_scale(plc_backend *be, void *x, float s, plc_dtype dt, int64_t n)

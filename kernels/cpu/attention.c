@@ -1,27 +1,22 @@
 /* kernels/cpu/attention.c: causal GQA attention, materialised form (keeps the
- * probabilities [B, H, Tq, Tk] for the backward). */
-#include "kernels/kernels.h"
+ * probabilities [B, H, Tq, Tk] for the backward, plc_k_attention_backward in
+ * attention_tile.c). */
 #include "kernels/cpu/attention_tile.h"
 #include "kernels/cpu/blas.h"
 
 #include <math.h>
 #include <string.h>
 
-int plc_k_attention_forward(float *out, float *probs,
-                            const float *q, const float *k, const float *v,
-                            const int32_t *q_pos, const int32_t *k_pos,
-                            int64_t B, int64_t Tq, int64_t Tk,
-                            int64_t H, int64_t Hkv, int64_t hd)
+int plc_attn_forward_probs(float *out, float *probs, const float *q, const float *k, const float *v,
+                           const attn_shape *shape)
 {
-    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
-    plc_blas_one_thread();
-    int64_t qtiles = (Tq + ATTN_TILE_Q - 1) / ATTN_TILE_Q, qld = H * hd, kld = Hkv * hd;
-    /* one work item per (b, h, query tile): independent outputs; dynamic,
-     * as the causal tiles differ in work */
+    const attn_shape s = *shape;
+    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, hd = s.hd, qld = H * hd, kld = s.Hkv * hd;
+    /* dynamic: the causal tiles differ in work */
 #pragma omp parallel for schedule(dynamic, 1)
-    for (int64_t idx = 0; idx < B * H * qtiles; idx++) {
-        int64_t qt = idx % qtiles, h = (idx / qtiles) % H, b = idx / (qtiles * H), kvh = h / s.group;
-        int64_t i0 = qt * ATTN_TILE_Q, nq = Tq - i0 < ATTN_TILE_Q ? Tq - i0 : ATTN_TILE_Q;
+    for (int64_t idx = 0; idx < attn_items(&s); idx++) {
+        attn_item it = attn_item_at(&s, idx);
+        int64_t b = it.b, h = it.h, kvh = it.kvh, i0 = it.i0, nq = it.nq;
         float *P = probs + ((b * H + h) * Tq + i0) * Tk; /* nq rows of Tk */
         /* with the standard causal positions, the keys past the tile's
          * last query are masked for every row: neither the scores nor
@@ -41,17 +36,4 @@ int plc_k_attention_forward(float *out, float *probs,
                   out + attn_q_off(&s, b, i0, h), qld);
     }
     return 0;
-}
-
-int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                             const float *q, const float *k, const float *v,
-                             const float *out, const float *probs,
-                             const int32_t *q_pos, const int32_t *k_pos,
-                             int64_t B, int64_t Tq, int64_t Tk,
-                             int64_t H, int64_t Hkv, int64_t hd)
-{
-    /* the mask is in probs (zeros); the positions only let the backward
-     * skip the tiles above the diagonal */
-    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
-    return plc_attn_backward(dq, dk, dv, dout, q, k, v, out, probs, NULL, &s);
 }

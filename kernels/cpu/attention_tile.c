@@ -1,6 +1,7 @@
-/* kernels/cpu/attention_tile.c: tile operations and the shared backward of
- * the CPU attention kernels (see attention_tile.h). */
+/* kernels/cpu/attention_tile.c: tile operations of the CPU attention
+ * kernels (see attention_tile.h) and the backward both forms share. */
 #include "kernels/cpu/attention_tile.h"
+#include "kernels/kernels.h"
 #include "kernels/common/reduce.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/simd.h"
@@ -73,6 +74,17 @@ static void tile_p_from_lse(float *P, const attn_shape *s, int64_t b, int64_t h,
     }
 }
 
+int plc_k_attention_forward(float *out, float *probs, float *lse,
+                            const float *q, const float *k, const float *v,
+                            const int32_t *q_pos, const int32_t *k_pos,
+                            int64_t B, int64_t Tq, int64_t Tk,
+                            int64_t H, int64_t Hkv, int64_t hd)
+{
+    const attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
+    plc_blas_one_thread();
+    return probs ? plc_attn_forward_probs(out, probs, q, k, v, &s) : plc_attn_forward_lse(out, lse, q, k, v, &s);
+}
+
 /* Standard causal positions let tiles above the diagonal be skipped. */
 static int tile_masked(const attn_shape *s, int64_t i_last, int64_t j0)
 {
@@ -84,11 +96,17 @@ static int tile_masked(const attn_shape *s, int64_t i_last, int64_t j0)
  *   dq_i += dS K_j,  dk_j += dS^T q_i,  dv_j += P^T dout_i.
  * dk and dv of the kv head add the group's heads and query tiles in order;
  * dq's rows add the key tiles in order; no two items write the same row. */
-int plc_attn_backward(float *dq, float *dk, float *dv, const float *dout,
-                      const float *q, const float *k, const float *v, const float *out,
-                      const float *probs, const float *lse, const attn_shape *s)
+int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                             const float *q, const float *k, const float *v,
+                             const float *out, const float *probs, const float *lse,
+                             const int32_t *q_pos, const int32_t *k_pos,
+                             int64_t B, int64_t Tq, int64_t Tk,
+                             int64_t H, int64_t Hkv, int64_t hd)
 {
-    const int64_t hd = s->hd, qld = s->H * hd, kld = s->Hkv * hd, tile = ATTN_TILE_Q * ATTN_TILE_K;
+    /* the mask is in probs (zeros) or applied to the recomputed tiles; the
+     * positions also let tiles above the diagonal be skipped */
+    const attn_shape shape = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos), *s = &shape;
+    const int64_t qld = s->H * hd, kld = s->Hkv * hd, tile = ATTN_TILE_Q * ATTN_TILE_K;
     plc_blas_one_thread();
     const int nthreads = omp_get_max_threads();
     float *scratch = malloc((size_t)nthreads * 2 * tile * sizeof *scratch);

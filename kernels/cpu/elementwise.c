@@ -24,7 +24,7 @@ PLC_VECTOR_CLONES static void swiglu_bwd_chunk(float *dgate, float *dup, const f
 void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_t n)
 {
     const int64_t chunks = (n + PLC_EW_CHUNK - 1) / PLC_EW_CHUNK;
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) if (n > PAR_MIN)
     for (int64_t c = 0; c < chunks; c++) {
         int64_t i = c * PLC_EW_CHUNK, m = n - i < PLC_EW_CHUNK ? n - i : PLC_EW_CHUNK;
         swiglu_fwd_chunk(out + i, gate + i, up + i, m);
@@ -35,7 +35,7 @@ void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
                            const float *gate, const float *up, int64_t n)
 {
     const int64_t chunks = (n + PLC_EW_CHUNK - 1) / PLC_EW_CHUNK;
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 1) if (n > PAR_MIN)
     for (int64_t c = 0; c < chunks; c++) {
         int64_t i = c * PLC_EW_CHUNK, m = n - i < PLC_EW_CHUNK ? n - i : PLC_EW_CHUNK;
         swiglu_bwd_chunk(dgate + i, dup + i, dout + i, gate + i, up + i, m);
@@ -44,19 +44,19 @@ void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
 
 void plc_k_add(float *out, const float *a, const float *b, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = a[i] + b[i];
 }
 
 void plc_k_accumulate(float *y, const float *x, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) y[i] += x[i];
 }
 
 void plc_k_scale(float *x, float s, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) x[i] *= s;
 }
 
@@ -67,12 +67,12 @@ void plc_k_zero(float *x, int64_t n)
 
 void plc_k_cast_f32_to_bf16(uint16_t *out, const float *in, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = plc_f32_to_bf16(in[i]);
 }
 
 void plc_k_cast_bf16_to_f32(float *out, const uint16_t *in, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = plc_bf16_to_f32(in[i]);
 }

@@ -7,7 +7,7 @@ void plc_k_embedding_forward(float *out, const int32_t *tokens, const float *tab
                              int64_t rows, int64_t dim,
                              int64_t vocab_start, int64_t vocab_local)
 {
-#pragma omp parallel for schedule(static) if (rows * dim > 65536)
+#pragma omp parallel for schedule(dynamic, 16) if (rows * dim > 65536)
     for (int64_t r = 0; r < rows; r++) {
         int64_t id = (int64_t)tokens[r] - vocab_start;
         float *o = out + r * dim;
@@ -29,7 +29,7 @@ void plc_k_embedding_backward(float *dtable, const float *dout, const int32_t *t
                               int64_t vocab_start, int64_t vocab_local)
 {
     const int64_t nchunks = (dim + EMB_CHUNK - 1) / EMB_CHUNK;
-#pragma omp parallel for schedule(static) if (rows * dim > 65536)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 65536)
     for (int64_t ch = 0; ch < nchunks; ch++) {
         int64_t c0 = ch * EMB_CHUNK, c1 = dim - c0 < EMB_CHUNK ? dim : c0 + EMB_CHUNK;
         for (int64_t r = 0; r < rows; r++) {

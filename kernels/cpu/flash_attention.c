@@ -1,8 +1,7 @@
 /* kernels/cpu/flash_attention.c: causal GQA attention, tiled flash-style.
  * The forward walks key tiles with an online softmax and keeps only the
- * log-sum-exp per query; the backward (attention_tile.c) recomputes the
- * probabilities from it. */
-#include "kernels/kernels.h"
+ * log-sum-exp per query; the backward (plc_k_attention_backward,
+ * attention_tile.c) recomputes the probabilities from it. */
 #include "kernels/common/reduce.h"
 #include "kernels/cpu/attention_tile.h"
 #include "kernels/cpu/blas.h"
@@ -11,15 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int plc_k_flash_attention_forward(float *out, float *lse,
-                                  const float *q, const float *k, const float *v,
-                                  const int32_t *q_pos, const int32_t *k_pos,
-                                  int64_t B, int64_t Tq, int64_t Tk,
-                                  int64_t H, int64_t Hkv, int64_t hd)
+int plc_attn_forward_lse(float *out, float *lse, const float *q, const float *k, const float *v,
+                         const attn_shape *shape)
 {
-    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
-    plc_blas_one_thread();
-    int64_t qtiles = (Tq + ATTN_TILE_Q - 1) / ATTN_TILE_Q, qld = H * hd, kld = Hkv * hd;
+    const attn_shape s = *shape;
+    const int64_t Tq = s.Tq, Tk = s.Tk, H = s.H, hd = s.hd, qld = H * hd, kld = s.Hkv * hd;
     const int64_t per_thread = ATTN_TILE_Q * ATTN_TILE_K + ATTN_TILE_Q * hd;
     float *scratch = malloc((size_t)(omp_get_max_threads() * per_thread) * sizeof *scratch);
     if (!scratch) return -1;
@@ -27,11 +22,10 @@ int plc_k_flash_attention_forward(float *out, float *lse,
     {
         float *S = scratch + omp_get_thread_num() * per_thread;
         float *acc = S + ATTN_TILE_Q * ATTN_TILE_K, m[ATTN_TILE_Q], l[ATTN_TILE_Q];
-        /* one work item per (b, h, query tile) */
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t idx = 0; idx < B * H * qtiles; idx++) {
-            int64_t qt = idx % qtiles, h = (idx / qtiles) % H, b = idx / (qtiles * H), kvh = h / s.group;
-            int64_t i0 = qt * ATTN_TILE_Q, nq = Tq - i0 < ATTN_TILE_Q ? Tq - i0 : ATTN_TILE_Q;
+        for (int64_t idx = 0; idx < attn_items(&s); idx++) {
+            attn_item it = attn_item_at(&s, idx);
+            int64_t b = it.b, h = it.h, kvh = it.kvh, i0 = it.i0, nq = it.nq;
             memset(acc, 0, (size_t)(nq * hd) * sizeof *acc);
             for (int64_t r = 0; r < nq; r++) m[r] = -INFINITY, l[r] = 0.0f;
             for (int64_t j0 = 0; j0 < Tk; j0 += ATTN_TILE_K) {
@@ -78,15 +72,4 @@ int plc_k_flash_attention_forward(float *out, float *lse,
     }
     free(scratch);
     return 0;
-}
-
-int plc_k_flash_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                                   const float *q, const float *k, const float *v,
-                                   const float *out, const float *lse,
-                                   const int32_t *q_pos, const int32_t *k_pos,
-                                   int64_t B, int64_t Tq, int64_t Tk,
-                                   int64_t H, int64_t Hkv, int64_t hd)
-{
-    attn_shape s = attn_shape_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
-    return plc_attn_backward(dq, dk, dv, dout, q, k, v, out, NULL, lse, &s);
 }

@@ -4,6 +4,7 @@
  * column range and adds the rows in order, in double, and the result is the
  * same bits for any thread count. */
 #include "kernels/kernels.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/common/activations.h"
 
 #include <omp.h>
@@ -13,19 +14,19 @@
 
 void plc_k_gelu_forward(float *out, const float *in, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) out[i] = plc_gelu(in[i]);
 }
 
 void plc_k_gelu_backward(float *din, const float *dout, const float *in, int64_t n)
 {
-#pragma omp parallel for schedule(static) if (n > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, PLC_EW_CHUNK) if (n > PAR_MIN)
     for (int64_t i = 0; i < n; i++) din[i] += dout[i] * plc_gelu_grad(in[i]);
 }
 
 void plc_k_bias_add(float *out, const float *in, const float *bias, int64_t rows, int64_t cols)
 {
-#pragma omp parallel for schedule(static) if (rows * cols > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 16) if (rows * cols > PAR_MIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *x = in + r * cols;
         float *y = out + r * cols;

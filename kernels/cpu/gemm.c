@@ -3,11 +3,14 @@
  * AVX-512, OpenBLAS elsewhere.
  *
  * Why its own: OpenBLAS runs its AVX2 kernels on CPUs it does not know or
- * when OPENBLAS_CORETYPE pins them, at half of what an AVX-512 core does,
- * and its packing costs much on the small panels and attention tiles the
+ * when OPENBLAS_CORETYPE pins them, at up to half of what an AVX-512 core
+ * does (on a core with two 512-bit FMA units; on the AMD development
+ * machine, whose AVX-512 is two 256-bit halves, about 90%: docs/runtime.md,
+ * Benchmarks), and its packing costs much on the small panels and attention tiles the
  * kernels cut (K of 32 to 2048, N of 32 to 512).
  *
- * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first;
+ * The kernel (GotoBLAS's scheme, simplified): C is scaled by beta first
+ * (for beta = 0 the first chunk of k writes C instead of adding to it);
  * then for each block of at most NC columns and each chunk of KC steps of
  * the reduction, op(B)'s chunk is packed into strips of 32 columns and,
  * for each 8 rows of op(A), a micro-kernel adds the 8 x 32 products into C
@@ -69,19 +72,21 @@ const char *plc_gemm_name(void)
 }
 
 #ifdef PLC_GEMM_X86
-/* C[0..8, 0..32) += A (8 rows: A[r * rs + k * ks]) . Bp (kc x 32, k-major);
- * columns past the masks are neither read nor written */
+/* C[0..8, 0..32) += A (8 rows: A[r * rs + k * ks]) . Bp (kc x 32, k-major),
+ * or = when fresh (C is not read: the sums start from +0, as from a zeroed
+ * C); columns past the masks are neither read nor written */
 __attribute__((target("avx512f"))) static void kernel_8x32(int64_t kc, const float *A, int64_t rs, int64_t ks,
                                                            const float *Bp, float *C, int64_t ldc,
-                                                           __mmask16 m0, __mmask16 m1)
+                                                           __mmask16 m0, __mmask16 m1, int fresh)
 {
     __m512 c[MR][2];
     const float *a[MR];
+    const __mmask16 l0 = fresh ? 0 : m0, l1 = fresh ? 0 : m1;
 #pragma GCC unroll 8
     for (int r = 0; r < MR; r++) {
         a[r] = A + r * rs;
-        c[r][0] = _mm512_maskz_loadu_ps(m0, C + r * ldc);
-        c[r][1] = _mm512_maskz_loadu_ps(m1, C + r * ldc + 16);
+        c[r][0] = _mm512_maskz_loadu_ps(l0, C + r * ldc);
+        c[r][1] = _mm512_maskz_loadu_ps(l1, C + r * ldc + 16);
     }
     for (int64_t k = 0, off = 0; k < kc; k++, off += ks) {
         __m512 b0 = _mm512_load_ps(Bp + k * NR), b1 = _mm512_load_ps(Bp + k * NR + 16);
@@ -101,39 +106,88 @@ __attribute__((target("avx512f"))) static void kernel_8x32(int64_t kc, const flo
 
 static __mmask16 mask_of(int64_t w) { return w >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << w) - 1u); }
 
-/* op(B)[k0 .. k0+kc, j0 .. j0+nc) into strips of NR columns, zero-padded */
-static void pack_b(float *Bp, int tb, const float *B, int64_t ldb, int64_t k0, int64_t kc, int64_t j0,
-                   int64_t nc)
+/* op(B)[k0 .. k0+kc, j0 .. j0+nc) into strips of NR columns, zero-padded.
+ * Copies only (the bits of B): rows of B through two masked vector moves,
+ * B^T through 16 x 16 transposes of vectors (a last partial block of
+ * columns or of k steps element by element). */
+__attribute__((target("avx512f"))) static void transpose_16x16(float *dst, int64_t ldd, const float *src,
+                                                              int64_t lds)
+{
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(src + i * lds);
+    /* three rounds of pairwise interleaves, then 128-bit lane shuffles */
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+        r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+        r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+        r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int i = 0; i < 4; i++) {
+        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
+        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xDD);
+        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
+        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xDD);
+    }
+    for (int i = 0; i < 4; i++) {
+        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
+        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xDD);
+        r[i + 4] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0x88);
+        r[i + 12] = _mm512_shuffle_f32x4(t[i + 4], t[i + 12], 0xDD);
+    }
+    for (int i = 0; i < 16; i++) _mm512_storeu_ps(dst + i * ldd, r[i]);
+}
+
+__attribute__((target("avx512f"))) static void pack_b(float *Bp, int tb, const float *B, int64_t ldb,
+                                                     int64_t k0, int64_t kc, int64_t j0, int64_t nc)
 {
     for (int64_t s = 0; s * NR < nc; s++) {
         float *dst = Bp + s * kc * NR;
         int64_t w = nc - s * NR < NR ? nc - s * NR : NR, j = j0 + s * NR;
-        if (w < NR) memset(dst, 0, (size_t)(kc * NR) * sizeof *dst);
         if (!tb) {
-            for (int64_t k = 0; k < kc; k++) memcpy(dst + k * NR, B + (k0 + k) * ldb + j, (size_t)w * sizeof *dst);
-        } else {
-            for (int64_t c = 0; c < w; c++) {
-                const float *src = B + (j + c) * ldb + k0;
-                for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = src[k];
+            __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
+            for (int64_t k = 0; k < kc; k++) {
+                const float *src = B + (k0 + k) * ldb + j;
+                _mm512_store_ps(dst + k * NR, _mm512_maskz_loadu_ps(m0, src));
+                _mm512_store_ps(dst + k * NR + 16, _mm512_maskz_loadu_ps(m1, src + 16));
             }
+            continue;
+        }
+        if (w < NR) memset(dst, 0, (size_t)(kc * NR) * sizeof *dst);
+        int64_t c = 0;
+        for (; c + 16 <= w; c += 16) {
+            const float *src = B + (j + c) * ldb + k0;
+            int64_t k = 0;
+            for (; k + 16 <= kc; k += 16) transpose_16x16(dst + k * NR + c, NR, src + k, ldb);
+            for (int64_t cc = 0; cc < 16; cc++)
+                for (int64_t kk = k; kk < kc; kk++) dst[kk * NR + c + cc] = src[cc * ldb + kk];
+        }
+        for (; c < w; c++) {
+            const float *src = B + (j + c) * ldb + k0;
+            for (int64_t k = 0; k < kc; k++) dst[k * NR + c] = src[k];
         }
     }
 }
 
 /* alpha op(A)[i0 .. i0+mc, k0 .. k0+kc) for op(A) = A^T, as blocks of MR rows
  * (kc steps of MR floats each, the last block zero-padded): A's rows are
- * read whole, lda apart, once per chunk instead of once per block */
-static void pack_a_t(float *Ap, const float *A, int64_t lda, float alpha, int64_t i0, int64_t mc, int64_t k0,
-                     int64_t kc)
+ * read whole, lda apart, once per chunk instead of once per block; each
+ * element is alpha times A's (one rounding, as in scalar code) */
+__attribute__((target("avx512f"))) static void pack_a_t(float *Ap, const float *A, int64_t lda, float alpha,
+                                                       int64_t i0, int64_t mc, int64_t k0, int64_t kc)
 {
     if (mc % MR) memset(Ap + mc / MR * MR * kc, 0, (size_t)(MR * kc) * sizeof *Ap);
+    const __m256 va = _mm256_set1_ps(alpha);
+    const int64_t full = mc / MR;
     for (int64_t k = 0; k < kc; k++) {
         const float *src = A + (k0 + k) * lda + i0;
-        for (int64_t b = 0; b * MR < mc; b++) {
-            float *dst = Ap + b * MR * kc + k * MR;
-            int64_t w = mc - b * MR < MR ? mc - b * MR : MR;
-            for (int64_t r = 0; r < w; r++) dst[r] = alpha * src[b * MR + r];
-        }
+        float *dst = Ap + k * MR;
+        for (int64_t b = 0; b < full; b++)
+            _mm256_store_ps(dst + b * MR * kc, _mm256_mul_ps(va, _mm256_loadu_ps(src + b * MR)));
+        for (int64_t r = 0; r < mc - full * MR; r++) dst[full * MR * kc + r] = alpha * src[full * MR + r];
     }
 }
 
@@ -157,7 +211,9 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
     _Alignas(64) float tile[MR * NR], Ap[MR * KC];
-    for (int64_t i = 0; i < m; i++) {
+    /* beta = 0 with k > 0: the first chunk of k writes C without reading it */
+    const int overwrite = beta == 0.0f && k > 0;
+    for (int64_t i = 0; i < m && !overwrite; i++) {
         float *c = C + i * ldc;
         if (beta == 0.0f) memset(c, 0, (size_t)n * sizeof *c);
         else if (beta != 1.0f) for (int64_t j = 0; j < n; j++) c[j] *= beta;
@@ -176,7 +232,6 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
                 for (int64_t i0 = ib; i0 < ib + mc; i0 += MR) {
                     int64_t mr = ib + mc - i0 < MR ? ib + mc - i0 : MR;
                     /* op(A)'s block: packed, or A's rows read in place */
-                    /* op(A)'s block: packed, or A's rows read in place */
                     const float *a = A + i0 * lda + k0;
                     int64_t ars = lda, aks = 1;
                     if (ta) {
@@ -190,14 +245,16 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
                         const float *bs = packed_b + s * kc * NR;
                         __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
                         float *c = C + i0 * ldc + j0 + s * NR;
+                        const int fresh = overwrite && k0 == 0;
                         if (mr == MR) {
-                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1);
+                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1, fresh);
                             continue;
                         }
                         /* the last rows: through a full tile, so no row past m is touched */
                         memset(tile, 0, sizeof tile);
-                        for (int64_t r = 0; r < mr; r++) memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
-                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1);
+                        for (int64_t r = 0; r < mr && !fresh; r++)
+                            memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
+                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1, 0);
                         for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
                     }
                 }

@@ -15,7 +15,7 @@ void plc_k_layernorm_forward(float *out, float *mean, float *rstd, const float *
                              const float *weight, const float *bias,
                              int64_t rows, int64_t dim, float eps)
 {
-#pragma omp parallel for schedule(static) if (rows * dim > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 16) if (rows * dim > PAR_MIN)
     for (int64_t r = 0; r < rows; r++) {
         const float *x = in + r * dim;
         float *y = out + r * dim;
@@ -33,7 +33,7 @@ int plc_k_layernorm_backward(float *din, float *dweight, float *dbias, const flo
                              int64_t rows, int64_t dim)
 {
     if (din) {
-#pragma omp parallel for schedule(static) if (rows * dim > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 16) if (rows * dim > PAR_MIN)
         for (int64_t r = 0; r < rows; r++) {
             const float *x = in + r * dim, *dy = dout + r * dim;
             float *dx = din + r * dim;

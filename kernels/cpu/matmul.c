@@ -43,14 +43,16 @@ static void panel_grid(int64_t M, int64_t N, int64_t K, int64_t *pm, int64_t *pn
 /* With plc's own sgemm every element of C has the same bits whatever
  * panel computes it (kernels/cpu/gemm.c), so the grid may follow the
  * thread count: two panels a thread (so that one that lost its core
- * holds the others back less), cut along N so that each column of op(B)
- * is packed once in all and op(A) is read in place, or along M when op(A)
- * is A^T (which is packed instead); panels of at least 64 rows or
- * columns. One thread: one call, nothing packed twice. */
+ * holds the others back less), panels of at least 64 rows or columns.
+ * Each panel packs the columns of op(B) it needs, and op(A)'s rows when
+ * op(A) is A^T (A is read in place otherwise): a cut along M packs op(B)
+ * again per panel, a cut along N packs A^T again. So the cut goes along N
+ * first, unless op(A) = A^T and M >= N, where repacking op(B) costs no more.
+ * One thread: one call, nothing packed twice. */
 static void cut_free_grid(int64_t M, int64_t N, int trans_a, int threads, int64_t *pm, int64_t *pn)
 {
     int64_t want = threads > 1 ? 2 * (int64_t)threads : 1, gm, gn;
-    if (trans_a) {
+    if (trans_a && M >= N) {
         gm = imin(want, cdiv(M, 64));
         gn = imin(cdiv(want, gm), cdiv(N, 64));
     } else {

@@ -19,7 +19,7 @@ static inline int64_t position(const int32_t *positions, int64_t t)
 void plc_k_pos_embedding_forward(float *out, const float *in, const float *table,
                                  const int32_t *positions, int64_t B, int64_t T, int64_t dim)
 {
-#pragma omp parallel for schedule(static) if (B * T * dim > PAR_MIN)
+#pragma omp parallel for schedule(dynamic, 16) if (B * T * dim > PAR_MIN)
     for (int64_t r = 0; r < B * T; r++) {
         const float *p = table + position(positions, r % T) * dim, *x = in + r * dim;
         float *y = out + r * dim;

@@ -44,13 +44,26 @@ PLC_VECTOR_CLONES static void bwd_rows(float *din, const float *dout, const floa
     }
 }
 
+/* acc[c] += dy[r, c] x[r, c] s[r] over rows r in order, for c < n: the
+ * columns are independent lanes */
+PLC_VECTOR_CLONES static void dw_columns(double *acc, const float *dout, const float *in, const float *rstd,
+                                         int64_t rows, int64_t dim, int64_t n)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = in + r * dim, *dy = dout + r * dim;
+        double s = rstd[r];
+#pragma omp simd
+        for (int64_t c = 0; c < n; c++) acc[c] += (double)dy[c] * x[c] * s;
+    }
+}
+
 #define ROW_BLOCK 16
 
 void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float *weight,
                            int64_t rows, int64_t dim, float eps)
 {
     const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 32768)
     for (int64_t b = 0; b < blocks; b++) {
         int64_t r = b * ROW_BLOCK, n = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
         fwd_rows(out + r * dim, rstd ? rstd + r : NULL, in + r * dim, weight, n, dim, eps);
@@ -66,7 +79,7 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
 {
     if (din) {
         const int64_t blocks = (rows + ROW_BLOCK - 1) / ROW_BLOCK;
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 32768)
         for (int64_t b = 0; b < blocks; b++) {
             int64_t r = b * ROW_BLOCK, n = rows - r < ROW_BLOCK ? rows - r : ROW_BLOCK;
             bwd_rows(din + r * dim, dout + r * dim, in + r * dim, weight, rstd + r, n, dim);
@@ -75,15 +88,11 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
     if (dweight) {
         /* fixed chunks of columns; each column adds its rows in order */
         const int64_t nchunks = (dim + DW_CHUNK - 1) / DW_CHUNK;
-#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+#pragma omp parallel for schedule(dynamic, 1) if (rows * dim > 32768)
         for (int64_t ch = 0; ch < nchunks; ch++) {
             int64_t c0 = ch * DW_CHUNK, n = dim - c0 < DW_CHUNK ? dim - c0 : DW_CHUNK;
             double acc[DW_CHUNK] = {0};
-            for (int64_t r = 0; r < rows; r++) {
-                const float *x = in + r * dim + c0, *dy = dout + r * dim + c0;
-                double s = rstd[r];
-                for (int64_t c = 0; c < n; c++) acc[c] += (double)dy[c] * x[c] * s;
-            }
+            dw_columns(acc, dout + c0, in + c0, rstd, rows, dim, n);
             for (int64_t c = 0; c < n; c++) dweight[c0 + c] += (float)acc[c];
         }
     }

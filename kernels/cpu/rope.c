@@ -11,7 +11,7 @@ static float *rope_table(const int32_t *positions, int64_t T, int64_t hd, float 
     int64_t half = hd / 2;
     float *cs = malloc((size_t)(T * half * 2 + 1) * sizeof *cs);
     if (!cs) return NULL;
-#pragma omp parallel for schedule(static) if (T * half > 16384)
+#pragma omp parallel for schedule(dynamic, 16) if (T * half > 16384)
     for (int64_t t = 0; t < T; t++) {
         int32_t p = positions ? positions[t] : (int32_t)t;
         for (int64_t i = 0; i < half; i++)
@@ -20,46 +20,44 @@ static float *rope_table(const int32_t *positions, int64_t T, int64_t hd, float 
     return cs;
 }
 
-int plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
-                       int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
+/* y = R x (forward; y may alias x) or y += R^T x (backward), every pair of
+ * every head of every row */
+static int rope_apply(float *y, const float *x, const int32_t *positions, int64_t B, int64_t T,
+                      int64_t heads, int64_t hd, float theta, int backward)
 {
     float *cs = rope_table(positions, T, hd, theta);
     if (!cs) return -1;
     int64_t half = hd / 2;
-#pragma omp parallel for schedule(static) if (B * T * heads * hd > 32768)
+#pragma omp parallel for schedule(dynamic, 16) if (B * T * heads * hd > 32768)
     for (int64_t bt = 0; bt < B * T; bt++) {
         const float *c = cs + (bt % T) * half * 2;
         for (int64_t h = 0; h < heads; h++) {
-            const float *x = in + (bt * heads + h) * hd;
-            float *y = out + (bt * heads + h) * hd;
-            for (int64_t i = 0; i < half; i++)
-                plc_rope_rotate(x[2 * i], x[2 * i + 1], c[2 * i], c[2 * i + 1], &y[2 * i], &y[2 * i + 1]);
+            const float *xi = x + (bt * heads + h) * hd;
+            float *yi = y + (bt * heads + h) * hd;
+            for (int64_t i = 0; i < half; i++) {
+                if (!backward) {
+                    plc_rope_rotate(xi[2 * i], xi[2 * i + 1], c[2 * i], c[2 * i + 1], &yi[2 * i], &yi[2 * i + 1]);
+                    continue;
+                }
+                float a, b;
+                plc_rope_rotate_inverse(xi[2 * i], xi[2 * i + 1], c[2 * i], c[2 * i + 1], &a, &b);
+                yi[2 * i] += a;
+                yi[2 * i + 1] += b;
+            }
         }
     }
     free(cs);
     return 0;
 }
 
+int plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
+                       int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
+{
+    return rope_apply(out, in, positions, B, T, heads, hd, theta, 0);
+}
+
 int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
                         int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
 {
-    float *cs = rope_table(positions, T, hd, theta);
-    if (!cs) return -1;
-    int64_t half = hd / 2;
-#pragma omp parallel for schedule(static) if (B * T * heads * hd > 32768)
-    for (int64_t bt = 0; bt < B * T; bt++) {
-        const float *c = cs + (bt % T) * half * 2;
-        for (int64_t h = 0; h < heads; h++) {
-            const float *g = dout + (bt * heads + h) * hd;
-            float *d = din + (bt * heads + h) * hd;
-            for (int64_t i = 0; i < half; i++) {
-                float a, b;
-                plc_rope_rotate_inverse(g[2 * i], g[2 * i + 1], c[2 * i], c[2 * i + 1], &a, &b);
-                d[2 * i] += a;
-                d[2 * i + 1] += b;
-            }
-        }
-    }
-    free(cs);
-    return 0;
+    return rope_apply(din, dout, positions, B, T, heads, hd, theta, 1);
 }

@@ -16,6 +16,12 @@
 #define PLC_VECTOR_CLONES
 #endif
 
+/* The parallel loops of the kernels hand out their chunks, rows or blocks
+ * dynamically (schedule(dynamic, ...)): what a chunk computes, and its
+ * bits, is fixed by the sizes whichever thread runs it, and on a busy
+ * machine a thread that wakes late finds the work done instead of holding
+ * the others back for a share fixed in advance. */
+
 /* elements per chunk of a parallel element-wise loop (a function of n only) */
 #define PLC_EW_CHUNK 16384
 

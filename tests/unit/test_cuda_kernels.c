@@ -160,16 +160,16 @@ static void attention_case(int flash, int64_t Tq, const int32_t *qpos)
           *gv = ZEROS(float, nkv);
     int32_t *dpos = qpos ? UP(qpos, Tq) : NULL;
     if (flash) {
-        plc_k_flash_attention_forward(out, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
-        plc_k_flash_attention_backward(dq, dk, dv, g, q, k, v, out, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_forward(out, NULL, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, NULL, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
         CU_ASSERT(plc_cuda_flash_attention_forward(o, sv, dqv, dkv, dvv, PLC_CUDA_F32, dpos, NULL, B, Tq, Tk, H, Hkv,
                                                    hd, NULL) == 0);
         CU_ASSERT(plc_cuda_flash_attention_backward(gq, gk, gv, dgv, dqv, dkv, dvv, o, sv, PLC_CUDA_F32, dpos, NULL,
                                                     B, Tq, Tk, H, Hkv, hd, NULL) == 0);
         expect_close("flash lse", sv, saved, B * H * Tq, 1e-5);
     } else {
-        plc_k_attention_forward(out, saved, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
-        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, saved, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_forward(out, saved, NULL, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+        plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, saved, NULL, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
         CU_ASSERT(plc_cuda_attention_forward(o, sv, dqv, dkv, dvv, PLC_CUDA_F32, dpos, NULL, B, Tq, Tk, H, Hkv, hd,
                                              NULL) == 0);
         CU_ASSERT(plc_cuda_attention_backward(gq, gk, gv, dgv, dqv, dkv, dvv, o, sv, PLC_CUDA_F32, B, Tq, Tk, H, Hkv,
@@ -233,7 +233,7 @@ static void test_optimizer_bf16(void)
     tk_fill(q, n, 32, 1.0f);
     plc_k_cast_f32_to_bf16(qb, q, n);
     plc_k_cast_bf16_to_f32(q, qb, n); /* inputs exactly representable in bf16 */
-    plc_k_flash_attention_forward(o32, lse, q, q, q, NULL, NULL, B, T, T, H, H, hd);
+    plc_k_attention_forward(o32, NULL, lse, q, q, q, NULL, NULL, B, T, T, H, H, hd);
     uint16_t *dq = UP(qb, n), *dob = ZEROS(uint16_t, n);
     float *dl = ZEROS(float, B * H * T), *of = ZEROS(float, n);
     CU_ASSERT(plc_cuda_flash_attention_forward(dob, dl, dq, dq, dq, PLC_CUDA_BF16, NULL, NULL, B, T, T, H, H, hd,

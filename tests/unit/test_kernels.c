@@ -82,10 +82,13 @@ static void test_rmsnorm(void)
 
 /* ---- matmul ------------------------------------------------------------------ */
 
-/* every transpose and beta against a double reference; the larger shape
- * spans several GEMM panels with ragged edges (kernels/cpu/matmul.c), and
- * C is strided (ldc > N) so a panel's offsets are checked too */
-static void check_matmul(int64_t M, int64_t N, int64_t K, int64_t ldc)
+/* every transpose and beta against a double reference; the larger shapes
+ * span several GEMM panels with ragged edges (kernels/cpu/matmul.c) and, for
+ * K > 256, several chunks of k in the sgemm (kernels/cpu/gemm.c: with
+ * beta = 0 the first one writes C); C is strided (ldc > N) so a panel's
+ * offsets are checked too. alpha = 1 reads op(A) = A in place, other alphas
+ * pack it. */
+static void check_matmul(int64_t M, int64_t N, int64_t K, int64_t ldc, float alpha)
 {
     float *A = tk_alloc(M * K), *B = tk_alloc(K * N), *At = tk_alloc(K * M), *Bt = tk_alloc(N * K);
     float *C = tk_alloc(M * ldc), *C0 = tk_alloc(M * ldc), *ref = tk_alloc(M * ldc);
@@ -101,13 +104,13 @@ static void check_matmul(int64_t M, int64_t N, int64_t K, int64_t ldc)
             for (int beta = 0; beta < 2; beta++) {
                 memcpy(C, C0, sizeof(float) * (size_t)(M * ldc));
                 plc_k_matmul_strided(C, ldc, ta ? At : A, ta ? M : K, tb ? Bt : B, tb ? K : N, M, N, K,
-                                     ta, tb, 0.5f, (float)beta);
+                                     ta, tb, alpha, (float)beta);
                 for (int64_t i = 0; i < M; i++)
                     for (int64_t j = 0; j < ldc; j++) {
                         double s = 0;
                         for (int64_t k = 0; k < K && j < N; k++) s += (double)A[i * K + k] * B[k * N + j];
                         /* columns past N are not C's: they must stay as they were */
-                        ref[i * ldc + j] = j < N ? (float)(0.5 * s + beta * C0[i * ldc + j]) : C0[i * ldc + j];
+                        ref[i * ldc + j] = j < N ? (float)(alpha * s + beta * C0[i * ldc + j]) : C0[i * ldc + j];
                     }
                 CU_ASSERT(tk_max_diff(C, ref, M * ldc) < 1e-6 * (double)K);
             }
@@ -116,8 +119,10 @@ static void check_matmul(int64_t M, int64_t N, int64_t K, int64_t ldc)
 
 static void test_matmul(void)
 {
-    check_matmul(5, 4, 3, 4);
-    check_matmul(300, 270, 170, 275);
+    check_matmul(5, 4, 3, 4, 0.5f);
+    check_matmul(300, 270, 170, 275, 0.5f);
+    check_matmul(67, 100, 600, 101, 1.0f);
+    check_matmul(67, 100, 600, 101, 0.5f);
 }
 
 /* ---- RoPE --------------------------------------------------------------------- */

@@ -37,12 +37,8 @@ static void attn_case_free(attn_case *c)
 static void attn_fwd(void *p)
 {
     attn_case *c = p;
-    if (c->flash)
-        plc_k_flash_attention_forward(c->out, c->lse, c->q, c->k, c->v, c->q_pos, c->k_pos,
-                                      c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
-    else
-        plc_k_attention_forward(c->out, c->probs, c->q, c->k, c->v, c->q_pos, c->k_pos,
-                                c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
+    plc_k_attention_forward(c->out, c->flash ? NULL : c->probs, c->flash ? c->lse : NULL, c->q, c->k, c->v, c->q_pos,
+                            c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
 }
 
 /* gradients (zeroed first) after a forward */
@@ -52,12 +48,8 @@ static void attn_bwd(attn_case *c, float *dq, float *dk, float *dv)
     memset(dk, 0, sizeof(float) * (size_t)nkv(c));
     memset(dv, 0, sizeof(float) * (size_t)nkv(c));
     attn_fwd(c);
-    if (c->flash)
-        plc_k_flash_attention_backward(dq, dk, dv, c->dout, c->q, c->k, c->v, c->out, c->lse,
-                                       c->q_pos, c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
-    else
-        plc_k_attention_backward(dq, dk, dv, c->dout, c->q, c->k, c->v, c->out, c->probs,
-                                 c->q_pos, c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
+    plc_k_attention_backward(dq, dk, dv, c->dout, c->q, c->k, c->v, c->out, c->flash ? NULL : c->probs,
+                             c->flash ? c->lse : NULL, c->q_pos, c->k_pos, c->B, c->Tq, c->Tk, c->H, c->Hkv, c->hd);
 }
 
 static void fd_case(int flash)

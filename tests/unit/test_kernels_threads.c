@@ -107,12 +107,13 @@ static void case_attention(float *res, int flash)
     float *out = res, *dq = out + AQ, *dk = dq + AQ, *dv = dk + AKVN;
     memset(dq, 0, sizeof(float) * (AQ + 2 * AKVN));
     if (flash) {
-        plc_k_flash_attention_forward(out, saved, q, k, v, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
-        plc_k_flash_attention_backward(dq, dk, dv, dout, q, k, v, out, saved, NULL, NULL,
-                                       AB, AT, AT, AH, AKV, AHD);
+        plc_k_attention_forward(out, NULL, saved, q, k, v, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
+        plc_k_attention_backward(dq, dk, dv, dout, q, k, v, out, NULL, saved, NULL, NULL, AB, AT, AT, AH, AKV,
+                                 AHD);
     } else {
-        plc_k_attention_forward(out, saved, q, k, v, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
-        plc_k_attention_backward(dq, dk, dv, dout, q, k, v, out, saved, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
+        plc_k_attention_forward(out, saved, NULL, q, k, v, NULL, NULL, AB, AT, AT, AH, AKV, AHD);
+        plc_k_attention_backward(dq, dk, dv, dout, q, k, v, out, saved, NULL, NULL, NULL, AB, AT, AT, AH, AKV,
+                                 AHD);
     }
     free(q), free(k), free(v), free(dout), free(saved);
 }
