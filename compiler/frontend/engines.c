@@ -340,3 +340,28 @@ int plc_engines_load(plc_arena *a, plc_diag *d, const char *path, plc_engine_set
     if (!src) return d->errors - before;
     return plc_engines_parse(a, d, src, out);
 }
+
+int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out)
+{
+    int before = d->errors;
+    const char *path = getenv("PLC_ENGINES");
+    if (!path || !path[0]) {
+        const char *tried;
+        path = plc_builtin_data(a, "engines.yaml", &tried);
+        if (!path) {
+            plc_diag_error_noloc(d, "no engine profiles found: looked for the built-in ones at %s", tried);
+            plc_diag_hint(d, "name a profiles file with the environment variable PLC_ENGINES");
+            return d->errors - before;
+        }
+    }
+    plc_engine_set set;
+    if (plc_engines_load(a, d, path, &set)) return d->errors - before;
+    if (!set.has[e]) {
+        if (at) plc_diag_error(d, *at, "no profile for engine '%s' in %s", plc_engine_name(e), path);
+        else plc_diag_error_noloc(d, "no profile for engine '%s' (the default) in %s", plc_engine_name(e), path);
+        plc_diag_hint(d, "a profiles file gives plrun, megatron and fsdp2 (docs/engines.md)");
+        return d->errors - before;
+    }
+    *out = set.profile[e];
+    return 0;
+}
