@@ -77,6 +77,23 @@ static void layout_text(char *buf, size_t size, const plc_layout *l)
     fclose(f);
 }
 
+/* the opening lines both outputs share, each line after the first behind
+ * comment ("# " for a shell script, "" inside a Python docstring): what
+ * wrote it from what, the layout, plc's prediction and the note */
+static void write_header(FILE *out, const export_in *in, const char *comment, const char *what, const char *option)
+{
+    char lt[512];
+    layout_text(lt, sizeof lt, &in->layout);
+    fprintf(out,
+            "%s written by plc export %s (plc %s) from %s.\n"
+            "%.1s\n"
+            "%sLayout: %s\n"
+            "%splc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
+            what, option, PLC_VERSION, in->source, comment, comment, lt, comment, in->step_time_s, 100.0 * in->mfu,
+            (long long)in->nodes, plc_word_plural(in->nodes), (long long)in->gpus_per_node);
+    if (in->note[0]) fprintf(out, "%sNote: %s\n", comment, in->note);
+}
+
 /* ---- Megatron-LM ---------------------------------------------------------- */
 
 static void write_megatron(FILE *out, const export_in *in)
@@ -84,18 +101,9 @@ static void write_megatron(FILE *out, const export_in *in)
     const plc_model *m = &in->model;
     const plc_train *t = &in->train;
     const plc_layout *l = &in->layout;
-    char lt[512];
-    layout_text(lt, sizeof lt, l);
     static const char *const backend[PLC_ATTN_COUNT] = {"unfused", "fused", "flash", "flash"};
-    fprintf(out,
-            "#!/usr/bin/env bash\n"
-            "# Megatron-LM launch script written by plc export --megatron (plc %s) from %s.\n"
-            "#\n"
-            "# Layout: %s\n"
-            "# plc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
-            PLC_VERSION, in->source, lt, in->step_time_s, 100.0 * in->mfu, (long long)in->nodes,
-            plc_word_plural(in->nodes), (long long)in->gpus_per_node);
-    if (in->note[0]) fprintf(out, "# Note: %s\n", in->note);
+    fputs("#!/usr/bin/env bash\n# ", out);
+    write_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
     fprintf(out,
             "#\n"
             "# What plc assumed of the engine (its time model): gradient reduction and,\n"
@@ -180,8 +188,6 @@ static void write_torchtitan(FILE *out, const export_in *in)
     const plc_model *m = &in->model;
     const plc_train *t = &in->train;
     const plc_layout *l = &in->layout;
-    char lt[512];
-    layout_text(lt, sizeof lt, l);
     static const char *const sched[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "Interleaved1F1B", "", ""};
     char fn[80] = "plc_";
     size_t k = strlen(fn);
@@ -189,14 +195,8 @@ static void write_torchtitan(FILE *out, const export_in *in)
         fn[k++] = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ? *c : (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : '_';
     fn[k] = 0;
     const char *colon = strchr(in->base, ':');
-    fprintf(out,
-            "\"\"\"torchtitan configuration written by plc export --torchtitan (plc %s) from %s.\n"
-            "\n"
-            "Layout: %s\n"
-            "plc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
-            PLC_VERSION, in->source, lt, in->step_time_s, 100.0 * in->mfu, (long long)in->nodes,
-            plc_word_plural(in->nodes), (long long)in->gpus_per_node);
-    if (in->note[0]) fprintf(out, "Note: %s\n", in->note);
+    fputs("\"\"\"", out);
+    write_header(out, in, "", "torchtitan configuration", "--torchtitan");
     fprintf(out,
             "\n"
             "The model comes from the base configuration %s: it must be plc's model,\n"

@@ -33,6 +33,24 @@ static const char *scalar(reader *r, const char *what)
     return NULL;
 }
 
+/* the next key of the mapping being read, with the current event at its
+ * value: KEY_END at the mapping's end, KEY_BAD for a key that is not a
+ * scalar (reported as not `what`, its value skipped), KEY_FAILED at a YAML
+ * syntax error */
+typedef enum mapping_key { KEY_OK, KEY_END, KEY_BAD, KEY_FAILED } mapping_key;
+
+static mapping_key next_key(reader *r, const char *what, const char **key, plc_loc *key_loc)
+{
+    if (!plc_yr_next(r)) return KEY_FAILED;
+    if (r->ev.type == YAML_MAPPING_END_EVENT) return KEY_END;
+    *key_loc = plc_yr_event_loc(r);
+    *key = scalar(r, what);
+    if (!plc_yr_next(r)) return KEY_FAILED;
+    if (*key) return KEY_OK;
+    plc_yr_skip(r);
+    return KEY_BAD;
+}
+
 /* the values a layout dimension's .plan spelling may take: names for enum
  * kinds, on/off, or 0..3 for zero; returns the count */
 static int dim_names(plc_layout_dim d, const char *const **names)
@@ -75,12 +93,12 @@ static bool read_sourced(reader *r, const char *name, const char *value_key, plc
         return false;
     }
     for (;;) {
-        if (!plc_yr_next(r)) return false;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = plc_yr_event_loc(r);
-        const char *key = scalar(r, "'source' or the value");
-        if (!plc_yr_next(r)) return false;
-        if (!key) { plc_yr_skip(r); ok = false; continue; }
+        plc_loc key_loc;
+        const char *key;
+        mapping_key k = next_key(r, "'source' or the value", &key, &key_loc);
+        if (k == KEY_FAILED) return false;
+        if (k == KEY_END) break;
+        if (k == KEY_BAD) { ok = false; continue; }
         if (strcmp(key, "source") == 0) {
             s->source = scalar(r, "the source as text");
             if (!s->source) ok = false;
@@ -153,12 +171,12 @@ static bool read_runs(reader *r, plc_engine_profile *p)
     }
     bool ok = true;
     for (;;) {
-        if (!plc_yr_next(r)) return false;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = plc_yr_event_loc(r);
-        const char *key = scalar(r, "a layout key");
-        if (!plc_yr_next(r)) return false;
-        if (!key) { plc_yr_skip(r); ok = false; continue; }
+        plc_loc key_loc;
+        const char *key;
+        mapping_key k = next_key(r, "a layout key", &key, &key_loc);
+        if (k == KEY_FAILED) return false;
+        if (k == KEY_END) break;
+        if (k == KEY_BAD) { ok = false; continue; }
         int dim = -1;
         for (int d = 0; d < PLC_LD_COUNT; d++)
             if (strcmp(plc_layout_dim_key((plc_layout_dim)d), key) == 0) dim = d;
@@ -201,12 +219,12 @@ static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc
 {
     bool seen[NFIGURES] = {false}, describes = false, ok = true;
     for (;;) {
-        if (!plc_yr_next(r)) return false;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = plc_yr_event_loc(r);
-        const char *key = scalar(r, "a figure name");
-        if (!plc_yr_next(r)) return false;
-        if (!key) { plc_yr_skip(r); ok = false; continue; }
+        plc_loc key_loc;
+        const char *key;
+        mapping_key k = next_key(r, "a figure name", &key, &key_loc);
+        if (k == KEY_FAILED) return false;
+        if (k == KEY_END) break;
+        if (k == KEY_BAD) { ok = false; continue; }
         if (strcmp(key, "describes") == 0) {
             const char *t = scalar(r, "a description such as \"Megatron-Core r0.8 profile\"");
             if (!t || !t[0] || strlen(t) >= sizeof p->describes) {
@@ -260,85 +278,63 @@ static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc
     return ok;
 }
 
-static void read_file(reader *r, plc_engine_set *out)
-{
+/* the profiles being read, and where each was given */
+typedef struct engines_ctx {
+    plc_engine_set *out;
     plc_loc locs[PLC_ENGINE_COUNT];
-    if (!plc_yr_next(r) || r->ev.type != YAML_STREAM_START_EVENT) return;
-    if (!plc_yr_next(r)) return;
-    if (r->ev.type != YAML_DOCUMENT_START_EVENT) {
-        plc_diag_error_file(r->d, r->src, "the engine profiles file is empty");
-        return;
+} engines_ctx;
+
+/* one ENGINE: {figures}; the current event is its value */
+static bool read_named_profile(reader *r, const char *name, plc_loc name_loc, void *vctx)
+{
+    engines_ctx *c = vctx;
+    plc_engine_set *out = c->out;
+    int e = -1;
+    for (int i = 0; i < PLC_ENGINE_COUNT; i++)
+        if (strcmp(plc_engine_names[i], name) == 0) e = i;
+    if (e < 0) {
+        plc_diag_error(r->d, name_loc, "unknown engine '%s'", plc_diag_quote(r->a, name, strlen(name)));
+        const char *s = plc_suggest(name, plc_engine_names, PLC_ENGINE_COUNT);
+        if (s) plc_diag_hint(r->d, "did you mean '%s'?", s);
+        else plc_diag_hint(r->d, "engines: %s", plc_join_names(r->a, plc_engine_names, PLC_ENGINE_COUNT));
+        return plc_yr_skip(r);
     }
-    if (!plc_yr_next(r)) return;
+    if (out->has[e]) {
+        plc_diag_error(r->d, name_loc, "duplicate profile '%s'", name);
+        plc_diag_note(r->d, c->locs[e], "first given here");
+        return plc_yr_skip(r);
+    }
     if (r->ev.type != YAML_MAPPING_START_EVENT) {
-        plc_diag_error(r->d, plc_yr_event_loc(r), "expected a mapping of engine profiles (ENGINE: {figures})");
-        return;
+        plc_diag_error(r->d, plc_yr_event_loc(r), "profile '%s' must be a mapping of figures", name);
+        return plc_yr_skip(r);
     }
-    for (;;) {
-        if (!plc_yr_next(r)) return;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc name_loc = plc_yr_event_loc(r);
-        const char *name = scalar(r, "an engine name");
-        if (!plc_yr_next(r)) return;
-        if (!name) { plc_yr_skip(r); continue; }
-        int e = -1;
-        for (int i = 0; i < PLC_ENGINE_COUNT; i++)
-            if (strcmp(plc_engine_names[i], name) == 0) e = i;
-        if (e < 0) {
-            plc_diag_error(r->d, name_loc, "unknown engine '%s'", plc_diag_quote(r->a, name, strlen(name)));
-            const char *s = plc_suggest(name, plc_engine_names, PLC_ENGINE_COUNT);
-            if (s) plc_diag_hint(r->d, "did you mean '%s'?", s);
-            else plc_diag_hint(r->d, "engines: %s", plc_join_names(r->a, plc_engine_names, PLC_ENGINE_COUNT));
-            plc_yr_skip(r);
-            continue;
-        }
-        if (out->has[e]) {
-            plc_diag_error(r->d, name_loc, "duplicate profile '%s'", name);
-            plc_diag_note(r->d, locs[e], "first given here");
-            plc_yr_skip(r);
-            continue;
-        }
-        if (r->ev.type != YAML_MAPPING_START_EVENT) {
-            plc_diag_error(r->d, plc_yr_event_loc(r), "profile '%s' must be a mapping of figures", name);
-            plc_yr_skip(r);
-            continue;
-        }
-        plc_engine_profile p;
-        memset(&p, 0, sizeof p);
-        bool ok = read_profile(r, &p, name, name_loc);
-        if (r->failed) return;
-        if (ok) {
-            out->profile[e] = p;
-            out->has[e] = true;
-            locs[e] = name_loc;
-        }
+    plc_engine_profile p;
+    memset(&p, 0, sizeof p);
+    bool ok = read_profile(r, &p, name, name_loc);
+    if (r->failed) return false;
+    if (ok) {
+        out->profile[e] = p;
+        out->has[e] = true;
+        c->locs[e] = name_loc;
     }
+    return true;
 }
 
 int plc_engines_parse(plc_arena *a, plc_diag *d, const plc_source *src, plc_engine_set *out)
 {
-    int before = d->errors;
     memset(out, 0, sizeof *out);
     out->src = src;
-    reader r = {.a = a, .d = d, .src = src};
-    if (!yaml_parser_initialize(&r.parser)) {
-        plc_diag_error_noloc(d, "cannot initialise the YAML parser");
-        return 1;
-    }
-    yaml_parser_set_input_string(&r.parser, (const unsigned char *)src->text, src->len);
-    read_file(&r, out);
-    if (r.have_event) yaml_event_delete(&r.ev);
-    yaml_parser_delete(&r.parser);
-    return d->errors - before;
+    engines_ctx c = {.out = out};
+    plc_yr_top top = {"engine profiles file", "engine profiles (ENGINE: {figures})", "an engine name",
+                      read_named_profile, &c};
+    return plc_yr_read_top(a, d, src, &top);
 }
 
 int plc_engines_load(plc_arena *a, plc_diag *d, const char *path, plc_engine_set *out)
 {
     memset(out, 0, sizeof *out);
-    int before = d->errors;
     plc_source *src = plc_source_read(a, d, path);
-    if (!src) return d->errors - before;
-    return plc_engines_parse(a, d, src, out);
+    return src ? plc_engines_parse(a, d, src, out) : 1;
 }
 
 int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out)
