@@ -34,6 +34,7 @@ typedef struct export_in {
     double step_time_s, mfu;
     char note[512]; /* why another layout than the solver's best, or "" */
     const char *base; /* torchtitan: MODULE:FUNCTION of the base configuration */
+    const plc_engine_profile *profile; /* the engine's: what it runs and overlaps */
 } export_in;
 
 typedef struct engine {
@@ -104,13 +105,17 @@ static void write_megatron(FILE *out, const export_in *in)
     static const char *const backend[PLC_ATTN_COUNT] = {"unfused", "fused", "flash", "flash"};
     fputs("#!/usr/bin/env bash\n# ", out);
     write_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
+    const plc_engine_profile *p = in->profile;
+    bool tp_overlap = p->tp_overlap > 0 && l->sp && l->tp > 1;
     fprintf(out,
             "#\n"
-            "# What plc assumed of the engine (its time model): gradient reduction and,\n"
-            "# with the distributed optimizer, parameter gathers overlap with compute\n"
-            "# (--overlap-grad-reduce, --overlap-param-gather); tensor-parallel\n"
-            "# communication is not overlapped (no --tp-comm-overlap, which needs\n"
-            "# Transformer Engine userbuffers); RMSNorm is %s.\n"
+            "# The overlaps are the engine profile's (%s):\n"
+            "# gradient reduction %s the backward (--overlap-grad-reduce); with the\n"
+            "# distributed optimizer, parameter gathers %s the next forward\n"
+            "# (--overlap-param-gather); tensor-parallel communication %s\n"
+            "# (--tp-comm-overlap: Transformer Engine userbuffers, with sequence\n"
+            "# parallelism); interleaved pipeline messages %s compute.\n"
+            "# RMSNorm is %s.\n"
             "# Attention kernel: plc's %s -> --attention-backend %s.\n"
             "# Data: %s.\n"
             "#\n"
@@ -123,6 +128,8 @@ static void write_megatron(FILE *out, const export_in *in)
             "GPUS_PER_NODE=%lld\n"
             "\n"
             "ARGS=(\n",
+            p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
+            tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
             l->fused_rmsnorm ? "fused (Transformer Engine's kernel)" : "unfused in plc's prediction; Megatron-LM fuses it regardless",
             plc_attention_name(l->attention), backend[l->attention],
             t->data_path ? "plc's token file; --data-path wants a Megatron indexed dataset prefix (.bin/.idx): convert it first"
@@ -142,18 +149,24 @@ static void write_megatron(FILE *out, const export_in *in)
     fprintf(out, "    # layout\n");
     fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
             (long long)l->tp, (long long)l->pp, (long long)l->cp);
-    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel\n");
+    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
     if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
-        fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld\n", (long long)l->vpp);
+        fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld%s\n", (long long)l->vpp,
+                p->p2p_overlap > 0 ? "" : " --no-overlap-p2p-communication");
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
     if (l->recompute == PLC_RECOMPUTE_FULL)
         fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
     if (l->recompute == PLC_RECOMPUTE_BLOCK)
         fprintf(out, "    --recompute-granularity full --recompute-method block --recompute-num-layers %lld\n",
                 (long long)l->recompute_layers);
+    const char *grad = p->grad_reduce_overlap > 0 ? " --overlap-grad-reduce" : "";
     switch (l->zero) {
-    case 0: fprintf(out, "    --overlap-grad-reduce\n"); break;
-    case 1: fprintf(out, "    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n"); break;
+    case 0:
+        if (grad[0]) fprintf(out, "   %s\n", grad);
+        break;
+    case 1:
+        fprintf(out, "    --use-distributed-optimizer%s%s\n", grad, p->param_gather_overlap > 0 ? " --overlap-param-gather" : "");
+        break;
     case 2: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads\n"); break;
     default: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params\n"); break;
     }
@@ -457,6 +470,7 @@ int plc_cmd_export(int argc, char **argv)
     plc_engine_profile prof;
     plc_diag d;
     plc_diag_init(&d, stderr, 0);
+    in.profile = &prof;
     int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, &prof) ? PLC_EXIT_INPUT
              : is_plan(path) ? from_plan(&a, e, &prof, path, &in)
                              : from_spec(&a, e, &prof, path, &opts, &in);

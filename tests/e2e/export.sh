@@ -41,6 +41,20 @@ done
 grep -q -- '--sequence-parallel' "$tmp/7b.sh" || die "sp"
 grep -q -- '--bf16' "$tmp/7b.sh" || die "precision"
 grep -q -- '--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather' "$tmp/7b.sh" || die "zero 1"
+# the overlap flags are the megatron profile's: TP overlap (with sp) in the
+# built-in r0.8 profile, none under the 2021 profile of calibration/
+grep -q -- '--sequence-parallel --tp-comm-overlap' "$tmp/7b.sh" || die "r0.8 profile: no --tp-comm-overlap"
+PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export --megatron "$tmp/7b.bin" \
+    -o "$tmp/7b-2021.sh" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'zero = 1, which Megatron-LM has no equivalent for (Megatron-LM 2021-2022 profile' "$tmp/err" ||
+    die "2021 profile, zero 1 plan: exit $rc, want 1"
+"$PLC" compile "$ex/llama7b-a100.plan" -D layout.tp=2 -D layout.pp=2 -D layout.schedule=interleaved -D layout.vpp=2 \
+    -D layout.recompute=full -D layout.zero=0 -D layout.attention=fused -o "$tmp/7bz0.bin" >/dev/null || die "compile 7b zero 0"
+PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export --megatron "$tmp/7bz0.bin" \
+    -o "$tmp/7b-2021.sh" || die "2021 profile, zero 0 plan"
+megatron_ok "$tmp/7b-2021.sh"
+sed -n '/^ARGS=(/,/^)/p' "$tmp/7b-2021.sh" | grep -q -- '--overlap\|--tp-comm-overlap' && die "2021 profile: overlap flags written"
+grep -q -- '--no-overlap-p2p-communication' "$tmp/7b-2021.sh" || die "2021 profile: p2p overlap not turned off"
 
 # a plan it cannot run is refused; its spec exports the best it can run
 "$PLC" compile "$ex/llama70b-h100.plan" -o "$tmp/70b.bin" >/dev/null || die "compile 70b"
