@@ -34,21 +34,20 @@ static const char *scalar(reader *r, const char *what)
 }
 
 /* the next key of the mapping being read, with the current event at its
- * value: KEY_END at the mapping's end, KEY_BAD for a key that is not a
- * scalar (reported as not `what`, its value skipped), KEY_FAILED at a YAML
- * syntax error */
-typedef enum mapping_key { KEY_OK, KEY_END, KEY_BAD, KEY_FAILED } mapping_key;
-
-static mapping_key next_key(reader *r, const char *what, const char **key, plc_loc *key_loc)
+ * value; false at the mapping's end or a YAML syntax error (r->failed). A
+ * key that is not a scalar is reported as not `what`, skipped with its
+ * value, and clears *ok. */
+static bool next_key(reader *r, const char *what, const char **key, plc_loc *key_loc, bool *ok)
 {
-    if (!plc_yr_next(r)) return KEY_FAILED;
-    if (r->ev.type == YAML_MAPPING_END_EVENT) return KEY_END;
-    *key_loc = plc_yr_event_loc(r);
-    *key = scalar(r, what);
-    if (!plc_yr_next(r)) return KEY_FAILED;
-    if (*key) return KEY_OK;
-    plc_yr_skip(r);
-    return KEY_BAD;
+    for (;;) {
+        if (!plc_yr_next(r) || r->ev.type == YAML_MAPPING_END_EVENT) return false;
+        *key_loc = plc_yr_event_loc(r);
+        *key = scalar(r, what);
+        if (!plc_yr_next(r)) return false;
+        if (*key) return true;
+        plc_yr_skip(r);
+        *ok = false;
+    }
 }
 
 /* the values a layout dimension's .plan spelling may take: names for enum
@@ -92,13 +91,9 @@ static bool read_sourced(reader *r, const char *name, const char *value_key, plc
         plc_yr_skip(r);
         return false;
     }
-    for (;;) {
-        plc_loc key_loc;
-        const char *key;
-        mapping_key k = next_key(r, "'source' or the value", &key, &key_loc);
-        if (k == KEY_FAILED) return false;
-        if (k == KEY_END) break;
-        if (k == KEY_BAD) { ok = false; continue; }
+    plc_loc key_loc;
+    const char *key;
+    while (next_key(r, "'source' or the value", &key, &key_loc, &ok)) {
         if (strcmp(key, "source") == 0) {
             s->source = scalar(r, "the source as text");
             if (!s->source) ok = false;
@@ -130,6 +125,7 @@ static bool read_sourced(reader *r, const char *name, const char *value_key, plc
             ok = false;
         }
     }
+    if (r->failed) return false;
     if (!s->source || !s->source[0]) {
         plc_diag_error(r->d, at, "'%s' lacks its source", name);
         plc_diag_hint(r->d, "every figure says where it comes from: source: \"the documentation or paper\"");
@@ -170,13 +166,9 @@ static bool read_runs(reader *r, plc_engine_profile *p)
         return false;
     }
     bool ok = true;
-    for (;;) {
-        plc_loc key_loc;
-        const char *key;
-        mapping_key k = next_key(r, "a layout key", &key, &key_loc);
-        if (k == KEY_FAILED) return false;
-        if (k == KEY_END) break;
-        if (k == KEY_BAD) { ok = false; continue; }
+    plc_loc key_loc;
+    const char *key;
+    while (next_key(r, "a layout key", &key, &key_loc, &ok)) {
         int dim = -1;
         for (int d = 0; d < PLC_LD_COUNT; d++)
             if (strcmp(plc_layout_dim_key((plc_layout_dim)d), key) == 0) dim = d;
@@ -211,6 +203,7 @@ static bool read_runs(reader *r, plc_engine_profile *p)
         }
         p->offers[dim] = bits;
     }
+    if (r->failed) return false;
     return ok;
 }
 
@@ -218,13 +211,9 @@ static bool read_runs(reader *r, plc_engine_profile *p)
 static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc_loc name_loc)
 {
     bool seen[NFIGURES] = {false}, describes = false, ok = true;
-    for (;;) {
-        plc_loc key_loc;
-        const char *key;
-        mapping_key k = next_key(r, "a figure name", &key, &key_loc);
-        if (k == KEY_FAILED) return false;
-        if (k == KEY_END) break;
-        if (k == KEY_BAD) { ok = false; continue; }
+    plc_loc key_loc;
+    const char *key;
+    while (next_key(r, "a figure name", &key, &key_loc, &ok)) {
         if (strcmp(key, "describes") == 0) {
             const char *t = scalar(r, "a description such as \"Megatron-Core r0.8 profile\"");
             if (!t || !t[0] || strlen(t) >= sizeof p->describes) {
@@ -263,6 +252,7 @@ static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc
         seen[idx] = true;
         if (!read_figure(r, &figures[idx], key_loc, p)) ok = false;
     }
+    if (r->failed) return false;
     if (!describes) {
         plc_diag_error(r->d, name_loc, "profile '%s' lacks 'describes'", name);
         plc_diag_hint(r->d, "describes: the engine and version the figures are for");
