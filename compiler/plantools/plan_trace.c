@@ -337,8 +337,8 @@ static void exposed_piece(writer *w, int64_t k, uint32_t i, double a, double b)
 static void split_exposed(writer *w, int64_t k)
 {
     spans *busy = &w->busy[k], *comm = &w->comm[k];
-    qsort(busy->v, busy->n, sizeof *busy->v, span_order);
-    qsort(comm->v, comm->n, sizeof *comm->v, span_order);
+    if (busy->n) qsort(busy->v, busy->n, sizeof *busy->v, span_order);
+    if (comm->n) qsort(comm->v, comm->n, sizeof *comm->v, span_order);
     double covered = -1e300; /* communication time up to here is counted */
     size_t j = 0;            /* first busy span that may end after the cursor */
     for (size_t c = 0; c < comm->n; c++) {

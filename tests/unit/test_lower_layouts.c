@@ -356,6 +356,8 @@ static int by_value(const void *x, const void *y)
  * communication, from its elementary segments */
 static void sweep(const ivals *s, double *exposed, double *any)
 {
+    *exposed = *any = 0;
+    if (!s->n) return;
     double *t = malloc(2 * s->n * sizeof *t);
     for (size_t i = 0; i < s->n; i++) { t[2 * i] = s->v[i].a; t[2 * i + 1] = s->v[i].b; }
     qsort(t, 2 * s->n, sizeof *t, by_value);
