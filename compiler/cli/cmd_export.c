@@ -332,7 +332,7 @@ static bool restrict_to_profile(plc_layout_spec *ls, const plc_engine_profile *p
     return true;
 }
 
-/* "schedules 1f1b interleaved; zero 0 1; ...": what profile p runs */
+/* "schedule 1f1b interleaved; ...; zero 0 1; ...": what profile p runs */
 static void offers_text(FILE *out, const plc_engine_profile *p)
 {
     const char *sep = "";
