@@ -12,6 +12,7 @@ void plc_ctrace_begin(plc_ctrace *t, FILE *f, const char *generator, int64_t wor
 {
     t->f = f;
     t->first = 1;
+    t->exposed_track = 0;
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"%s\",\"world_size\":%lld,"
                "\"ranks_shown\":%lld},\n\"traceEvents\":[",
             generator, (long long)world_size, (long long)ranks_shown);
@@ -23,6 +24,10 @@ static void thread_names(plc_ctrace *t, int64_t pid)
             (long long)pid);
     fprintf(t->f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":1,\"args\":{\"name\":\"comm\"}}",
             (long long)pid);
+    if (t->exposed_track)
+        fprintf(t->f, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":2,\"args\":{\"name\":"
+                      "\"exposed comm\"}}",
+                (long long)pid);
 }
 
 void plc_ctrace_rank(plc_ctrace *t, const plc_layout *l, int64_t rank)

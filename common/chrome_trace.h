@@ -1,7 +1,8 @@
 /* chrome_trace.h: the one writer of Chrome trace-event JSON (what Perfetto
  * and chrome://tracing open), for the predicted timeline of `plc trace` and
  * the measured one of `plrun --trace` alike: pid = world rank, tid = stream
- * (0 compute, 1 comm), one complete event ("ph":"X") per instruction named
+ * (0 compute, 1 comm; plc trace adds 2, the communication not under
+ * compute: exposed comm), one complete event ("ph":"X") per instruction named
  * by its op, with the instruction index, layer, micro-batch, phase and (for
  * measured timelines) step as args. */
 #ifndef PLC_CHROME_TRACE_H
@@ -14,10 +15,12 @@
 
 typedef struct plc_ctrace {
     FILE *f;
-    int first; /* no event written yet */
+    int first;            /* no event written yet */
+    int exposed_track;    /* name tid 2 "exposed comm" too (plc trace's communication not under compute) */
 } plc_ctrace;
 
-/* the header; generator names the writer ("plc trace", "plrun --trace") */
+/* the header; generator names the writer ("plc trace", "plrun --trace");
+ * set exposed_track after it to name a third track on every rank */
 void plc_ctrace_begin(plc_ctrace *t, FILE *f, const char *generator, int64_t world_size, int64_t ranks_shown);
 /* names the process of a rank (its coordinates) and its two streams */
 void plc_ctrace_rank(plc_ctrace *t, const plc_layout *l, int64_t rank);

@@ -7,10 +7,12 @@
  * torchtitan configuration module (a function returning Trainer.Config with
  * the parallelism, activation-checkpoint and training fields set).
  *
- * What each engine can run is one table (engines[] below). A plan whose
- * layout the engine cannot run is refused with the reason; for a spec the
- * solver's best layout is exported when the engine can run it, otherwise
- * the best layout it can run, and the script says so. The flags and keys
+ * What each engine can run is its profile's `runs` (engines.yaml, read by
+ * plc_engine_profile_load: the same lists the search offers a spec with
+ * train.engine = megatron or fsdp2). A plan whose layout the engine cannot
+ * run is refused with the reason; for a spec the solver's best layout is
+ * exported when the engine can run it, otherwise the best layout it can
+ * run, and the script says so. The flags and keys
  * written are checked against the engines' own argument definitions,
  * listed in docs/engines/ with the commit they were read from. */
 #include <stdio.h>
@@ -32,48 +34,40 @@ typedef struct export_in {
     double step_time_s, mfu;
     char note[512]; /* why another layout than the solver's best, or "" */
     const char *base; /* torchtitan: MODULE:FUNCTION of the base configuration */
+    const plc_engine_profile *profile; /* the engine's: what it runs and overlaps */
 } export_in;
 
 typedef struct engine {
     const char *name;
     const char *option;
-    bool schedule[PLC_SCHED_COUNT];
-    bool zero[4];
+    plc_engine profile; /* whose engines.yaml profile says what it runs */
     void (*write)(FILE *out, const export_in *in);
 } engine;
 
 static void write_megatron(FILE *out, const export_in *in);
 static void write_torchtitan(FILE *out, const export_in *in);
 
-/*                      gpipe  1f1b  interl layered modular   zero 0..3 */
 static const engine engines[] = {
-    {"Megatron-LM", "--megatron", {false, true, true, false, false}, {true, true, true, true}, write_megatron},
-    {"torchtitan", "--torchtitan", {true, true, true, false, false}, {true, false, true, true}, write_torchtitan},
+    {"Megatron-LM", "--megatron", PLC_ENGINE_MEGATRON, write_megatron},
+    {"torchtitan", "--torchtitan", PLC_ENGINE_FSDP2, write_torchtitan},
 };
 
-/* why engine e cannot run layout l, or NULL when it can */
-static const char *cannot_run(const engine *e, const plc_layout *l, char *buf, size_t size)
+/* why an engine whose profile is p cannot run layout l, or NULL when it
+ * can: the first dimension whose value the profile does not offer */
+static const char *cannot_run(const engine *e, const plc_engine_profile *p, const plc_layout *l, char *buf, size_t size)
 {
     static const char *const what[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "interleaved 1F1B", "layered gradient accumulation",
                                                       "modular pipeline placement"};
-    if (!e->schedule[l->schedule])
-        snprintf(buf, size, "schedule = %s (%s), which %s has no equivalent for", plc_schedule_name(l->schedule),
-                 what[l->schedule], e->name);
-    else if (l->zero < 0 || l->zero > 3 || !e->zero[l->zero])
-        snprintf(buf, size, "zero = %lld, which %s has no equivalent for%s", (long long)l->zero, e->name,
-                 e->write == write_torchtitan ? " (FSDP2 shards gradients with the optimizer state)" : "");
-    else
-        return NULL;
-    return buf;
-}
-
-/* a set choice of the values of c that keep is true for */
-static plc_choice restrict_choice(const plc_choice *c, const bool *keep, int count)
-{
-    plc_choice r = {.kind = PLC_CHOICE_SET};
-    for (int v = 0; v < count; v++)
-        if (keep[v] && plc_choice_allows(c, v)) r.v[r.n++] = v;
-    return r;
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        int64_t v = plc_layout_get(l, (plc_layout_dim)d);
+        if (plc_engine_offers(p, (plc_layout_dim)d, v)) continue;
+        char val[32], how[64] = "";
+        if (d == PLC_LD_schedule && v >= 0 && v < PLC_SCHED_COUNT) snprintf(how, sizeof how, " (%s)", what[v]);
+        snprintf(buf, size, "%s = %s%s, which %s has no equivalent for (%s)", plc_layout_dim_key((plc_layout_dim)d),
+                 plc_layout_value_text((plc_layout_dim)d, v, val, sizeof val), how, e->name, p->describes);
+        return buf;
+    }
+    return NULL;
 }
 
 static void layout_text(char *buf, size_t size, const plc_layout *l)
@@ -84,6 +78,23 @@ static void layout_text(char *buf, size_t size, const plc_layout *l)
     fclose(f);
 }
 
+/* the opening lines both outputs share, each line after the first behind
+ * comment ("# " for a shell script, "" inside a Python docstring): what
+ * wrote it from what, the layout, plc's prediction and the note */
+static void write_header(FILE *out, const export_in *in, const char *comment, const char *what, const char *option)
+{
+    char lt[512];
+    layout_text(lt, sizeof lt, &in->layout);
+    fprintf(out,
+            "%s written by plc export %s (plc %s) from %s.\n"
+            "%.1s\n"
+            "%sLayout: %s\n"
+            "%splc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
+            what, option, PLC_VERSION, in->source, comment, comment, lt, comment, in->step_time_s, 100.0 * in->mfu,
+            (long long)in->nodes, plc_word_plural(in->nodes), (long long)in->gpus_per_node);
+    if (in->note[0]) fprintf(out, "%sNote: %s\n", comment, in->note);
+}
+
 /* ---- Megatron-LM ---------------------------------------------------------- */
 
 static void write_megatron(FILE *out, const export_in *in)
@@ -91,25 +102,20 @@ static void write_megatron(FILE *out, const export_in *in)
     const plc_model *m = &in->model;
     const plc_train *t = &in->train;
     const plc_layout *l = &in->layout;
-    char lt[512];
-    layout_text(lt, sizeof lt, l);
     static const char *const backend[PLC_ATTN_COUNT] = {"unfused", "fused", "flash", "flash"};
-    fprintf(out,
-            "#!/usr/bin/env bash\n"
-            "# Megatron-LM launch script written by plc export --megatron (plc %s) from %s.\n"
-            "#\n"
-            "# Layout: %s\n"
-            "# plc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
-            PLC_VERSION, in->source, lt, in->step_time_s, 100.0 * in->mfu, (long long)in->nodes,
-            plc_word_plural(in->nodes), (long long)in->gpus_per_node);
-    if (in->note[0]) fprintf(out, "# Note: %s\n", in->note);
+    fputs("#!/usr/bin/env bash\n# ", out);
+    write_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
+    const plc_engine_profile *p = in->profile;
+    bool tp_overlap = p->tp_overlap > 0 && l->sp && l->tp > 1;
     fprintf(out,
             "#\n"
-            "# What plc assumed of the engine (its time model): gradient reduction and,\n"
-            "# with the distributed optimizer, parameter gathers overlap with compute\n"
-            "# (--overlap-grad-reduce, --overlap-param-gather); tensor-parallel\n"
-            "# communication is not overlapped (no --tp-comm-overlap, which needs\n"
-            "# Transformer Engine userbuffers); RMSNorm is %s.\n"
+            "# The overlaps are the engine profile's (%s):\n"
+            "# gradient reduction %s the backward (--overlap-grad-reduce); with the\n"
+            "# distributed optimizer, parameter gathers %s the next forward\n"
+            "# (--overlap-param-gather); tensor-parallel communication %s\n"
+            "# (--tp-comm-overlap: Transformer Engine userbuffers, with sequence\n"
+            "# parallelism); interleaved pipeline messages %s compute.\n"
+            "# RMSNorm is %s.\n"
             "# Attention kernel: plc's %s -> --attention-backend %s.\n"
             "# Data: %s.\n"
             "#\n"
@@ -122,6 +128,8 @@ static void write_megatron(FILE *out, const export_in *in)
             "GPUS_PER_NODE=%lld\n"
             "\n"
             "ARGS=(\n",
+            p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
+            tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
             l->fused_rmsnorm ? "fused (Transformer Engine's kernel)" : "unfused in plc's prediction; Megatron-LM fuses it regardless",
             plc_attention_name(l->attention), backend[l->attention],
             t->data_path ? "plc's token file; --data-path wants a Megatron indexed dataset prefix (.bin/.idx): convert it first"
@@ -141,18 +149,24 @@ static void write_megatron(FILE *out, const export_in *in)
     fprintf(out, "    # layout\n");
     fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
             (long long)l->tp, (long long)l->pp, (long long)l->cp);
-    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel\n");
+    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
     if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
-        fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld\n", (long long)l->vpp);
+        fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld%s\n", (long long)l->vpp,
+                p->p2p_overlap > 0 ? "" : " --no-overlap-p2p-communication");
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
     if (l->recompute == PLC_RECOMPUTE_FULL)
         fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
     if (l->recompute == PLC_RECOMPUTE_BLOCK)
         fprintf(out, "    --recompute-granularity full --recompute-method block --recompute-num-layers %lld\n",
                 (long long)l->recompute_layers);
+    const char *grad = p->grad_reduce_overlap > 0 ? " --overlap-grad-reduce" : "";
     switch (l->zero) {
-    case 0: fprintf(out, "    --overlap-grad-reduce\n"); break;
-    case 1: fprintf(out, "    --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather\n"); break;
+    case 0:
+        if (grad[0]) fprintf(out, "   %s\n", grad);
+        break;
+    case 1:
+        fprintf(out, "    --use-distributed-optimizer%s%s\n", grad, p->param_gather_overlap > 0 ? " --overlap-param-gather" : "");
+        break;
     case 2: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads\n"); break;
     default: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params\n"); break;
     }
@@ -187,8 +201,6 @@ static void write_torchtitan(FILE *out, const export_in *in)
     const plc_model *m = &in->model;
     const plc_train *t = &in->train;
     const plc_layout *l = &in->layout;
-    char lt[512];
-    layout_text(lt, sizeof lt, l);
     static const char *const sched[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "Interleaved1F1B", "", ""};
     char fn[80] = "plc_";
     size_t k = strlen(fn);
@@ -196,14 +208,8 @@ static void write_torchtitan(FILE *out, const export_in *in)
         fn[k++] = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ? *c : (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : '_';
     fn[k] = 0;
     const char *colon = strchr(in->base, ':');
-    fprintf(out,
-            "\"\"\"torchtitan configuration written by plc export --torchtitan (plc %s) from %s.\n"
-            "\n"
-            "Layout: %s\n"
-            "plc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
-            PLC_VERSION, in->source, lt, in->step_time_s, 100.0 * in->mfu, (long long)in->nodes,
-            plc_word_plural(in->nodes), (long long)in->gpus_per_node);
-    if (in->note[0]) fprintf(out, "Note: %s\n", in->note);
+    fputs("\"\"\"", out);
+    write_header(out, in, "", "torchtitan configuration", "--torchtitan");
     fprintf(out,
             "\n"
             "The model comes from the base configuration %s: it must be plc's model,\n"
@@ -279,9 +285,11 @@ static void usage(FILE *out)
             "script (torchrun pretrain_gpt.py with the model shape, layout, virtual\n"
             "stages, sequence parallelism, recompute, distributed optimizer, overlap\n"
             "flags, precision and batch sizes), --torchtitan a torchtitan configuration\n"
-            "module (parallelism, activation checkpointing, training). A plan is\n"
-            "exported as compiled, or refused when the engine cannot run its layout\n"
-            "(layered gradient accumulation, modular pipelines); for a spec the\n"
+            "module (parallelism, activation checkpointing, training). What an\n"
+            "engine can run is its profile's runs list (engines.yaml: megatron,\n"
+            "fsdp2; PLC_ENGINES names another file). A plan is exported as\n"
+            "compiled, or refused when the profile does not run its layout\n"
+            "(modular pipelines, ZeRO 1 for torchtitan, ...); for a spec the\n"
             "solver's best layout is exported, or the best one the engine can run,\n"
             "and the output says so.\n"
             "Exit status: 0 written, 1 an error in the input or options (a plan the\n"
@@ -308,33 +316,62 @@ static bool is_plan(const char *path)
     return got == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
 }
 
-/* the spec's best layout that engine e can run, into in */
-static int from_spec(plc_arena *a, const engine *e, const char *path, const plc_spec_opts *opts, export_in *in)
+/* the spec's layout block narrowed to what profile p runs: false when a
+ * dimension keeps no value */
+static bool restrict_to_profile(plc_layout_spec *ls, const plc_engine_profile *p)
+{
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        if (!p->offers[d]) continue;
+        plc_choice *c = plc_layout_spec_choice_mut(ls, (plc_layout_dim)d);
+        plc_choice r = {.kind = PLC_CHOICE_SET};
+        for (int64_t v = 0; v < 64 && r.n < PLC_CHOICE_MAX; v++)
+            if ((p->offers[d] >> v & 1u) && plc_choice_allows(c, v)) r.v[r.n++] = v;
+        if (!r.n) return false;
+        *c = r;
+    }
+    return true;
+}
+
+/* "schedule 1f1b interleaved; ...; zero 0 1; ...": what profile p runs */
+static void offers_text(FILE *out, const plc_engine_profile *p)
+{
+    const char *sep = "";
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        if (!p->offers[d]) continue;
+        fprintf(out, "%s%s", sep, plc_layout_dim_key((plc_layout_dim)d));
+        for (int64_t v = 0; v < 64; v++) {
+            char val[32];
+            if (p->offers[d] >> v & 1u) fprintf(out, " %s", plc_layout_value_text((plc_layout_dim)d, v, val, sizeof val));
+        }
+        sep = "; ";
+    }
+}
+
+static const plc_candidate *best_of(const plc_solution *s)
+{
+    return s->pinned ? (s->single.fits ? &s->single : NULL) : s->nranked ? &s->ranked[0] : NULL;
+}
+
+/* the spec's best layout that engine e (profile p) can run, into in */
+static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p, const char *path,
+                     const plc_spec_opts *opts, export_in *in)
 {
     plc_job job;
     if (plc_report_load(a, "export", path, opts, &job)) return PLC_EXIT_INPUT;
     plc_solution s;
     if (plc_solve(&job, a, &s)) return PLC_EXIT_INPUT;
-    const plc_candidate *best = s.pinned ? (s.single.fits ? &s.single : NULL) : s.nranked ? &s.ranked[0] : NULL;
+    const plc_candidate *best = best_of(&s);
     char why[256];
-    const char *no = best ? cannot_run(e, &best->layout, why, sizeof why) : NULL;
+    const char *no = best ? cannot_run(e, p, &best->layout, why, sizeof why) : NULL;
     if (no) {
         plc_job j2 = job;
-        j2.layout.schedule = restrict_choice(&job.layout.schedule, e->schedule, PLC_SCHED_COUNT);
-        j2.layout.zero = restrict_choice(&job.layout.zero, e->zero, 4);
         plc_solution s2;
         const plc_candidate *alt = NULL;
-        if (j2.layout.schedule.n && j2.layout.zero.n && plc_solve(&j2, a, &s2) == 0)
-            alt = s2.pinned ? (s2.single.fits ? &s2.single : NULL) : s2.nranked ? &s2.ranked[0] : NULL;
+        if (restrict_to_profile(&j2.layout, p) && plc_solve(&j2, a, &s2) == 0) alt = best_of(&s2);
         if (!alt) {
-            fprintf(stderr,
-                    "plc export: error: %s: the best layout uses %s, and no layout %s can run fits\n"
-                    "  hint: %s runs schedules", path, no, e->name, e->name);
-            for (int v = 0; v < PLC_SCHED_COUNT; v++)
-                if (e->schedule[v]) fprintf(stderr, " %s", plc_schedule_name((plc_schedule)v));
-            fputs(" and zero", stderr);
-            for (int v = 0; v < 4; v++)
-                if (e->zero[v]) fprintf(stderr, " %d", v);
+            fprintf(stderr, "plc export: error: %s: the best layout uses %s, and no layout %s can run fits\n"
+                            "  hint: %s runs ", path, no, e->name, e->name);
+            offers_text(stderr, p);
             fputs("; widen the spec's layout block to let the solver use them\n", stderr);
             return PLC_EXIT_NO_LAYOUT;
         }
@@ -360,12 +397,12 @@ static int from_spec(plc_arena *a, const engine *e, const char *path, const plc_
     return PLC_EXIT_OK;
 }
 
-static int from_plan(plc_arena *a, const engine *e, const char *path, export_in *in)
+static int from_plan(plc_arena *a, const engine *e, const plc_engine_profile *prof, const char *path, export_in *in)
 {
     plc_plan p;
     if (plc_cmd_load_plan("export", a, path, &p)) return PLC_EXIT_INPUT;
     char why[256];
-    const char *no = cannot_run(e, &p.layout, why, sizeof why);
+    const char *no = cannot_run(e, prof, &p.layout, why, sizeof why);
     if (no) {
         fprintf(stderr,
                 "plc export: error: %s: the plan's layout uses %s\n"
@@ -430,7 +467,13 @@ int plc_cmd_export(int argc, char **argv)
     in.source = path;
     plc_arena a;
     plc_arena_init(&a);
-    int rc = is_plan(path) ? from_plan(&a, e, path, &in) : from_spec(&a, e, path, &opts, &in);
+    plc_engine_profile prof;
+    plc_diag d;
+    plc_diag_init(&d, stderr, 0);
+    in.profile = &prof;
+    int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, &prof) ? PLC_EXIT_INPUT
+             : is_plan(path) ? from_plan(&a, e, &prof, path, &in)
+                             : from_spec(&a, e, &prof, path, &opts, &in);
     if (rc == PLC_EXIT_OK) {
         FILE *out = outp ? fopen(outp, "w") : stdout;
         if (!out) {

@@ -23,7 +23,11 @@ static void usage(FILE *out)
             "so the file grows with micro-batches, not with micro-batches x layers.\n"
             "Ranks with identical timelines (tensor- and context-parallel peers,\n"
             "usually) share one process, named after all of them (\"ranks 0-11\").\n"
-            "Prints the predicted step time and each stage's compute busy fraction.\n"
+            "Communication the rank's compute stream does not run under (what it\n"
+            "waits for) is drawn again on a third thread, \"exposed comm\".\n"
+            "Prints the predicted step time and, per stage, the shares of the step\n"
+            "that compute, exposed communication and other idle time take, and the\n"
+            "communication that runs under compute.\n"
             "\n"
             "options:\n"
             "  -o FILE         output (default trace.json, trace.svg with --svg; '-' for stdout)\n"
@@ -123,9 +127,13 @@ int plc_cmd_trace(int argc, char **argv)
         for (int64_t k = 0; k < sum.ranks; k++) {
             plc_rank_coords c = plc_rank_to_coords(&p.layout, sum.world_rank[k]);
             if (c.tp || c.cp || c.dp) continue; /* one line per stage */
-            double busy = sum.step_time_s > 0 ? sum.busy_s[k] / sum.step_time_s : 0;
-            fprintf(info, "stage %-4lld compute busy %5.1f%%, idle (bubble and exposed communication) %5.1f%%\n",
-                    (long long)c.pp, 100 * busy, 100 * (1 - busy));
+            double st = sum.step_time_s > 0 ? sum.step_time_s : 1;
+            double busy = sum.busy_s[k] / st, exposed = sum.exposed_s[k] / st;
+            double hidden = (sum.comm_union_s[k] - sum.exposed_s[k]) / st;
+            fprintf(info,
+                    "stage %-4lld compute busy %5.1f%%, exposed communication %5.1f%%, other idle (bubble, waits) "
+                    "%5.1f%%; communication under compute %5.1f%%\n",
+                    (long long)c.pp, 100 * busy, 100 * exposed, 100 * (1 - busy - exposed), 100 * hidden);
         }
         plc_trace_summary_free(&sum);
     }

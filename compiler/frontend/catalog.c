@@ -126,89 +126,64 @@ static bool read_entry(plc_yaml_reader *r, plc_hw *hw, plc_loc name_loc)
     return ok;
 }
 
-static void read_catalog(plc_yaml_reader *r, plc_catalog *out)
+/* the catalog being read, and where each entry's name was */
+typedef struct catalog_ctx {
+    plc_catalog *out;
+    plc_loc *name_locs;
+} catalog_ctx;
+
+/* one entry NAME: {figures}; the current event is its value */
+static bool read_named_entry(plc_yaml_reader *r, const char *name, plc_loc name_loc, void *vctx)
 {
-    plc_loc *name_locs = PLC_NEW_ARRAY(r->a, plc_loc, MAX_ENTRIES);
-    out->entries = PLC_NEW_ARRAY(r->a, plc_hw, MAX_ENTRIES);
-    /* stream start, document start, then the top mapping */
-    if (!plc_yr_next(r) || r->ev.type != YAML_STREAM_START_EVENT) return;
-    if (!plc_yr_next(r)) return;
-    if (r->ev.type != YAML_DOCUMENT_START_EVENT) {
-        plc_diag_error_file(r->d, r->src, "the catalog is empty");
-        return;
+    catalog_ctx *c = vctx;
+    plc_catalog *out = c->out;
+    size_t len = strlen(name);
+    bool name_ok = true;
+    if (len == 0 || len >= sizeof out->entries[0].name) {
+        plc_diag_error(r->d, name_loc, "entry name must be 1 to %zu characters", sizeof out->entries[0].name - 1);
+        name_ok = false;
     }
-    if (!plc_yr_next(r)) return;
-    if (r->ev.type != YAML_MAPPING_START_EVENT) {
-        plc_diag_error(r->d, plc_yr_event_loc(r), "expected a mapping of catalog entries (NAME: {figures})");
-        return;
-    }
-    for (;;) {
-        if (!plc_yr_next(r)) return;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc name_loc = plc_yr_event_loc(r);
-        if (r->ev.type != YAML_SCALAR_EVENT) {
-            plc_diag_error(r->d, name_loc, "expected an entry name");
-            return;
-        }
-        const char *name = plc_arena_strdup(r->a, plc_yr_scalar(r)); /* outlives the event */
-        size_t len = strlen(name);
-        bool name_ok = true;
-        if (len == 0 || len >= sizeof out->entries[0].name) {
-            plc_diag_error(r->d, name_loc, "entry name must be 1 to %zu characters", sizeof out->entries[0].name - 1);
+    for (int i = 0; i < out->n && name_ok; i++)
+        if (strcmp(out->entries[i].name, name) == 0) {
+            plc_diag_error(r->d, name_loc, "duplicate entry '%s'", name);
+            plc_diag_note(r->d, c->name_locs[i], "first defined here");
             name_ok = false;
         }
-        for (int i = 0; i < out->n && name_ok; i++)
-            if (strcmp(out->entries[i].name, name) == 0) {
-                plc_diag_error(r->d, name_loc, "duplicate entry '%s'", name);
-                plc_diag_note(r->d, name_locs[i], "first defined here");
-                name_ok = false;
-            }
-        if (out->n == MAX_ENTRIES) {
-            plc_diag_error(r->d, name_loc, "more than %d entries", MAX_ENTRIES);
-            return;
-        }
-        plc_hw hw;
-        memset(&hw, 0, sizeof hw);
-        if (name_ok) memcpy(hw.name, name, len + 1);
-        if (!plc_yr_next(r)) return;
-        if (r->ev.type != YAML_MAPPING_START_EVENT) {
-            plc_diag_error(r->d, plc_yr_event_loc(r), "entry '%s' must be a mapping of figures",
-                           plc_diag_quote(r->a, name, len));
-            if (!plc_yr_skip(r)) return;
-            continue;
-        }
-        if (!read_entry(r, &hw, name_loc) && r->failed) return;
-        if (name_ok) {
-            name_locs[out->n] = name_loc;
-            out->entries[out->n++] = hw;
-        }
+    if (out->n == MAX_ENTRIES) {
+        plc_diag_error(r->d, name_loc, "more than %d entries", MAX_ENTRIES);
+        return false;
     }
+    plc_hw hw;
+    memset(&hw, 0, sizeof hw);
+    if (name_ok) memcpy(hw.name, name, len + 1);
+    if (r->ev.type != YAML_MAPPING_START_EVENT) {
+        plc_diag_error(r->d, plc_yr_event_loc(r), "entry '%s' must be a mapping of figures",
+                       plc_diag_quote(r->a, name, len));
+        return plc_yr_skip(r);
+    }
+    if (!read_entry(r, &hw, name_loc) && r->failed) return false;
+    if (name_ok) {
+        c->name_locs[out->n] = name_loc;
+        out->entries[out->n++] = hw;
+    }
+    return true;
 }
 
 int plc_catalog_parse(plc_arena *a, plc_diag *d, const plc_source *src, plc_catalog *out)
 {
-    int before = d->errors;
     memset(out, 0, sizeof *out);
     out->src = src;
-    plc_yaml_reader r = {.a = a, .d = d, .src = src};
-    if (!yaml_parser_initialize(&r.parser)) {
-        plc_diag_error_noloc(d, "cannot initialise the YAML parser");
-        return 1;
-    }
-    yaml_parser_set_input_string(&r.parser, (const unsigned char *)src->text, src->len);
-    read_catalog(&r, out);
-    if (r.have_event) yaml_event_delete(&r.ev);
-    yaml_parser_delete(&r.parser);
-    return d->errors - before;
+    out->entries = PLC_NEW_ARRAY(a, plc_hw, MAX_ENTRIES);
+    catalog_ctx c = {out, PLC_NEW_ARRAY(a, plc_loc, MAX_ENTRIES)};
+    plc_yr_top top = {"catalog", "catalog entries (NAME: {figures})", "an entry name", read_named_entry, &c};
+    return plc_yr_read_top(a, d, src, &top);
 }
 
 int plc_catalog_load(plc_arena *a, plc_diag *d, const char *path, plc_catalog *out)
 {
     memset(out, 0, sizeof *out);
-    int before = d->errors;
     plc_source *src = plc_source_read(a, d, path);
-    if (!src) return d->errors - before;
-    return plc_catalog_parse(a, d, src, out);
+    return src ? plc_catalog_parse(a, d, src, out) : 1;
 }
 
 const plc_hw *plc_catalog_find(const plc_catalog *c, const char *name)

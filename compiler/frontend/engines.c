@@ -33,6 +33,23 @@ static const char *scalar(reader *r, const char *what)
     return NULL;
 }
 
+/* the next key of the mapping being read, with the current event at its
+ * value; false at the mapping's end or a YAML syntax error (r->failed). A
+ * key that is not a scalar is reported as not `what`, skipped with its
+ * value, and clears *ok. */
+static bool next_key(reader *r, const char *what, const char **key, plc_loc *key_loc, bool *ok)
+{
+    for (;;) {
+        if (!plc_yr_next(r) || r->ev.type == YAML_MAPPING_END_EVENT) return false;
+        *key_loc = plc_yr_event_loc(r);
+        *key = scalar(r, what);
+        if (!plc_yr_next(r)) return false;
+        if (*key) return true;
+        plc_yr_skip(r);
+        *ok = false;
+    }
+}
+
 /* the values a layout dimension's .plan spelling may take: names for enum
  * kinds, on/off, or 0..3 for zero; returns the count */
 static int dim_names(plc_layout_dim d, const char *const **names)
@@ -74,13 +91,9 @@ static bool read_sourced(reader *r, const char *name, const char *value_key, plc
         plc_yr_skip(r);
         return false;
     }
-    for (;;) {
-        if (!plc_yr_next(r)) return false;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = plc_yr_event_loc(r);
-        const char *key = scalar(r, "'source' or the value");
-        if (!plc_yr_next(r)) return false;
-        if (!key) { plc_yr_skip(r); ok = false; continue; }
+    plc_loc key_loc;
+    const char *key;
+    while (next_key(r, "'source' or the value", &key, &key_loc, &ok)) {
         if (strcmp(key, "source") == 0) {
             s->source = scalar(r, "the source as text");
             if (!s->source) ok = false;
@@ -112,6 +125,7 @@ static bool read_sourced(reader *r, const char *name, const char *value_key, plc
             ok = false;
         }
     }
+    if (r->failed) return false;
     if (!s->source || !s->source[0]) {
         plc_diag_error(r->d, at, "'%s' lacks its source", name);
         plc_diag_hint(r->d, "every figure says where it comes from: source: \"the documentation or paper\"");
@@ -152,13 +166,9 @@ static bool read_runs(reader *r, plc_engine_profile *p)
         return false;
     }
     bool ok = true;
-    for (;;) {
-        if (!plc_yr_next(r)) return false;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = plc_yr_event_loc(r);
-        const char *key = scalar(r, "a layout key");
-        if (!plc_yr_next(r)) return false;
-        if (!key) { plc_yr_skip(r); ok = false; continue; }
+    plc_loc key_loc;
+    const char *key;
+    while (next_key(r, "a layout key", &key, &key_loc, &ok)) {
         int dim = -1;
         for (int d = 0; d < PLC_LD_COUNT; d++)
             if (strcmp(plc_layout_dim_key((plc_layout_dim)d), key) == 0) dim = d;
@@ -193,6 +203,7 @@ static bool read_runs(reader *r, plc_engine_profile *p)
         }
         p->offers[dim] = bits;
     }
+    if (r->failed) return false;
     return ok;
 }
 
@@ -200,13 +211,9 @@ static bool read_runs(reader *r, plc_engine_profile *p)
 static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc_loc name_loc)
 {
     bool seen[NFIGURES] = {false}, describes = false, ok = true;
-    for (;;) {
-        if (!plc_yr_next(r)) return false;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc key_loc = plc_yr_event_loc(r);
-        const char *key = scalar(r, "a figure name");
-        if (!plc_yr_next(r)) return false;
-        if (!key) { plc_yr_skip(r); ok = false; continue; }
+    plc_loc key_loc;
+    const char *key;
+    while (next_key(r, "a figure name", &key, &key_loc, &ok)) {
         if (strcmp(key, "describes") == 0) {
             const char *t = scalar(r, "a description such as \"Megatron-Core r0.8 profile\"");
             if (!t || !t[0] || strlen(t) >= sizeof p->describes) {
@@ -245,6 +252,7 @@ static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc
         seen[idx] = true;
         if (!read_figure(r, &figures[idx], key_loc, p)) ok = false;
     }
+    if (r->failed) return false;
     if (!describes) {
         plc_diag_error(r->d, name_loc, "profile '%s' lacks 'describes'", name);
         plc_diag_hint(r->d, "describes: the engine and version the figures are for");
@@ -260,83 +268,86 @@ static bool read_profile(reader *r, plc_engine_profile *p, const char *name, plc
     return ok;
 }
 
-static void read_file(reader *r, plc_engine_set *out)
-{
+/* the profiles being read, and where each was given */
+typedef struct engines_ctx {
+    plc_engine_set *out;
     plc_loc locs[PLC_ENGINE_COUNT];
-    if (!plc_yr_next(r) || r->ev.type != YAML_STREAM_START_EVENT) return;
-    if (!plc_yr_next(r)) return;
-    if (r->ev.type != YAML_DOCUMENT_START_EVENT) {
-        plc_diag_error_file(r->d, r->src, "the engine profiles file is empty");
-        return;
+} engines_ctx;
+
+/* one ENGINE: {figures}; the current event is its value */
+static bool read_named_profile(reader *r, const char *name, plc_loc name_loc, void *vctx)
+{
+    engines_ctx *c = vctx;
+    plc_engine_set *out = c->out;
+    int e = -1;
+    for (int i = 0; i < PLC_ENGINE_COUNT; i++)
+        if (strcmp(plc_engine_names[i], name) == 0) e = i;
+    if (e < 0) {
+        plc_diag_error(r->d, name_loc, "unknown engine '%s'", plc_diag_quote(r->a, name, strlen(name)));
+        const char *s = plc_suggest(name, plc_engine_names, PLC_ENGINE_COUNT);
+        if (s) plc_diag_hint(r->d, "did you mean '%s'?", s);
+        else plc_diag_hint(r->d, "engines: %s", plc_join_names(r->a, plc_engine_names, PLC_ENGINE_COUNT));
+        return plc_yr_skip(r);
     }
-    if (!plc_yr_next(r)) return;
+    if (out->has[e]) {
+        plc_diag_error(r->d, name_loc, "duplicate profile '%s'", name);
+        plc_diag_note(r->d, c->locs[e], "first given here");
+        return plc_yr_skip(r);
+    }
     if (r->ev.type != YAML_MAPPING_START_EVENT) {
-        plc_diag_error(r->d, plc_yr_event_loc(r), "expected a mapping of engine profiles (ENGINE: {figures})");
-        return;
+        plc_diag_error(r->d, plc_yr_event_loc(r), "profile '%s' must be a mapping of figures", name);
+        return plc_yr_skip(r);
     }
-    for (;;) {
-        if (!plc_yr_next(r)) return;
-        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
-        plc_loc name_loc = plc_yr_event_loc(r);
-        const char *name = scalar(r, "an engine name");
-        if (!plc_yr_next(r)) return;
-        if (!name) { plc_yr_skip(r); continue; }
-        int e = -1;
-        for (int i = 0; i < PLC_ENGINE_COUNT; i++)
-            if (strcmp(plc_engine_names[i], name) == 0) e = i;
-        if (e < 0) {
-            plc_diag_error(r->d, name_loc, "unknown engine '%s'", plc_diag_quote(r->a, name, strlen(name)));
-            const char *s = plc_suggest(name, plc_engine_names, PLC_ENGINE_COUNT);
-            if (s) plc_diag_hint(r->d, "did you mean '%s'?", s);
-            else plc_diag_hint(r->d, "engines: %s", plc_join_names(r->a, plc_engine_names, PLC_ENGINE_COUNT));
-            plc_yr_skip(r);
-            continue;
-        }
-        if (out->has[e]) {
-            plc_diag_error(r->d, name_loc, "duplicate profile '%s'", name);
-            plc_diag_note(r->d, locs[e], "first given here");
-            plc_yr_skip(r);
-            continue;
-        }
-        if (r->ev.type != YAML_MAPPING_START_EVENT) {
-            plc_diag_error(r->d, plc_yr_event_loc(r), "profile '%s' must be a mapping of figures", name);
-            plc_yr_skip(r);
-            continue;
-        }
-        plc_engine_profile p;
-        memset(&p, 0, sizeof p);
-        bool ok = read_profile(r, &p, name, name_loc);
-        if (r->failed) return;
-        if (ok) {
-            out->profile[e] = p;
-            out->has[e] = true;
-            locs[e] = name_loc;
-        }
+    plc_engine_profile p;
+    memset(&p, 0, sizeof p);
+    bool ok = read_profile(r, &p, name, name_loc);
+    if (r->failed) return false;
+    if (ok) {
+        out->profile[e] = p;
+        out->has[e] = true;
+        c->locs[e] = name_loc;
     }
+    return true;
 }
 
 int plc_engines_parse(plc_arena *a, plc_diag *d, const plc_source *src, plc_engine_set *out)
 {
-    int before = d->errors;
     memset(out, 0, sizeof *out);
     out->src = src;
-    reader r = {.a = a, .d = d, .src = src};
-    if (!yaml_parser_initialize(&r.parser)) {
-        plc_diag_error_noloc(d, "cannot initialise the YAML parser");
-        return 1;
-    }
-    yaml_parser_set_input_string(&r.parser, (const unsigned char *)src->text, src->len);
-    read_file(&r, out);
-    if (r.have_event) yaml_event_delete(&r.ev);
-    yaml_parser_delete(&r.parser);
-    return d->errors - before;
+    engines_ctx c = {.out = out};
+    plc_yr_top top = {"engine profiles file", "engine profiles (ENGINE: {figures})", "an engine name",
+                      read_named_profile, &c};
+    return plc_yr_read_top(a, d, src, &top);
 }
 
 int plc_engines_load(plc_arena *a, plc_diag *d, const char *path, plc_engine_set *out)
 {
     memset(out, 0, sizeof *out);
-    int before = d->errors;
     plc_source *src = plc_source_read(a, d, path);
-    if (!src) return d->errors - before;
-    return plc_engines_parse(a, d, src, out);
+    return src ? plc_engines_parse(a, d, src, out) : 1;
+}
+
+int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out)
+{
+    int before = d->errors;
+    const char *path = getenv("PLC_ENGINES");
+    if (!path || !path[0]) {
+        const char *tried;
+        path = plc_builtin_data(a, "engines.yaml", &tried);
+        if (!path) {
+            plc_diag_error_noloc(d, "no engine profiles found: looked for the built-in ones at %s", tried);
+            plc_diag_hint(d, "name a profiles file with the environment variable PLC_ENGINES");
+            return d->errors - before;
+        }
+    }
+    plc_engine_set set;
+    if (plc_engines_load(a, d, path, &set)) return d->errors - before;
+    if (!set.has[e]) {
+        if (at) plc_diag_error(d, *at, "no profile for engine '%s' in %s", plc_engine_name(e), path);
+        else plc_diag_error_noloc(d, "no profile for engine '%s' (the default) in %s", plc_engine_name(e), path);
+        plc_diag_hint(d, "a profiles file gives plrun, megatron and fsdp2 (docs/engines.md)");
+        return d->errors - before;
+    }
+    *out = set.profile[e];
+    return 0;
 }

@@ -230,6 +230,16 @@ const char *plc_builtin_catalog(plc_arena *a, const char **tried);
 /* the same for any data file installed beside the catalog ("engines.yaml") */
 const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried);
 
+/* ---- engines.c (the profiles' one lookup) ----------------------------------- */
+#include "plc/job.h"
+
+/* The profile of engine e from the engine profiles file: $PLC_ENGINES, else
+ * the built-in engines.yaml beside the catalog (docs/engines.md). What a
+ * spec's train.engine gets and what plc export checks a layout against.
+ * Returns 0, or the number of errors reported on d; a file without that
+ * profile is reported at *at (the spec's train.engine) when at is not NULL. */
+int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out);
+
 /* ---- resolve.c ------------------------------------------------------------- */
 /* from the syntax tree (plus the hardware catalog) to a plc_job:
  * every key checked against its block's table (spec_keys.c), units converted

@@ -277,4 +277,22 @@ const char *plc_yr_scalar(const plc_yaml_reader *r);
 /* skips the node that starts at the current event (error recovery) */
 bool plc_yr_skip(plc_yaml_reader *r);
 
+/* A file whose top level maps names to entries (the catalog, the engine
+ * profiles). For each key, entry(r, name, name_loc, ctx) is called with the
+ * current event at the key's value, which it consumes; it returns false to
+ * stop reading (after a YAML syntax error). The texts name the file in
+ * messages: "the <file> is empty", "expected a mapping of <mapping>",
+ * "expected <name>" for a key that is not a scalar. */
+typedef struct plc_yr_top {
+    const char *file;    /* "catalog" */
+    const char *mapping; /* "catalog entries (NAME: {figures})" */
+    const char *name;    /* "an entry name" */
+    bool (*entry)(plc_yaml_reader *r, const char *name, plc_loc name_loc, void *ctx);
+    void *ctx;
+} plc_yr_top;
+
+/* Reads src with libyaml (one parser, set up and freed here), walking its
+ * top mapping with top. Returns the number of errors reported. */
+int plc_yr_read_top(plc_arena *a, plc_diag *d, const plc_source *src, const plc_yr_top *top);
+
 #endif

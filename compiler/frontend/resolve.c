@@ -718,27 +718,9 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
  * replaces both. */
 static bool resolve_engine(rctx *r, const block_slots *train, plc_job *job, bool cluster_ok)
 {
-    const char *path = getenv("PLC_ENGINES");
-    if (!path || !path[0]) {
-        const char *tried;
-        path = plc_builtin_data(r->a, "engines.yaml", &tried);
-        if (!path) {
-            plc_diag_error_noloc(r->d, "no engine profiles found: looked for the built-in ones at %s", tried);
-            plc_diag_hint(r->d, "name a profiles file with the environment variable PLC_ENGINES");
-            return false;
-        }
-    }
-    plc_engine_set set;
-    if (plc_engines_load(r->a, r->d, path, &set)) return false;
     plc_engine e = job->train.engine;
-    if (!set.has[e]) {
-        const plc_pair *p = slot(train, "engine");
-        if (p) plc_diag_error(r->d, p->value->loc, "no profile for engine '%s' in %s", plc_engine_name(e), path);
-        else plc_diag_error_noloc(r->d, "no profile for engine '%s' (the default) in %s", plc_engine_name(e), path);
-        plc_diag_hint(r->d, "a profiles file gives plrun, megatron and fsdp2 (docs/engines.md)");
-        return false;
-    }
-    job->engine = set.profile[e];
+    const plc_pair *p = slot(train, "engine");
+    if (plc_engine_profile_load(r->a, r->d, e, p ? &p->value->loc : NULL, &job->engine)) return false;
     if (!cluster_ok) return true;
     for (int i = 0; i < plc_nhw_fields && i < 64; i++) {
         if (r->hw_set >> i & 1u) continue;

@@ -1,5 +1,6 @@
 /* yaml_reader.c: the event reader of the front end's YAML files (catalog.c,
- * engines.c): libyaml events with their place in the file for diagnostics. */
+ * engines.c): libyaml events with their place in the file for diagnostics,
+ * and the one walk over such a file's top-level mapping of named entries. */
 #include "compiler/frontend/frontend_int.h"
 
 /* byte offset of a libyaml mark (line and column are 0-based). Marks mostly
@@ -77,3 +78,48 @@ bool plc_yr_skip(plc_yaml_reader *r)
     return false;
 }
 
+
+/* the top mapping's keys, each handed to top->entry at its value */
+static void read_top(plc_yaml_reader *r, const plc_yr_top *top)
+{
+    /* stream start, document start, then the top mapping */
+    if (!plc_yr_next(r) || r->ev.type != YAML_STREAM_START_EVENT) return;
+    if (!plc_yr_next(r)) return;
+    if (r->ev.type != YAML_DOCUMENT_START_EVENT) {
+        plc_diag_error_file(r->d, r->src, "the %s is empty", top->file);
+        return;
+    }
+    if (!plc_yr_next(r)) return;
+    if (r->ev.type != YAML_MAPPING_START_EVENT) {
+        plc_diag_error(r->d, plc_yr_event_loc(r), "expected a mapping of %s", top->mapping);
+        return;
+    }
+    for (;;) {
+        if (!plc_yr_next(r)) return;
+        if (r->ev.type == YAML_MAPPING_END_EVENT) break;
+        plc_loc name_loc = plc_yr_event_loc(r);
+        if (r->ev.type != YAML_SCALAR_EVENT) {
+            plc_diag_error(r->d, name_loc, "expected %s", top->name);
+            if (!plc_yr_skip(r) || !plc_yr_next(r) || !plc_yr_skip(r)) return;
+            continue;
+        }
+        const char *name = plc_arena_strdup(r->a, plc_yr_scalar(r)); /* outlives the event */
+        if (!plc_yr_next(r)) return;
+        if (!top->entry(r, name, name_loc, top->ctx)) return;
+    }
+}
+
+int plc_yr_read_top(plc_arena *a, plc_diag *d, const plc_source *src, const plc_yr_top *top)
+{
+    int before = d->errors;
+    plc_yaml_reader r = {.a = a, .d = d, .src = src};
+    if (!yaml_parser_initialize(&r.parser)) {
+        plc_diag_error_noloc(d, "cannot initialise the YAML parser");
+        return 1;
+    }
+    yaml_parser_set_input_string(&r.parser, (const unsigned char *)src->text, src->len);
+    read_top(&r, top);
+    if (r.have_event) yaml_event_delete(&r.ev);
+    yaml_parser_delete(&r.parser);
+    return d->errors - before;
+}

@@ -130,14 +130,60 @@ typedef struct rank_units {
     uint64_t hash; /* of the sequence, to find identical ranks quickly */
 } rank_units;
 
+/* ---- overlap: communication under compute, and exposed ---------------------
+ * Each rank's communication (collectives and messages, on either stream) is
+ * split after the simulation against the rank's compute-stream busy time
+ * (every op but communication): the parts under compute are overlapped, the
+ * rest exposed, time in which the rank communicates and computes nothing.
+ * The exposed parts go on a third track, EXPOSED_TRACK, attributed to the
+ * instruction whose transfer they are; where transfers overlap each other
+ * the time counts once, for the one that started first. */
+enum { STREAMS = 2, EXPOSED_TRACK = 2, TRACKS = 3 };
+
+typedef struct span {
+    double t0, t1;
+    uint32_t instr;
+} span;
+
+typedef struct spans {
+    span *v;
+    size_t n, cap;
+} spans;
+
+/* appends [t0, t1); with merge, extends the last span instead when the new
+ * one starts inside it (consecutive compute ops); -1 out of memory */
+static int spans_add(spans *s, double t0, double t1, uint32_t instr, bool merge)
+{
+    if (merge && s->n && t0 >= s->v[s->n - 1].t0 && t0 <= s->v[s->n - 1].t1) {
+        if (t1 > s->v[s->n - 1].t1) s->v[s->n - 1].t1 = t1;
+        return 0;
+    }
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        span *v = realloc(s->v, cap * sizeof *v);
+        if (!v) return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (span){t0, t1, instr};
+    return 0;
+}
+
+static int span_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0 ? 1 : x->instr < y->instr ? -1 : x->instr > y->instr;
+}
+
 typedef struct writer {
     const plc_plan *p;
     FILE *out;
     plc_trace_summary *sum;
     int64_t *index_of_rank; /* world rank -> summary index (only for simulated ranks) */
     plc_ctrace ct;
-    unit *open;         /* [ranks shown][stream] the units being gathered when aggregating, else NULL */
+    unit *open;         /* [ranks shown][track] the units being gathered when aggregating, else NULL */
     rank_units *done;   /* [ranks shown] finished units */
+    spans *busy, *comm; /* [ranks shown] compute-stream busy time; communication, per instruction */
     int failed;         /* out of memory while gathering */
 } writer;
 
@@ -173,9 +219,9 @@ static void unit_flush(writer *w, int64_t k, unit *u)
                   bits[1]);
 }
 
-static void unit_add(writer *w, int64_t k, unit *u, uint32_t i, const plc_instr *in, double start, double end)
+/* adds instruction i (or, on EXPOSED_TRACK, its exposed part) to unit u of track */
+static void unit_add(writer *w, int64_t k, unit *u, int stream, uint32_t i, const plc_instr *in, double start, double end)
 {
-    const int stream = in->stream == PLC_STREAM_COMM;
     const int load_then_forward = u->phase == PLC_PHASE_DATA && in->phase == PLC_PHASE_FORWARD;
     if (u->open && u->micro == in->micro && load_then_forward) u->phase = PLC_PHASE_FORWARD;
     if (u->open && (u->phase != in->phase || u->micro != in->micro)) unit_flush(w, k, u);
@@ -260,15 +306,63 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     if (in->stream == PLC_STREAM_COMM) w->sum->comm_s[k] += end - start;
     else if (!is_comm_op(in->op)) w->sum->busy_s[k] += end - start;
     w->sum->events++;
+    if (end > start && (is_comm_op(in->op) ? spans_add(&w->comm[k], start, end, i, false)
+                        : in->stream != PLC_STREAM_COMM ? spans_add(&w->busy[k], start, end, i, true) : 0))
+        w->failed = 1;
     if (!w->out || end <= start) return;
-    if (w->open) unit_add(w, k, &w->open[2 * k + (in->stream == PLC_STREAM_COMM)], i, in, start, end);
+    int stream = in->stream == PLC_STREAM_COMM;
+    if (w->open) unit_add(w, k, &w->open[TRACKS * k + stream], stream, i, in, start, end);
     else plc_ctrace_instr(&w->ct, rank, i, in, start, end, -1);
+}
+
+/* exposed part [a, b) of instruction i of rank k (summary index) */
+static void exposed_piece(writer *w, int64_t k, uint32_t i, double a, double b)
+{
+    w->sum->exposed_s[k] += b - a;
+    if (!w->out) return;
+    int64_t rank = w->sum->world_rank[k];
+    int64_t stage = plc_rank_to_coords(&w->p->layout, rank).pp;
+    const plc_instr *in = &w->p->programs[w->p->stage_program[stage]].instrs[i];
+    if (w->open) {
+        unit_add(w, k, &w->open[TRACKS * k + EXPOSED_TRACK], EXPOSED_TRACK, i, in, a, b);
+    } else {
+        const char *op = plc_op_name(in->op);
+        char name[48];
+        snprintf(name, sizeof name, "exposed %s", op ? op : "?");
+        plc_ctrace_span(&w->ct, rank, EXPOSED_TRACK, name, i, 1, a, b);
+    }
+}
+
+/* splits rank k's communication against its busy time, in time order */
+static void split_exposed(writer *w, int64_t k)
+{
+    spans *busy = &w->busy[k], *comm = &w->comm[k];
+    if (busy->n) qsort(busy->v, busy->n, sizeof *busy->v, span_order);
+    if (comm->n) qsort(comm->v, comm->n, sizeof *comm->v, span_order);
+    double covered = -1e300; /* communication time up to here is counted */
+    size_t j = 0;            /* first busy span that may end after the cursor */
+    for (size_t c = 0; c < comm->n; c++) {
+        double a = comm->v[c].t0 > covered ? comm->v[c].t0 : covered, b = comm->v[c].t1;
+        if (b <= a) continue;
+        w->sum->comm_union_s[k] += b - a;
+        covered = b;
+        while (j < busy->n && busy->v[j].t1 <= a) j++;
+        for (size_t q = j; a < b; q++) {
+            double bs = q < busy->n ? busy->v[q].t0 : b, be = q < busy->n ? busy->v[q].t1 : b;
+            if (bs > b) bs = b;
+            if (bs > a) exposed_piece(w, k, comm->v[c].instr, a, bs);
+            if (be > a) a = be;
+            if (q >= busy->n) break;
+        }
+    }
 }
 
 void plc_trace_summary_free(plc_trace_summary *s)
 {
     free(s->busy_s);
     free(s->comm_s);
+    free(s->exposed_s);
+    free(s->comm_union_s);
     free(s->world_rank);
     memset(s, 0, sizeof *s);
 }
@@ -296,10 +390,13 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
     sum->ranks = n;
     sum->busy_s = calloc((size_t)n, sizeof *sum->busy_s);
     sum->comm_s = calloc((size_t)n, sizeof *sum->comm_s);
+    sum->exposed_s = calloc((size_t)n, sizeof *sum->exposed_s);
+    sum->comm_union_s = calloc((size_t)n, sizeof *sum->comm_union_s);
     sum->world_rank = calloc((size_t)n, sizeof *sum->world_rank);
-    writer w = {p, out, sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}, NULL, NULL, 0};
+    writer w = {p,    out,  sum, calloc((size_t)p->world_size, sizeof(int64_t)), {0}, NULL, NULL,
+                calloc((size_t)n, sizeof(spans)), calloc((size_t)n, sizeof(spans)), 0};
     if (detail == PLC_TRACE_UNITS && out) {
-        w.open = calloc(2 * (size_t)n, sizeof *w.open);
+        w.open = calloc(TRACKS * (size_t)n, sizeof *w.open);
         w.done = calloc((size_t)n, sizeof *w.done);
         if (!w.open || !w.done) {
             free(w.open);
@@ -312,7 +409,8 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
     }
     plc_trace_cost_ctx *own = NULL;
     int rc = -1;
-    if (!sum->busy_s || !sum->comm_s || !sum->world_rank || !w.index_of_rank) {
+    if (!sum->busy_s || !sum->comm_s || !sum->exposed_s || !sum->comm_union_s || !sum->world_rank ||
+        !w.index_of_rank || !w.busy || !w.comm) {
         snprintf(err, errlen, "out of memory");
         goto done;
     }
@@ -332,6 +430,7 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
     }
     if (out) {
         plc_ctrace_begin(&w.ct, out, "plc trace", p->world_size, n);
+        w.ct.exposed_track = 1;
         for (int64_t k = 0; !w.open && k < n; k++) plc_ctrace_ranks(&w.ct, &p->layout, &sum->world_rank[k], 1);
     }
     plc_sim_opts o = {all_ranks, cost, cost_ctx, on_event, &w};
@@ -339,7 +438,11 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
     if (plc_sim_run(p, &o, &res, err, errlen)) goto done;
     sum->step_time_s = res.end_time;
     for (int64_t k = 0; w.open && k < n; k++)
-        for (int st = 0; st < 2; st++) unit_flush(&w, k, &w.open[2 * k + st]);
+        for (int st = 0; st < STREAMS; st++) unit_flush(&w, k, &w.open[TRACKS * k + st]);
+    for (int64_t k = 0; !w.failed && k < n; k++) {
+        split_exposed(&w, k);
+        if (w.open) unit_flush(&w, k, &w.open[TRACKS * k + EXPOSED_TRACK]);
+    }
     if (w.failed || (w.open && write_units(&w, n))) {
         snprintf(err, errlen, "out of memory while gathering the trace's units");
         goto done;
@@ -349,6 +452,12 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
 done:
     plc_trace_cost_ctx_free(own);
     for (int64_t k = 0; w.done && k < n; k++) free(w.done[k].v);
+    for (int64_t k = 0; w.busy && w.comm && k < n; k++) {
+        free(w.busy[k].v);
+        free(w.comm[k].v);
+    }
+    free(w.busy);
+    free(w.comm);
     free(w.done);
     free(w.open);
     free(w.index_of_rank);

@@ -182,6 +182,8 @@ typedef struct plc_trace_summary {
     int64_t ranks;       /* ranks simulated */
     double *busy_s;      /* [ranks] compute-stream time of non-communication ops */
     double *comm_s;      /* [ranks] comm-stream busy time */
+    double *comm_union_s; /* [ranks] time in which any communication runs (either stream) */
+    double *exposed_s;   /* [ranks] of it, the time the compute stream is not busy: exposed */
     int64_t *world_rank; /* [ranks] */
     int64_t events;
 } plc_trace_summary;

@@ -41,6 +41,20 @@ done
 grep -q -- '--sequence-parallel' "$tmp/7b.sh" || die "sp"
 grep -q -- '--bf16' "$tmp/7b.sh" || die "precision"
 grep -q -- '--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather' "$tmp/7b.sh" || die "zero 1"
+# the overlap flags are the megatron profile's: TP overlap (with sp) in the
+# built-in r0.8 profile, none under the 2021 profile of calibration/
+grep -q -- '--sequence-parallel --tp-comm-overlap' "$tmp/7b.sh" || die "r0.8 profile: no --tp-comm-overlap"
+PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export --megatron "$tmp/7b.bin" \
+    -o "$tmp/7b-2021.sh" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'zero = 1, which Megatron-LM has no equivalent for (Megatron-LM 2021-2022 profile' "$tmp/err" ||
+    die "2021 profile, zero 1 plan: exit $rc, want 1"
+"$PLC" compile "$ex/llama7b-a100.plan" -D layout.tp=2 -D layout.pp=2 -D layout.schedule=interleaved -D layout.vpp=2 \
+    -D layout.recompute=full -D layout.zero=0 -D layout.attention=fused -o "$tmp/7bz0.bin" >/dev/null || die "compile 7b zero 0"
+PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export --megatron "$tmp/7bz0.bin" \
+    -o "$tmp/7b-2021.sh" || die "2021 profile, zero 0 plan"
+megatron_ok "$tmp/7b-2021.sh"
+sed -n '/^ARGS=(/,/^)/p' "$tmp/7b-2021.sh" | grep -q -- '--overlap\|--tp-comm-overlap' && die "2021 profile: overlap flags written"
+grep -q -- '--no-overlap-p2p-communication' "$tmp/7b-2021.sh" || die "2021 profile: p2p overlap not turned off"
 
 # a plan it cannot run is refused; its spec exports the best it can run
 "$PLC" compile "$ex/llama70b-h100.plan" -o "$tmp/70b.bin" >/dev/null || die "compile 70b"
@@ -59,8 +73,8 @@ grep -q 'note:' "$tmp/err" || die "no note on stderr"
 "$PLC" export --torchtitan "$tmp/7b.bin" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'zero = 1, which torchtitan has no equivalent' "$tmp/err" || die "zero 1 plan for torchtitan: exit $rc"
 "$PLC" compile "$ex/llama7b-a100.plan" -D layout.tp=2 -D layout.pp=2 -D layout.schedule=interleaved -D layout.vpp=2 \
-    -D layout.recompute=full -D layout.zero=0 -o "$tmp/7bz0.bin" >/dev/null || die "compile 7b zero 0"
-"$PLC" export --torchtitan "$tmp/7bz0.bin" -o "$tmp/tt.py" || die "export --torchtitan"
+    -D layout.recompute=full -D layout.zero=3 -o "$tmp/7bz3.bin" >/dev/null || die "compile 7b zero 3"
+"$PLC" export --torchtitan "$tmp/7bz3.bin" -o "$tmp/tt.py" || die "export --torchtitan"
 "$PLC" export --torchtitan "$ex/llama70b-h100.plan" -D layout.zero=auto -o "$tmp/tt70.py" 2>/dev/null || die "export --torchtitan 70b"
 "$PLC" export --torchtitan "$ex/llama70b-h100.plan" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'no layout torchtitan can run fits' "$tmp/err" || die "zero = 1 for torchtitan: exit $rc, want 2"
@@ -86,11 +100,26 @@ for path in sys.argv[2:]:
         assert got["parallelism.tensor_parallel_degree"] == 2 and got["parallelism.pipeline_parallel_degree"] == 2
         assert got["parallelism.pipeline_parallel_schedule"] == "Interleaved1F1B"
         assert got["parallelism.pipeline_parallel_layers_per_stage"] == 32 // (2 * 2)
-        assert got["parallelism.data_parallel_replicate_degree"] == 8, "zero 0 -> DDP over dp = 8"
+        assert got["parallelism.data_parallel_shard_degree"] == 8, "zero 3 -> FSDP2 over dp = 8"
+        assert got["parallelism.data_parallel_replicate_degree"] == 1
         assert ast.unparse(got["activation_checkpoint = FullAC"]) == "FullAC.Config()"
         assert got["training.num_tokens_per_train_step"] == 2048 * 2048
 PY
 grep -q "^Note: plc's best layout" "$tmp/tt70.py" || die "torchtitan: no note"
+
+# what an engine runs is its profile's runs list (engines.yaml), not a table
+# of export's own: a profiles file whose megatron runs only 1f1b refuses the
+# interleaved plan that the built-in profile accepts
+sed '/^megatron:/,/^fsdp2:/s/values: \[1f1b, interleaved\]/values: [1f1b]/' \
+    "$PLC_ROOT/examples/engines.yaml" >"$tmp/engines-1f1b.yaml"
+cmp -s "$PLC_ROOT/examples/engines.yaml" "$tmp/engines-1f1b.yaml" && die "test premise: the sed changed nothing"
+PLC_ENGINES="$tmp/engines-1f1b.yaml" "$PLC" export --megatron "$tmp/7b.bin" >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'schedule = interleaved (interleaved 1F1B), which Megatron-LM has no equivalent' "$tmp/err" ||
+    die "narrowed profile: exit $rc, want 1 and the reason"
+PLC_ENGINES="$tmp/engines-1f1b.yaml" "$PLC" export --megatron "$ex/llama7b-a100.plan" -D layout.schedule=interleaved \
+    -D layout.pp=2 -D layout.vpp=2 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'hint: Megatron-LM runs schedule 1f1b;.* zero 0 1;' "$tmp/err" ||
+    die "narrowed profile, pinned spec: exit $rc, want 2 and what it runs"
 
 # tiny (fp32, no pipeline): both exports work
 "$PLC" export --megatron "$ex/tiny.plan" -o "$tmp/tiny.sh" || die "tiny megatron"

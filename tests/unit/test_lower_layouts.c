@@ -312,6 +312,108 @@ static void test_trace_runs(void)
     plc_arena_free(&a);
 }
 
+/* ---- exposed communication, checked against a brute-force sweep ---------- */
+
+static bool is_comm(plc_op op)
+{
+    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
+           op == PLC_OP_SEND || op == PLC_OP_RECV;
+}
+
+/* layer matmuls 1, communication 0.3, the rest 0.01 */
+static double comm_cost(void *ctx, const plc_plan *p, const plc_program *g, const plc_instr *in)
+{
+    (void)ctx;
+    (void)g;
+    if (is_comm(in->op)) return 0.3;
+    return in->op == PLC_OP_MATMUL && in->layer >= 0 && in->layer < p->model.layers ? 1.0 : 0.01;
+}
+
+typedef struct ival { double a, b; bool comm; } ival;
+typedef struct ivals { ival *v; size_t n, cap; int64_t rank; } ivals;
+
+static void collect(void *ctx, int64_t rank, int64_t stage, uint32_t i, const plc_instr *in, double a, double b)
+{
+    (void)stage;
+    (void)i;
+    ivals *s = ctx;
+    bool comm = is_comm(in->op);
+    if (rank != s->rank || b <= a || (!comm && in->stream == PLC_STREAM_COMM)) return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? 2 * s->cap : 256;
+        s->v = realloc(s->v, s->cap * sizeof *s->v);
+    }
+    s->v[s->n++] = (ival){a, b, comm};
+}
+
+static int by_value(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* the rank's time in communication and not in compute, and in any
+ * communication, from its elementary segments */
+static void sweep(const ivals *s, double *exposed, double *any)
+{
+    *exposed = *any = 0;
+    if (!s->n) return;
+    double *t = malloc(2 * s->n * sizeof *t);
+    for (size_t i = 0; i < s->n; i++) { t[2 * i] = s->v[i].a; t[2 * i + 1] = s->v[i].b; }
+    qsort(t, 2 * s->n, sizeof *t, by_value);
+    *exposed = *any = 0;
+    for (size_t k = 0; k + 1 < 2 * s->n; k++) {
+        double m = 0.5 * (t[k] + t[k + 1]);
+        bool comm = false, busy = false;
+        for (size_t i = 0; i < s->n; i++)
+            if (s->v[i].a <= m && m < s->v[i].b) { if (s->v[i].comm) comm = true; else busy = true; }
+        if (comm) *any += t[k + 1] - t[k];
+        if (comm && !busy) *exposed += t[k + 1] - t[k];
+    }
+    free(t);
+}
+
+static void exposed_case(plc_layout l, bool some_hidden)
+{
+    plc_job job;
+    tp_job(&job, 4, false, 8);
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    CU_ASSERT_FATAL(tp_lower(&job, l, &a, &p) == 0);
+    plc_trace_summary s;
+    char err[256];
+    CU_ASSERT_FATAL(plc_trace_run(&p, true, comm_cost, NULL, NULL, &s, err, sizeof err) == 0);
+    double hidden = 0;
+    for (int64_t k = 0; k < s.ranks; k++) {
+        ivals iv = {NULL, 0, 0, s.world_rank[k]};
+        plc_sim_opts o = {true, comm_cost, NULL, collect, &iv};
+        plc_sim_result res;
+        CU_ASSERT_FATAL(plc_sim_run(&p, &o, &res, err, sizeof err) == 0);
+        double exposed, any;
+        sweep(&iv, &exposed, &any);
+        free(iv.v);
+        CU_ASSERT(any > 0);
+        CU_ASSERT_DOUBLE_EQUAL(s.comm_union_s[k], any, 1e-9 * (1 + any));
+        CU_ASSERT_DOUBLE_EQUAL(s.exposed_s[k], exposed, 1e-9 * (1 + any));
+        CU_ASSERT(s.busy_s[k] + s.exposed_s[k] <= s.step_time_s * (1 + 1e-12));
+        hidden += s.comm_union_s[k] - s.exposed_s[k];
+    }
+    CU_ASSERT(some_hidden ? hidden > 0.1 : hidden < 1e-9);
+    plc_trace_summary_free(&s);
+    plc_arena_free(&a);
+}
+
+/* plc trace's exposed communication: the gradient reductions of dp run on
+ * the comm stream under the backward (partly hidden); tensor-parallel
+ * collectives and pipeline messages on the compute stream (all exposed) */
+static void test_trace_exposed(void)
+{
+    exposed_case(tp_layout(2, 1, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1), true);
+    exposed_case(tp_layout(2, 2, 2, 1, 1, 2, SEL, 1, PLC_SCHED_1F1B, 1), true);
+    exposed_case(tp_layout(1, 2, 1, 1, 0, 0, NONE, 1, PLC_SCHED_1F1B, 1), false);
+}
+
 /* the solver's memory model against the plan's exact peak, tiny model:
  * the Llama block, then the GPT block */
 static void solver_vs_plan(bool gpt)
@@ -429,6 +531,7 @@ void register_test_lower_layouts(void)
     CU_add_test(s, "golden dumps", test_golden);
     CU_add_test(s, "simulated bubbles match the closed forms", test_bubbles);
     CU_add_test(s, "the time-model trace", test_trace_runs);
+    CU_add_test(s, "the trace's exposed communication against a sweep", test_trace_exposed);
     CU_add_test(s, "solver memory estimate vs the plan's exact peak", test_solver_vs_plan);
     CU_add_test(s, "every candidate the search calls legal lowers, and no other", test_every_candidate_compiles);
 }
