@@ -396,11 +396,16 @@ int plc_plan_encode_as(const plc_plan *p, plc_plan_form form, uint8_t **data, si
     size[PLC_SEC_PROGRAMS] = off[PLC_SEC_STAGES] - off[PLC_SEC_PROGRAMS];
     size[PLC_SEC_STAGES] = off[PLC_SEC_STRINGS] - off[PLC_SEC_STAGES];
     size[PLC_SEC_STRINGS] = end - off[PLC_SEC_STRINGS];
-    int oom = out.oom | strings.oom | fold_failed;
+    int oom = out.oom | strings.oom;
     free(strings.data);
     if (oom) {
         free(out.data);
-        return plc_fail(err, errlen, "cannot encode the plan: out of memory, or a folded table failed its check");
+        plc_fail(err, errlen, "out of memory while encoding the plan");
+        return -2;
+    }
+    if (fold_failed) {
+        free(out.data);
+        return plc_fail(err, errlen, "cannot encode the plan: a folded table failed its check");
     }
     uint8_t *d = out.data;
     memcpy(d, PLC_PLAN_MAGIC, 8);
@@ -439,7 +444,8 @@ plc_status plc_plan_write_file_as(const plc_plan *p, plc_plan_form form, const c
                  S_ISDIR(st.st_mode) ? "is a directory; give a file name" : "not a regular file; refusing to replace it");
         return PLC_E_INPUT;
     }
-        if (plc_plan_encode_as(p, form, &data, &len, err, errlen)) return PLC_E_INTERNAL;
+    int enc = plc_plan_encode_as(p, form, &data, &len, err, errlen);
+    if (enc) return enc == -2 ? PLC_E_SYSTEM : PLC_E_INTERNAL;
     plc_atomic_file af;
     int rc = plc_atomic_open(&af, path, err, errlen);
     if (rc == 0) {

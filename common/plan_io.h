@@ -32,13 +32,14 @@ typedef enum plc_plan_form { PLC_PLAN_FOLDED, PLC_PLAN_EXPANDED } plc_plan_form;
 
 /* Serialises p into a malloc'd buffer (*data, *len; the caller frees),
  * folded (plc_plan_encode) or as asked. The bytes depend only on the plan's
- * content and the form: the same plan gives the same file. */
+ * content and the form: the same plan gives the same file. Returns 0, -2
+ * out of memory, -1 a folded table failed its check (an internal error). */
 int plc_plan_encode(const plc_plan *p, uint8_t **data, size_t *len, char *err, size_t errlen);
 int plc_plan_encode_as(const plc_plan *p, plc_plan_form form, uint8_t **data, size_t *len, char *err, size_t errlen);
 
 /* plc_plan_encode + an atomic write (common/atomic_file.h).
- * PLC_OK; PLC_E_SYSTEM when the file cannot be written (err says why);
- * PLC_E_INTERNAL when the plan cannot be encoded. */
+ * PLC_OK; PLC_E_SYSTEM when the file cannot be written or memory runs out
+ * (err says why); PLC_E_INTERNAL when the plan cannot be encoded. */
 plc_status plc_plan_write_file(const plc_plan *p, const char *path, char *err, size_t errlen);
 plc_status plc_plan_write_file_as(const plc_plan *p, plc_plan_form form, const char *path, char *err, size_t errlen);
 

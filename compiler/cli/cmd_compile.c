@@ -130,11 +130,8 @@ int plc_cmd_compile(int argc, char **argv)
             rc = PLC_EXIT_INPUT;
             goto done;
         }
-        if (!sol.single.fits) {
-            fprintf(stderr, "plc compile: error: the pinned layout does not fit: %s\n", sol.single.reason);
-            rc = PLC_EXIT_NO_LAYOUT;
-            goto done;
-        }
+        /* whether it fits is the plan's to say (below), with its exact
+         * figures per stage, not the estimate's */
         cands = &sol.single;
         ncands = 1;
     } else {

@@ -209,7 +209,11 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     /* whole layers recomputed (full, block, every): their share of the
      * forward, averaged over the stage's layers */
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
-        if (!ak->tiled) o->recompute = o->attn_f + plc_cost_memory_bound(hw, attn_mem_f);
+        /* an engine with tiled attention keeps its few statistics and skips
+         * the recompute; plrun's plan recomputes the attention core in the
+         * backward whatever the kernel (lower_layer.c) */
+        if (!ak->tiled || job->train.engine == PLC_ENGINE_PLRUN)
+            o->recompute = o->attn_f + plc_cost_memory_bound(hw, attn_mem_f);
     } else {
         o->recompute = plc_recompute_share(m, l) * (o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f);
     }
