@@ -76,6 +76,27 @@ static double g_new(pm *p, plc_tensor_role r)
     return al(p->gg[r]);
 }
 
+/* A block's norm (norm_fwd and, with sp, the all-gather of its output):
+ * returns the bytes of the output the projections read. */
+static double norm_fwd(pm *p, plc_tensor_role w, plc_tensor_role b, bool rf, bool keep)
+{
+    double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1); /* 1/std, and the mean (LayerNorm) */
+    w_get(p, w);
+    if (p->gpt) w_get(p, b);
+    A(p, p->Rs * p->h * p->ab);
+    p->live += stat_rows, p->peak = fmax(p->peak, p->live);
+    w_put(p, w, rf);
+    if (p->gpt) w_put(p, b, false);
+    if (!keep) p->live -= stat_rows;
+    double out = p->Rs * p->h * p->ab;
+    if (p->sp) {
+        A(p, p->R * p->h * p->ab);
+        Rl(p, out);
+        out = p->R * p->h * p->ab;
+    }
+    return out;
+}
+
 /* One layer's forward from the lowering (lw_layer_fwd), its input excluded.
  * rf: the recomputation inside a backward (full recompute): everything is
  * kept for the backward, and the layer output is not computed. Leaves
@@ -85,21 +106,8 @@ static void layer_fwd(pm *p, bool rf)
     bool keep = !p->full || rf;              /* activations kept for the backward */
     bool keep_att = (!p->full && !p->sel) || rf; /* attention output and statistics */
     plc_tensor_role n1 = PLC_ROLE_ATTN_NORM, n2 = PLC_ROLE_MLP_NORM;
-    double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1); /* 1/std, and the mean (LayerNorm) */
 
-    w_get(p, n1);
-    if (p->gpt) w_get(p, PLC_ROLE_ATTN_NORM_B);
-    A(p, p->Rs * p->h * p->ab);
-    p->live += stat_rows, p->peak = fmax(p->peak, p->live);
-    w_put(p, n1, rf);
-    if (p->gpt) w_put(p, PLC_ROLE_ATTN_NORM_B, false);
-    if (!keep) p->live -= stat_rows;
-    double hn = p->Rs * p->h * p->ab;
-    if (p->sp) {
-        A(p, p->R * p->h * p->ab);
-        Rl(p, hn);
-        hn = p->R * p->h * p->ab;
-    }
+    double hn = norm_fwd(p, n1, PLC_ROLE_ATTN_NORM_B, rf, keep);
     double q = p->R * p->qd * p->ab, kv = p->R * p->kvd * p->ab;
     w_get(p, PLC_ROLE_WQ), A(p, q), w_put(p, PLC_ROLE_WQ, rf);
     w_get(p, PLC_ROLE_WK), A(p, kv), w_put(p, PLC_ROLE_WK, rf);
@@ -128,19 +136,7 @@ static void layer_fwd(pm *p, bool rf)
     if (p->gpt) w_get(p, PLC_ROLE_BO), w_put(p, PLC_ROLE_BO, false);
     A(p, p->X); /* x_mid */
     Rl(p, o);
-    w_get(p, n2);
-    if (p->gpt) w_get(p, PLC_ROLE_MLP_NORM_B);
-    A(p, p->Rs * p->h * p->ab);
-    p->live += stat_rows, p->peak = fmax(p->peak, p->live);
-    w_put(p, n2, rf);
-    if (p->gpt) w_put(p, PLC_ROLE_MLP_NORM_B, false);
-    if (!keep) p->live -= stat_rows;
-    double hn2 = p->Rs * p->h * p->ab;
-    if (p->sp) {
-        A(p, p->R * p->h * p->ab);
-        Rl(p, hn2);
-        hn2 = p->R * p->h * p->ab;
-    }
+    double hn2 = norm_fwd(p, n2, PLC_ROLE_MLP_NORM_B, rf, keep);
     double f = p->R * p->Fl * p->ab;
     if (p->gpt) {
         w_get(p, PLC_ROLE_W_FC), A(p, f), w_put(p, PLC_ROLE_W_FC, rf);
