@@ -25,7 +25,6 @@
 #include "compiler/solver/solver_int.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,7 +36,7 @@ static double al(double bytes) { return bytes <= 0 ? 0 : ceil(bytes / 64.0) * 64
 typedef struct pm {
     double R, Rs, h, qd, kvd, Fl, Vl, Rk, X; /* X: one residual-stream block, Rs x h */
     double ab, stats;                          /* activation bytes; attention statistics bytes */
-    bool sp, tpr, cpr, gpt, rope, sel, full;
+    bool sp, cpr, gpt, rope, sel, full;
     bool zero3, zero2p;                        /* ZeRO 3 gathers weights; ZeRO >= 2 gradient blocks */
     double wg[PLC_ROLE_COUNT];                 /* ZeRO 3: a gathered block of the role */
     double gg[PLC_ROLE_COUNT], rs[PLC_ROLE_COUNT]; /* ZeRO >= 2: its gradient block, its reduced shard */
@@ -70,11 +69,7 @@ static void w_put(pm *p, plc_tensor_role r, bool keep)
 }
 /* ZeRO >= 2: the block gradient of a role, created at its first use in a
  * layer's backward (it outlives the layer: see the unit combination) */
-static double g_new(pm *p, plc_tensor_role r)
-{
-    A(p, p->gg[r]);
-    return al(p->gg[r]);
-}
+static void g_new(pm *p, plc_tensor_role r) { A(p, p->gg[r]); }
 
 /* A block's norm (norm_fwd and, with sp, the all-gather of its output):
  * returns the bytes of the output the projections read. */
@@ -165,37 +160,36 @@ static void layer_fwd(pm *p, bool rf)
 
 /* One layer's backward (lw_layer_bwd), from p->live = its kept bytes, its
  * input and the incoming gradient; leaves the outgoing gradient and the
- * gradient blocks it created (*grads). */
-static void layer_bwd(pm *p, double *grads)
+ * gradient blocks it created. */
+static void layer_bwd(pm *p)
 {
-    double g = 0;
     if (p->full) layer_fwd(p, true);
     double X = p->X, f = p->R * p->Fl * p->ab, rh = p->R * p->h * p->ab;
-    if (p->gpt) g += g_new(p, PLC_ROLE_B_PROJ);
+    if (p->gpt) g_new(p, PLC_ROLE_B_PROJ);
     double dd = 0;
     if (p->sp) A(p, rh), dd = rh;
     double hn2 = p->sp ? rh : p->Rs * p->h * p->ab;
     if (p->gpt) {
         w_get(p, PLC_ROLE_W_PROJ), A(p, f), w_put(p, PLC_ROLE_W_PROJ, false);
-        g += g_new(p, PLC_ROLE_W_PROJ);
+        g_new(p, PLC_ROLE_W_PROJ);
         Rl(p, f), Rl(p, dd); /* GELU output, gathered gradient */
         A(p, f);              /* d_fc */
         Rl(p, f), Rl(p, f);   /* d_gelu, fc */
-        g += g_new(p, PLC_ROLE_B_FC);
+        g_new(p, PLC_ROLE_B_FC);
         w_get(p, PLC_ROLE_W_FC), A(p, rh), w_put(p, PLC_ROLE_W_FC, false);
-        g += g_new(p, PLC_ROLE_W_FC);
+        g_new(p, PLC_ROLE_W_FC);
         Rl(p, f), Rl(p, hn2);
     } else {
         w_get(p, PLC_ROLE_W_DOWN), A(p, f), w_put(p, PLC_ROLE_W_DOWN, false);
-        g += g_new(p, PLC_ROLE_W_DOWN);
+        g_new(p, PLC_ROLE_W_DOWN);
         Rl(p, f), Rl(p, dd); /* SwiGLU output, gathered gradient */
         A(p, f), A(p, f);     /* d_gate, d_up */
         Rl(p, f), Rl(p, f), Rl(p, f); /* d_swiglu, gate, up */
         w_get(p, PLC_ROLE_W_GATE), A(p, rh), w_put(p, PLC_ROLE_W_GATE, false);
         w_get(p, PLC_ROLE_W_UP), w_put(p, PLC_ROLE_W_UP, false);
-        g += g_new(p, PLC_ROLE_W_GATE);
+        g_new(p, PLC_ROLE_W_GATE);
         Rl(p, f);
-        g += g_new(p, PLC_ROLE_W_UP);
+        g_new(p, PLC_ROLE_W_UP);
         Rl(p, f), Rl(p, hn2);
     }
     double dh2 = rh;
@@ -203,18 +197,18 @@ static void layer_bwd(pm *p, double *grads)
     A(p, X);  /* d_x_mid */
     Rl(p, X); /* the incoming gradient */
     w_get(p, PLC_ROLE_MLP_NORM);
-    g += g_new(p, PLC_ROLE_MLP_NORM);
-    if (p->gpt) g += g_new(p, PLC_ROLE_MLP_NORM_B);
+    g_new(p, PLC_ROLE_MLP_NORM);
+    if (p->gpt) g_new(p, PLC_ROLE_MLP_NORM_B);
     double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1);
     Rl(p, dh2), Rl(p, X), p->live -= stat_rows; /* x_mid and its statistics */
     w_put(p, PLC_ROLE_MLP_NORM, false);
-    if (p->gpt) g += g_new(p, PLC_ROLE_BO);
+    if (p->gpt) g_new(p, PLC_ROLE_BO);
     double dout = 0;
     if (p->sp) A(p, rh), dout = rh;
     double q = p->R * p->qd * p->ab, kvf = (p->cpr ? p->Rk : p->R) * p->kvd * p->ab, kv = p->R * p->kvd * p->ab;
     if (p->sel) A(p, q), A(p, p->stats); /* the attention recomputed */
     w_get(p, PLC_ROLE_WO), A(p, q), w_put(p, PLC_ROLE_WO, false);
-    g += g_new(p, PLC_ROLE_WO);
+    g_new(p, PLC_ROLE_WO);
     Rl(p, dout);
     A(p, q), A(p, kvf), A(p, kvf); /* dq, dk, dv */
     Rl(p, q);                        /* d_att */
@@ -232,26 +226,25 @@ static void layer_bwd(pm *p, double *grads)
         dk = kv;
     }
     if (p->gpt)
-        for (plc_tensor_role b = PLC_ROLE_BQ; b <= PLC_ROLE_BV; b++) g += g_new(p, b);
+        for (plc_tensor_role b = PLC_ROLE_BQ; b <= PLC_ROLE_BV; b++) g_new(p, b);
     w_get(p, PLC_ROLE_WQ), A(p, rh), w_put(p, PLC_ROLE_WQ, false);
     w_get(p, PLC_ROLE_WK), w_put(p, PLC_ROLE_WK, false);
     w_get(p, PLC_ROLE_WV), w_put(p, PLC_ROLE_WV, false);
-    g += g_new(p, PLC_ROLE_WQ);
+    g_new(p, PLC_ROLE_WQ);
     Rl(p, dq);
-    g += g_new(p, PLC_ROLE_WK);
+    g_new(p, PLC_ROLE_WK);
     Rl(p, dk);
-    g += g_new(p, PLC_ROLE_WV);
+    g_new(p, PLC_ROLE_WV);
     Rl(p, dv), Rl(p, p->sp ? rh : p->Rs * p->h * p->ab); /* dv, hn */
     double dh = rh;
     if (p->sp) A(p, X), Rl(p, rh), dh = X;
     A(p, X);  /* d_x_in */
     Rl(p, X); /* d_x_mid */
     w_get(p, PLC_ROLE_ATTN_NORM);
-    g += g_new(p, PLC_ROLE_ATTN_NORM);
-    if (p->gpt) g += g_new(p, PLC_ROLE_ATTN_NORM_B);
+    g_new(p, PLC_ROLE_ATTN_NORM);
+    if (p->gpt) g_new(p, PLC_ROLE_ATTN_NORM_B);
     Rl(p, dh), Rl(p, X), p->live -= stat_rows; /* x_in and its statistics */
     w_put(p, PLC_ROLE_ATTN_NORM, false);
-    *grads = g;
 }
 
 /* the tp-local block of a tensor, ZeRO-padded to a multiple of nz */
@@ -525,7 +518,6 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
     p.ab = d.act;
     p.R = (double)(l->micro_batch * (m->seq_len / cp));
     p.sp = l->sp && tp > 1;
-    p.tpr = tp > 1;
     p.cpr = cp > 1;
     p.Rs = p.sp ? p.R / (double)tp : p.R;
     p.h = (double)m->hidden;
@@ -565,8 +557,8 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
     u.fwd_peak = p.peak;
     u.S = p.live; /* kept, with its output: the next layer's input */
     p.live = p.peak = u.S + p.X; /* + the incoming gradient */
-    double grads = 0;
-    layer_bwd(&p, &grads);
+
+    layer_bwd(&p);
     u.bwd_peak = p.peak;
     for (int r = 0; r < PLC_ROLE_COUNT; r++) u.grads += al(p.gg[r]) + al(p.rs[r]), u.shards += al(p.rs[r]);
 
