@@ -78,21 +78,32 @@ static int job_usable(const plc_job *job, char *why, size_t size)
     return 0;
 }
 
-static void estimate(const plc_job *job, const plc_layout *l, bool all_stages, bool always_time,
-                     bool reasons, plc_estimate *out)
+/* rounding margin: the bound and the estimate sum the same terms in another order */
+#define BOUND_MARGIN (1.0 - 1e-9)
+
+/* cut > 0 (branch and bound, time objective): the time first, and the memory
+ * only when the step is not slower than cut (returns false when it is) */
+static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, bool always_time,
+                     bool reasons, double cut, plc_estimate *out)
 {
     out->layout = *l;
     out->reason[0] = '\0';
     out->fits = false;
     out->peak_bytes = out->step_time_s = out->tokens_per_s = out->mfu = 0;
     out->valid = plc_layout_check(job, l, reasons ? out->reason : NULL, sizeof out->reason);
-    if (!out->valid) return;
+    if (!out->valid) return true;
+    if (cut > 0) {
+        plc_time_estimate(job, l, out);
+        if (out->step_time_s * BOUND_MARGIN > cut) return false;
+        always_time = true; /* computed */
+    }
     plc_memory_estimate(job, l, all_stages, out);
     if (!out->fits && reasons)
         snprintf(out->reason, sizeof out->reason,
                  "needs %.1f GiB on a stage-%d rank, more than the %.1f GiB limit",
                  out->peak_bytes / 1073741824.0, out->peak_stage, out->limit_bytes / 1073741824.0);
-    if (out->fits || always_time) plc_time_estimate(job, l, out);
+    if (cut <= 0 && (out->fits || always_time)) plc_time_estimate(job, l, out);
+    return true;
 }
 
 int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *out)
@@ -100,7 +111,7 @@ int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *o
     memset(out, 0, sizeof *out);
     out->layout = *l;
     if (job_usable(job, out->reason, sizeof out->reason)) return -1;
-    estimate(job, l, true, true, true, out);
+    estimate(job, l, true, true, true, 0, out);
     return 0;
 }
 
@@ -427,7 +438,17 @@ static void walk_layers(search *S, plc_layout *l)
 /* one fully specified candidate */
 static void evaluate(search *S, const plc_layout *l)
 {
-    estimate(S->job, l, false, S->opts.all, S->opts.all || S->out->pinned, &S->est);
+    /* branch and bound: a leaf slower than the top-th best cannot be ranked,
+     * whether it fits or not, so its memory is not estimated (it counts as
+     * pruned by the time bound: its own time is one) */
+    double cut = 0;
+    if (S->bound && S->out->nranked == S->opts.top && S->job->layout.objective == PLC_OBJ_TIME)
+        cut = S->out->ranked[S->opts.top - 1].step_time_s;
+    if (!estimate(S->job, l, false, S->opts.all, S->opts.all || S->out->pinned, cut, &S->est)) {
+        S->out->pruned++;
+        S->out->pruned_objective++;
+        return;
+    }
     plc_candidate c = candidate_of(&S->est);
     if (!S->est.valid) {
         S->out->invalid++;
@@ -510,8 +531,6 @@ static double time_lower_bound(const plc_job *job, const plc_layout *l, double w
     return busy * (1.0 + bubble);
 }
 
-/* rounding margin: the bound and the estimate sum the same terms in another order */
-#define BOUND_MARGIN (1.0 - 1e-9)
 
 /* may the node l be skipped? (branch and bound; mem_bound: the memory
  * lower bound of its (tp, pp, cp, dp, zero), work: as time_lower_bound's) */
