@@ -12,14 +12,13 @@
  *   which gives what a layer keeps for its backward and the highest point
  *   inside its forward and its backward;
  * - units (one chunk of layers for one micro-batch, forward or backward)
- *   are then combined in closed form over the pipeline order
- *   (pipeline_order.c): the forward units held when the stage runs its first
- *   backward, the pipeline messages in flight, ZeRO's gathered weights and
- *   gradient blocks, and the optimizer epilogue.
+ *   are then replayed over the pipeline order (pipeline_order.c): the
+ *   forward units held, the pipeline messages in flight, ZeRO's gathered
+ *   weights, gradient blocks and shards, and the optimizer epilogue.
  *
- * Each buffer is rounded up to the memory plan's 64-byte alignment. The
- * figures are O(1) in the number of micro-batches and layers, so the search
- * stays fast; tests/unit/test_memory_exact.c holds them against lowered
+ * Each buffer is rounded up to the memory plan's 64-byte alignment. A long
+ * step is replayed for a few micro-batches and extended linearly, so the
+ * work is O(1) in the number of micro-batches and the search stays fast; tests/unit/test_memory_exact.c holds them against lowered
  * plans. What the replay does not see is the placement's fragmentation
  * (memplan.c packs buffers near, not always at, the live sum). */
 #include "compiler/solver/solver_int.h"
@@ -268,6 +267,10 @@ typedef struct unit_fig {
     double S;        /* one layer's kept bytes and its input */
     double fwd_peak; /* highest point of a layer's forward above its input */
     double bwd_peak; /* highest point of a layer's backward, from S and the incoming gradient */
+    /* the same when the stage is still in the layer (ZeRO 3: its weights
+     * are gathered already; ZeRO >= 2: _acc, its gradient blocks exist and
+     * are accumulated into, counted apart) */
+    double fwd_peak_kw, bwd_peak_kw, bwd_peak_acc;
     double grads;    /* ZeRO >= 2: one layer's gradient blocks and reduced shards */
     double shards;   /* of which the shards */
 } unit_fig;
@@ -280,6 +283,7 @@ typedef struct rp {
     unit_fig u;
     double tokens, head_keep, head_peak, layer_w;
     double emb_blocks, emb_shards, head_blocks, head_shards; /* ZeRO >= 2 */
+    double emb_w;                                            /* ZeRO 3: the gathered token embedding */
     double zero1_layer, zero1_emb, zero1_head; /* ZeRO 1: reduced gradient shards */
     bool at_end;
 } rp;
@@ -304,7 +308,7 @@ typedef struct msg {
  * the step is long enough, which is what lets a long step be extrapolated
  * from two short replays. */
 #define PHASES 4
-#define SLOTS (7 * PHASES)
+#define SLOTS (9 * PHASES)
 typedef struct slot {
     double peak; /* -1: never offered */
     double held; /* forward state held then */
@@ -395,7 +399,7 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
             double base = live;
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
-                BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + K.pend + K.blocks);
+                BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + r->emb_w + K.pend + K.blocks);
                 base += r->tokens + X;
             }
             /* layers lo.. : the first two and the last two differ (keys);
@@ -404,7 +408,8 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
                 if (j == 2 && n > 4) j = n - 2;
                 enter(&K, lo + j, r->u.shards);
                 double carried = K.chained ? lw : 0;
-                BUMP(1, base + (double)j * S + r->u.fwd_peak + K.pend + K.blocks + carried);
+                BUMP(1, base + (double)j * S + (K.chained ? r->u.fwd_peak_kw : r->u.fwd_peak) + K.pend + K.blocks +
+                            carried);
             }
             live = base + (double)n * S; /* with the chunk output */
             stash += own;
@@ -421,6 +426,10 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
                 enter(&K, L, r->head_shards);
                 live -= r->head_keep;
             }
+            /* ZeRO 1, the chunk's last backward: each tensor's gradient
+             * shard is reduced after its own backward (the head's first) */
+            bool last_micro = r->zero1_layer > 0 && u->micro == M - 1;
+            double head1 = last_micro && last_chunk ? r->zero1_head : 0;
             /* live: this unit's state, its incoming gradient, the rest */
             double tok = first_chunk ? r->tokens : 0;
             double base = live - (double)n * S - X - tok;
@@ -428,21 +437,24 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
                 if (j == 2 && n > 4) j = n - 2;
                 enter(&K, hi - 1 - j, r->u.shards);
                 double carried = K.chained ? lw : 0;
-                double again = K.chained ? K.blocks : 0; /* blocks of the same layer are accumulated into */
-                BUMP(3, base + tok + (double)(n - 1 - j) * S + r->u.bwd_peak + K.pend + carried - again + K.blocks);
+                /* the same layer again: its blocks (if any) are accumulated into */
+                double bp = !K.chained ? r->u.bwd_peak : K.blocks > 0 ? r->u.bwd_peak_acc : r->u.bwd_peak_kw;
+                BUMP(last_micro ? 7 : 3, base + tok + (double)(n - 1 - j) * S + bp + K.pend + carried + K.blocks +
+                            (last_micro ? (double)j * r->zero1_layer + head1 : 0));
                 if (!K.chained || K.blocks == 0) K.blocks = gb;
             }
             live = base + tok + X; /* the chunk input's gradient */
             stash -= own;
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
-                BUMP(4, live + (p->sp ? al(p->R * p->h * p->ab) : 0) + K.pend + r->emb_blocks);
+                BUMP(last_micro ? 8 : 4, live + (p->sp ? al(p->R * p->h * p->ab) : 0) + K.pend + r->emb_blocks +
+                            (last_micro ? (double)n * r->zero1_layer + head1 : 0));
                 K.blocks = r->emb_blocks;
                 live -= tok + X;
             } else if (rank_of(sh, c - 1) != r->stage) {
                 if (!r->at_end) sends[nsend++] = (msg){k + 2, X};
             }
-            if (r->zero1_layer > 0 && u->micro == M - 1) /* the chunk's last backward: its gradients reduced */
+            if (last_micro) /* the chunk's last backward: its gradients reduced */
                 live += (double)n * r->zero1_layer + (first_chunk ? r->zero1_emb : 0) + (last_chunk ? r->zero1_head : 0);
         }
         BUMP(5, live + K.pend + K.blocks);
@@ -479,9 +491,9 @@ static void replay_cached(const rp *r, int64_t M, slot out[SLOTS])
     memset(&k, 0, sizeof k);
     int64_t ints[8] = {r->sh->schedule, r->sh->pp, r->sh->vpp, r->sh->layers, r->stage, M, r->n,
                        (int64_t)r->at_end | (int64_t)p->sp << 1 | (int64_t)p->zero2p << 2};
-    double figs[24] = {r->u.S, r->u.fwd_peak, r->u.bwd_peak, r->u.grads, r->u.shards, r->tokens, r->head_keep,
+    double figs[24] = {r->u.S, r->u.fwd_peak, r->u.bwd_peak, r->u.fwd_peak_kw, r->u.bwd_peak_kw, r->u.bwd_peak_acc, r->u.grads, r->u.shards, r->tokens, r->head_keep,
                        r->head_peak, r->layer_w, r->emb_blocks, r->emb_shards, r->head_blocks, r->head_shards,
-                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab};
+                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab, r->emb_w};
     memcpy(k.ints, ints, sizeof ints);
     memcpy(k.figs, figs, sizeof figs);
     uint64_t hsh = 1469598103934665603ull, w;
@@ -551,8 +563,22 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
         if (zero == 1) zero1_layer += al(chunk * 4.0);
     }
 
-    /* one layer: kept bytes and peaks */
+    /* one layer: kept bytes and peaks, and the same with the layer's
+     * weights already gathered (kw) and its gradient blocks already made */
     unit_fig u = {0};
+    {
+        pm q = p;
+        memset(q.wg, 0, sizeof q.wg);
+        layer_fwd(&q, false);
+        u.fwd_peak_kw = q.peak;
+        q.live = q.peak = q.live + q.X;
+        pm g = q;
+        layer_bwd(&q);
+        u.bwd_peak_kw = q.peak;
+        memset(g.gg, 0, sizeof g.gg);
+        layer_bwd(&g);
+        u.bwd_peak_acc = g.peak;
+    }
     layer_fwd(&p, false);
     u.fwd_peak = p.peak;
     u.S = p.live; /* kept, with its output: the next layer's input */
@@ -605,6 +631,7 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
         for (int i = 0; i < 5; i++) {
             double padded, chunk;
             block_of(m, ids[i], tp, nz, &padded, &chunk);
+            if (i == 0 && p.zero3) r.emb_w = al(padded * d.weight); /* read by the embedding's forward */
             if (i < 2 && p.zero2p) r.emb_blocks += al(padded * 4.0), r.emb_shards += al(chunk * 4.0);
             if (i >= 2 && i < 4 && p.zero2p) r.head_blocks += al(padded * 4.0), r.head_shards += al(chunk * 4.0);
             if (zero == 1) *(i < 2 ? &r.zero1_emb : &r.zero1_head) += al(chunk * 4.0);
@@ -657,6 +684,18 @@ static void figures_cached(const plc_job *job, const plc_layout *l, figs *f)
     f->r.p = &f->p;
 }
 
+/* do three replays, a step apart, grow every slot by the same amount? */
+static bool linear(const slot a[SLOTS], const slot b[SLOTS], const slot c[SLOTS])
+{
+    for (int i = 0; i < SLOTS; i++) {
+        if ((a[i].peak < 0) != (b[i].peak < 0) || (b[i].peak < 0) != (c[i].peak < 0)) return false;
+        if (a[i].peak < 0) continue;
+        double d1 = b[i].peak - a[i].peak, d2 = c[i].peak - b[i].peak;
+        if (fabs(d2 - d1) > 1e-9 * c[i].peak + 64) return false;
+    }
+    return true;
+}
+
 void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t stage, double out[PLC_MEM_COUNT])
 {
     const plc_model *m = &job->model;
@@ -686,14 +725,25 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
     M1 = (M1 + step - 1) / step * step;
     double dyn = 0, held = 0;
     slot a[SLOTS], b[SLOTS];
-    if (M <= M1 + step || (saturates && !r.at_end)) { /* past the warm-up the peak repeats */
-        if (M > M1 + step) M = M1;
+    if (M <= M1 + 2 * step || (saturates && !r.at_end)) { /* past the warm-up the peak repeats */
+        if (M > M1 + 2 * step) M = M1;
         replay_cached(&r, M, a);
         for (int i = 0; i < SLOTS; i++)
             if (a[i].peak > dyn) dyn = a[i].peak, held = a[i].held;
     } else {
+        /* a slot is extended only once it grows linearly: a third replay
+         * checks it, and the pair moves up a step while it does not (an
+         * interleaved warm-up can outlast the first pair) */
+        slot c[SLOTS];
         replay_cached(&r, M1, a);
         replay_cached(&r, M1 + step, b);
+        for (int tries = 0; tries < 8 && M1 + 2 * step < M; tries++) {
+            replay_cached(&r, M1 + 2 * step, c);
+            if (linear(a, b, c)) break;
+            memcpy(a, b, sizeof a);
+            memcpy(b, c, sizeof b);
+            M1 += step;
+        }
         double k = (double)(M - M1) / (double)step;
         for (int i = 0; i < SLOTS; i++) {
             if (a[i].peak < 0 || b[i].peak < 0) continue;
