@@ -353,6 +353,13 @@ static inline int64_t rank_of(const plc_pipe_shape *sh, int64_t c)
     return sh->looping ? c % sh->pp : c / sh->per_rank;
 }
 
+/* does unit u get its input (forward) or its gradient (backward) from another rank? */
+static bool receives(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t stage)
+{
+    return !u->bwd ? u->chunk > 0 && rank_of(sh, u->chunk - 1) != stage
+                   : u->chunk < sh->nchunks - 1 && rank_of(sh, u->chunk + 1) != stage;
+}
+
 static void replay(const rp *r, int64_t M, slot out[SLOTS])
 {
     const plc_pipe_shape *sh = r->sh;
@@ -386,12 +393,10 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
         /* sends of the unit before the previous one are done */
         for (int64_t i = 0; i < nsend; i++)
             if (sends[i].until == k) live -= sends[i].bytes, sends[i] = sends[--nsend], i--;
-        /* post the next unit's receive (its buffer is that unit's input) */
-        if (next) {
-            bool rv = !next->bwd ? next->chunk > 0 && rank_of(sh, next->chunk - 1) != r->stage
-                                 : next->chunk < nc - 1 && rank_of(sh, next->chunk + 1) != r->stage;
-            if (rv) live += X;
-        }
+        /* post the next unit's receive (its buffer is that unit's input;
+         * the first unit's is posted before it) */
+        if (k == 0 && receives(sh, u, r->stage)) live += X;
+        if (next && receives(sh, next, r->stage)) live += X;
         double own = (double)n * S + (first_chunk ? r->tokens : 0) + (last_chunk ? r->head_keep : 0);
         if (!u->bwd) {
             /* the input is in live (received, or the previous chunk's output

@@ -167,9 +167,9 @@ static void test_estimate_against_arena(void)
 #undef Q
     /* where it stands (issue 10 asks for 1% everywhere): most stages within
      * 1% of the live sum and of the arena, none far off */
-    CU_ASSERT(live_within >= stages * 93 / 100);
-    CU_ASSERT(within >= stages * 75 / 100);
-    CU_ASSERT(lerrs[0] >= -0.03 && lerrs[stages - 1] <= 0.05);
+    CU_ASSERT(live_within >= stages * 97 / 100);
+    CU_ASSERT(within >= stages * 80 / 100);
+    CU_ASSERT(lerrs[0] >= -0.01 && lerrs[stages - 1] <= 0.05);
     CU_ASSERT(errs[0] >= -0.12 && errs[stages - 1] <= 0.02); /* below: the placement's fragmentation */
 }
 
