@@ -40,7 +40,8 @@ typedef struct pm {
     double wg[PLC_ROLE_COUNT];                 /* ZeRO 3: a gathered block of the role */
     double gg[PLC_ROLE_COUNT], rs[PLC_ROLE_COUNT]; /* ZeRO >= 2: its gradient block, its reduced shard */
     double live, peak;
-    bool rf_kept[PLC_ROLE_COUNT];              /* full recompute: gathered in the recompute, read again */
+    bool w_alive[PLC_ROLE_COUNT];              /* ZeRO 3: the role's gathered block is alive */
+    bool hold;                                 /* ZeRO 3: the next visit of the stage reads them again */
 } pm;
 
 static void A(pm *p, double b)
@@ -50,21 +51,30 @@ static void A(pm *p, double b)
 }
 static void Rl(pm *p, double b) { p->live -= al(b); }
 
-/* a gathered weight read by one instruction: created before, released after
- * (ZeRO 3; otherwise the parameter itself is persistent) */
+/* a gathered weight read by one instruction (ZeRO 3; otherwise the
+ * parameter itself is persistent): gathered on its first read while the
+ * stage is in the layer, alive until its last read, which is later when it
+ * is read again (keep: by the backward after a recompute; p->hold: by the
+ * stage's next visit of the same layer) */
 static void w_get(pm *p, plc_tensor_role r)
 {
-    if (p->rf_kept[r]) return;
+    if (p->w_alive[r]) return;
     A(p, p->wg[r]);
+    p->w_alive[r] = p->wg[r] > 0;
 }
 static void w_put(pm *p, plc_tensor_role r, bool keep)
 {
-    if (keep) {
-        p->rf_kept[r] = p->wg[r] > 0;
-        return;
-    }
-    p->rf_kept[r] = false;
+    if (keep || p->hold || !p->w_alive[r]) return;
+    p->w_alive[r] = false;
     Rl(p, p->wg[r]);
+}
+/* ZeRO 3: a visit of a layer the stage entered before without leaving it
+ * (its forward, then its backward): the weights gathered then are alive */
+static void w_gathered_before(pm *p)
+{
+    for (int r = 0; r < PLC_ROLE_COUNT; r++)
+        if (p->wg[r] > 0) p->live += al(p->wg[r]), p->w_alive[r] = true;
+    p->peak = fmax(p->peak, p->live);
 }
 /* ZeRO >= 2: the block gradient of a role, created at its first use in a
  * layer's backward (it outlives the layer: see the unit combination) */
@@ -265,12 +275,13 @@ static void block_of(const plc_model *m, int64_t id, int64_t tp, int64_t nz, dou
 /* per-micro-batch figures of a stage's units */
 typedef struct unit_fig {
     double S;        /* one layer's kept bytes and its input */
-    double fwd_peak; /* highest point of a layer's forward above its input */
-    double bwd_peak; /* highest point of a layer's backward, from S and the incoming gradient */
-    /* the same when the stage is still in the layer (ZeRO 3: its weights
-     * are gathered already; ZeRO >= 2: _acc, its gradient blocks exist and
-     * are accumulated into, counted apart) */
-    double fwd_peak_kw, bwd_peak_kw, bwd_peak_acc;
+    /* by [before][hold]: the stage is still in the layer from an earlier
+     * visit (ZeRO 3: its weights gathered then are alive), and its next
+     * visit is of the same layer (they stay alive) */
+    double fwd_peak[2][2]; /* highest point of a layer's forward above its input */
+    double bwd_peak[2][2]; /* highest point of a layer's backward, from S and the incoming gradient */
+    double bwd_acc[2];     /* the same, after the layer's own backward: its gradient blocks exist
+                            * (ZeRO >= 2, counted apart) and are accumulated into */
     double grads;    /* ZeRO >= 2: one layer's gradient blocks and reduced shards */
     double shards;   /* of which the shards */
 } unit_fig;
@@ -360,6 +371,25 @@ static bool receives(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t s
                    : u->chunk < sh->nchunks - 1 && rank_of(sh, u->chunk + 1) != stage;
 }
 
+/* the key the stage enters after visit j (of n layers) of unit k */
+static int64_t key_after(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k,
+                         int64_t j, int64_t n)
+{
+    const plc_pipe_unit *u = &order[k];
+    int64_t nc = sh->nchunks;
+    if (!u->bwd) {
+        if (j + 1 < n) return plc_pipe_chunk_lo(sh, u->chunk) + j + 1;
+        if (u->chunk == nc - 1) return sh->layers; /* the head */
+    } else {
+        if (j + 1 < n) return plc_pipe_chunk_hi(sh, u->chunk) - 2 - j;
+        if (u->chunk == 0) return -1; /* the embedding */
+    }
+    if (k + 1 >= total) return INT64_MIN + 1; /* the epilogue */
+    const plc_pipe_unit *v = &order[k + 1];
+    if (!v->bwd) return v->chunk == 0 ? -1 : plc_pipe_chunk_lo(sh, v->chunk);
+    return v->chunk == nc - 1 ? sh->layers : plc_pipe_chunk_hi(sh, v->chunk) - 1;
+}
+
 static void replay(const rp *r, int64_t M, slot out[SLOTS])
 {
     const plc_pipe_shape *sh = r->sh;
@@ -383,6 +413,7 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
     double live = 0, stash = 0;
     keys K = {.cur = INT64_MIN};
     double lw = r->layer_w, gb = r->u.grads - r->u.shards; /* a layer's gathered weights; its gradient blocks */
+    double wheld = 0; /* the last layer visit's weights, alive for the next one */
 #define BUMP(site, v) slot_bump(out, (site) * PHASES + phase, (v), stash)
     for (int64_t k = 0; k < total; k++) {
         const plc_pipe_unit *u = &order[k];
@@ -404,6 +435,7 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
             double base = live;
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
+                wheld = 0;
                 BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + r->emb_w + K.pend + K.blocks);
                 base += r->tokens + X;
             }
@@ -412,14 +444,15 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
             for (int64_t j = 0; j < n; j++) {
                 if (j == 2 && n > 4) j = n - 2;
                 enter(&K, lo + j, r->u.shards);
-                double carried = K.chained ? lw : 0;
-                BUMP(1, base + (double)j * S + (K.chained ? r->u.fwd_peak_kw : r->u.fwd_peak) + K.pend + K.blocks +
-                            carried);
+                bool hold = key_after(sh, order, total, k, j, n) == lo + j;
+                BUMP(1, base + (double)j * S + r->u.fwd_peak[K.chained][hold] + K.pend + K.blocks);
+                wheld = hold ? lw : 0;
             }
             live = base + (double)n * S; /* with the chunk output */
             stash += own;
             if (last_chunk) {
                 enter(&K, L, r->head_shards);
+                wheld = 0;
                 BUMP(2, live + r->head_peak + K.pend + K.blocks);
                 K.blocks += r->head_blocks;
                 live += r->head_keep;
@@ -441,10 +474,11 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
             for (int64_t j = 0; j < n; j++) {
                 if (j == 2 && n > 4) j = n - 2;
                 enter(&K, hi - 1 - j, r->u.shards);
-                double carried = K.chained ? lw : 0;
+                bool hold = key_after(sh, order, total, k, j, n) == hi - 1 - j;
                 /* the same layer again: its blocks (if any) are accumulated into */
-                double bp = !K.chained ? r->u.bwd_peak : K.blocks > 0 ? r->u.bwd_peak_acc : r->u.bwd_peak_kw;
-                BUMP(last_micro ? 7 : 3, base + tok + (double)(n - 1 - j) * S + bp + K.pend + carried + K.blocks +
+                double bp = K.chained && K.blocks > 0 ? r->u.bwd_acc[hold] : r->u.bwd_peak[K.chained][hold];
+                wheld = hold ? lw : 0;
+                BUMP(last_micro ? 7 : 3, base + tok + (double)(n - 1 - j) * S + bp + K.pend + K.blocks +
                             (last_micro ? (double)j * r->zero1_layer + head1 : 0));
                 if (!K.chained || K.blocks == 0) K.blocks = gb;
             }
@@ -452,6 +486,7 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
             stash -= own;
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
+                wheld = 0;
                 BUMP(last_micro ? 8 : 4, live + (p->sp ? al(p->R * p->h * p->ab) : 0) + K.pend + r->emb_blocks +
                             (last_micro ? (double)n * r->zero1_layer + head1 : 0));
                 K.blocks = r->emb_blocks;
@@ -462,7 +497,7 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
             if (last_micro) /* the chunk's last backward: its gradients reduced */
                 live += (double)n * r->zero1_layer + (first_chunk ? r->zero1_emb : 0) + (last_chunk ? r->zero1_head : 0);
         }
-        BUMP(5, live + K.pend + K.blocks);
+        BUMP(5, live + K.pend + K.blocks + wheld);
     }
     /* the epilogue's switch: the last blocks reduce-scatter */
     enter(&K, INT64_MIN + 1, 0);
@@ -478,7 +513,7 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
  * keyed by everything they read. */
 typedef struct replay_key {
     int64_t ints[8];
-    double figs[24];
+    double figs[32];
 } replay_key;
 
 #define REPLAY_CACHE 2048
@@ -496,7 +531,9 @@ static void replay_cached(const rp *r, int64_t M, slot out[SLOTS])
     memset(&k, 0, sizeof k);
     int64_t ints[8] = {r->sh->schedule, r->sh->pp, r->sh->vpp, r->sh->layers, r->stage, M, r->n,
                        (int64_t)r->at_end | (int64_t)p->sp << 1 | (int64_t)p->zero2p << 2};
-    double figs[24] = {r->u.S, r->u.fwd_peak, r->u.bwd_peak, r->u.fwd_peak_kw, r->u.bwd_peak_kw, r->u.bwd_peak_acc, r->u.grads, r->u.shards, r->tokens, r->head_keep,
+    double figs[32] = {r->u.S, r->u.fwd_peak[0][0], r->u.fwd_peak[0][1], r->u.fwd_peak[1][0], r->u.fwd_peak[1][1],
+                       r->u.bwd_peak[0][0], r->u.bwd_peak[0][1], r->u.bwd_peak[1][0], r->u.bwd_peak[1][1],
+                       r->u.bwd_acc[0], r->u.bwd_acc[1], r->u.grads, r->u.shards, r->tokens, r->head_keep,
                        r->head_peak, r->layer_w, r->emb_blocks, r->emb_shards, r->head_blocks, r->head_shards,
                        r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab, r->emb_w};
     memcpy(k.ints, ints, sizeof ints);
@@ -568,29 +605,33 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
         if (zero == 1) zero1_layer += al(chunk * 4.0);
     }
 
-    /* one layer: kept bytes and peaks, and the same with the layer's
-     * weights already gathered (kw) and its gradient blocks already made */
+    /* one layer: kept bytes and peaks, by how the stage enters and leaves
+     * it (unit_fig) */
     unit_fig u = {0};
     {
         pm q = p;
-        memset(q.wg, 0, sizeof q.wg);
         layer_fwd(&q, false);
-        u.fwd_peak_kw = q.peak;
-        q.live = q.peak = q.live + q.X;
-        pm g = q;
-        layer_bwd(&q);
-        u.bwd_peak_kw = q.peak;
-        memset(g.gg, 0, sizeof g.gg);
-        layer_bwd(&g);
-        u.bwd_peak_acc = g.peak;
+        u.S = q.live; /* kept, with its output: the next layer's input */
     }
-    layer_fwd(&p, false);
-    u.fwd_peak = p.peak;
-    u.S = p.live; /* kept, with its output: the next layer's input */
-    p.live = p.peak = u.S + p.X; /* + the incoming gradient */
-
-    layer_bwd(&p);
-    u.bwd_peak = p.peak;
+    for (int before = 0; before < 2; before++)
+        for (int hold = 0; hold < 2; hold++) {
+            pm q = p;
+            q.hold = hold;
+            if (before) w_gathered_before(&q);
+            layer_fwd(&q, false);
+            u.fwd_peak[before][hold] = q.peak;
+            q = p;
+            q.hold = hold;
+            q.live = q.peak = u.S + q.X; /* + the incoming gradient */
+            if (before) w_gathered_before(&q);
+            pm g = q;
+            layer_bwd(&q);
+            u.bwd_peak[before][hold] = q.peak;
+            if (!before) continue;
+            memset(g.gg, 0, sizeof g.gg);
+            layer_bwd(&g);
+            u.bwd_acc[hold] = g.peak;
+        }
     for (int r = 0; r < PLC_ROLE_COUNT; r++) u.grads += al(p.gg[r]) + al(p.rs[r]), u.shards += al(p.rs[r]);
 
     /* the head (lw_head_fwd_bwd): its peak above its input, what it keeps
@@ -600,7 +641,7 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
     {
         pm q = p;
         q.live = q.peak = 0;
-        memset(q.rf_kept, 0, sizeof q.rf_kept);
+        memset(q.w_alive, 0, sizeof q.w_alive);
         A(&q, q.R * 4); /* targets */
         w_get(&q, PLC_ROLE_FINAL_NORM);
         A(&q, q.X);
