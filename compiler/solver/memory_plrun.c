@@ -314,16 +314,49 @@ typedef struct msg {
 } msg;
 
 /* The replay's candidates for the peak, by the place in the code that
- * offers them and the phase of the step (warm-up, steady, cool-down,
- * epilogue): each slot's value grows linearly with the micro-batches once
- * the step is long enough, which is what lets a long step be extrapolated
- * from two short replays. */
+ * offers them, the phase of the step (warm-up, steady, cool-down,
+ * epilogue), the unit's place in its run (first, last or another of one
+ * chunk's consecutive forwards or backwards) and the rank's chunk: each
+ * such slot's value grows linearly with the micro-batches once the step is
+ * long enough (its candidates are one point of the schedule, or points
+ * that grow alike), which is what lets a long step be extended from short
+ * replays. A replay's slots are kept sparse, sorted by id. */
 #define PHASES 4
-#define SLOTS (9 * PHASES)
+#define RUNPOS 3
+#define SITES 9
 typedef struct slot {
-    double peak; /* -1: never offered */
+    int64_t id;
+    double peak; /* the largest value offered */
     double held; /* forward state held then */
 } slot;
+
+typedef struct slots {
+    int64_t n, cap;
+    slot *v; /* by id */
+} slots;
+
+/* grows s to hold n slots; false when out of memory */
+static bool slots_reserve(slots *s, int64_t n)
+{
+    if (n <= s->cap) return true;
+    slot *v = realloc(s->v, sizeof *v * (size_t)n);
+    if (!v) return false;
+    s->v = v;
+    s->cap = n;
+    return true;
+}
+
+/* a replay's scratch (one per thread, grown as needed): its offers, dense
+ * by id while it runs, with a bitmap of the ids offered; the unit order and
+ * the pending sends */
+typedef struct scratch {
+    slot *dense; /* peak < 0: not offered */
+    uint64_t *seen;
+    int64_t cap;
+    plc_pipe_unit *order;
+    msg *sends;
+    int64_t units;
+} scratch;
 
 /* The lowering's layer switch (lw_switch_layer), for ZeRO: a stage that
  * enters another layer (key) reduce-scatters the gradient blocks of the one
@@ -354,9 +387,11 @@ static void enter(keys *K, int64_t key, double blocks_shards)
  * forward state of held units, chunk outputs and gradients waiting for
  * their next unit or for their send to complete, posted receives, ZeRO 1
  * gradient shards; ZeRO 2/3's pending blocks are in keys. */
-static void slot_bump(slot *out, int i, double v, double stash)
+static void offer(scratch *o, int64_t id, double v, double stash)
 {
-    if (v > out[i].peak) out[i].peak = v, out[i].held = stash;
+    slot *x = &o->dense[id];
+    o->seen[id >> 6] |= (uint64_t)1 << (id & 63);
+    if (v > x->peak) x->peak = v, x->held = stash;
 }
 
 static inline int64_t rank_of(const plc_pipe_shape *sh, int64_t c)
@@ -390,18 +425,37 @@ static int64_t key_after(const plc_pipe_shape *sh, const plc_pipe_unit *order, i
     return v->chunk == nc - 1 ? sh->layers : plc_pipe_chunk_hi(sh, v->chunk) - 1;
 }
 
-static void replay(const rp *r, int64_t M, slot out[SLOTS])
+/* Replays rank r->stage's units for M micro-batches into *out (sparse
+ * slots by id; out->n = 0 when out of memory). */
+static void replay(const rp *r, int64_t M, slots *out)
 {
+    static _Thread_local scratch o; /* kept for the thread's life */
     const plc_pipe_shape *sh = r->sh;
     const pm *p = r->p;
     int64_t total = plc_pipe_units(sh, M), nc = sh->nchunks, L = sh->layers;
-    plc_pipe_unit *order = malloc(sizeof *order * (size_t)total);
-    msg *sends = malloc(sizeof *sends * (size_t)(total + 1));
-    for (int i = 0; i < SLOTS; i++) out[i] = (slot){-1, 0};
-    if (!order || !sends || plc_pipe_order(sh, M, r->stage, order)) {
-        free(order), free(sends);
-        return;
+    int64_t nids = (int64_t)SITES * PHASES * RUNPOS * sh->per_rank, words = (nids + 63) / 64;
+    out->n = 0;
+    if (o.cap < nids) {
+        slot *d = realloc(o.dense, sizeof *d * (size_t)nids);
+        if (d) o.dense = d;
+        uint64_t *b = d ? realloc(o.seen, sizeof *b * (size_t)words) : NULL;
+        if (b) o.seen = b;
+        if (!d || !b) return;
+        for (int64_t i = o.cap; i < nids; i++) o.dense[i].peak = -1;
+        for (int64_t i = (o.cap + 63) / 64; i < words; i++) o.seen[i] = 0;
+        o.cap = nids;
     }
+    if (o.units < total + 1) {
+        plc_pipe_unit *u = realloc(o.order, sizeof *u * (size_t)(total + 1));
+        if (u) o.order = u;
+        msg *m = u ? realloc(o.sends, sizeof *m * (size_t)(total + 1)) : NULL;
+        if (m) o.sends = m;
+        if (!u || !m) return;
+        o.units = total + 1;
+    }
+    plc_pipe_unit *order = o.order;
+    msg *sends = o.sends;
+    if (plc_pipe_order(sh, M, r->stage, order)) return;
     int64_t first_b = total, last_f = 0; /* the phases: warm-up, steady, cool-down, after */
     for (int64_t k = total - 1; k >= 0; k--)
         if (order[k].bwd) first_b = k;
@@ -414,10 +468,14 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
     keys K = {.cur = INT64_MIN};
     double lw = r->layer_w, gb = r->u.grads - r->u.shards; /* a layer's gathered weights; its gradient blocks */
     double wheld = 0; /* the last layer visit's weights, alive for the next one */
-#define BUMP(site, v) slot_bump(out, (site) * PHASES + phase, (v), stash)
+#define BUMP(site, v) offer(&o, (((site) * PHASES + phase) * RUNPOS + pos) * sh->per_rank + mine, (v), stash)
     for (int64_t k = 0; k < total; k++) {
         const plc_pipe_unit *u = &order[k];
         phase = k < first_b ? 0 : k <= last_f ? 1 : 2;
+        bool run_first = k == 0 || order[k - 1].bwd != order[k].bwd || order[k - 1].chunk != order[k].chunk;
+        bool run_last = k == total - 1 || order[k + 1].bwd != order[k].bwd || order[k + 1].chunk != order[k].chunk;
+        int pos = run_first ? 0 : run_last ? 1 : 2;
+        int64_t mine = sh->looping ? order[k].chunk / sh->pp : order[k].chunk % sh->per_rank; /* the rank's j-th chunk */
         int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c);
         bool first_chunk = c == 0, last_chunk = c == nc - 1;
         const plc_pipe_unit *next = k + 1 < total ? &order[k + 1] : NULL;
@@ -502,33 +560,52 @@ static void replay(const rp *r, int64_t M, slot out[SLOTS])
     /* the epilogue's switch: the last blocks reduce-scatter */
     enter(&K, INT64_MIN + 1, 0);
     phase = 3;
+    int pos = 0;
+    int64_t mine = 0;
     BUMP(6, live + K.pend);
 #undef BUMP
-    free(order), free(sends);
+    /* the offers, by id */
+    int64_t count = 0;
+    for (int64_t w = 0; w < words; w++) count += __builtin_popcountll(o.seen[w]);
+    bool room = slots_reserve(out, count);
+    for (int64_t w = 0; w < words; w++)
+        for (uint64_t bits = o.seen[w]; bits; bits &= bits - 1) {
+            int64_t id = w * 64 + __builtin_ctzll(bits);
+            if (room) out->v[out->n++] = (slot){id, o.dense[id].peak, o.dense[id].held};
+            o.dense[id].peak = -1;
+        }
+    for (int64_t w = 0; w < words; w++) o.seen[w] = 0;
 }
 
-/* The search asks for the same replay many times (the held state stops
+/* The search asks for the same stage many times (the held state stops
  * depending on the micro-batches past the warm-up, and most layouts share
- * their per-layer figures with others): replays are memoised per thread,
- * keyed by everything they read. */
+ * their per-layer figures with others): answers are memoised per thread,
+ * keyed by everything a replay reads. A short step's answer is kept by its
+ * micro-batch count; a long step's is kept as lines, one per slot that can
+ * hold the peak, valid for any count past the replays they come from. */
 typedef struct replay_key {
-    int64_t ints[8];
+    int64_t ints[8]; /* with the micro-batches, or -1 for the lines */
     double figs[32];
 } replay_key;
+
+typedef struct line {
+    double peak, slope; /* the slot's value at m0 micro-batches, and its growth per step */
+    double held, hslope;
+} line;
 
 #define REPLAY_CACHE 2048
 typedef struct replay_entry {
     bool used;
     replay_key key;
-    slot out[SLOTS];
+    double peak, held;        /* short steps: the answer */
+    int64_t m0, step, nlines; /* long steps */
+    line *lines;              /* owned by the entry */
 } replay_entry;
 
-static void replay_cached(const rp *r, int64_t M, slot out[SLOTS])
+static uint64_t key_of(const rp *r, int64_t M, replay_key *k)
 {
-    static _Thread_local replay_entry *cache;
     const pm *p = r->p;
-    replay_key k;
-    memset(&k, 0, sizeof k);
+    memset(k, 0, sizeof *k);
     int64_t ints[8] = {r->sh->schedule, r->sh->pp, r->sh->vpp, r->sh->layers, r->stage, M, r->n,
                        (int64_t)r->at_end | (int64_t)p->sp << 1 | (int64_t)p->zero2p << 2};
     double figs[32] = {r->u.S, r->u.fwd_peak[0][0], r->u.fwd_peak[0][1], r->u.fwd_peak[1][0], r->u.fwd_peak[1][1],
@@ -536,26 +613,118 @@ static void replay_cached(const rp *r, int64_t M, slot out[SLOTS])
                        r->u.bwd_acc[0], r->u.bwd_acc[1], r->u.grads, r->u.shards, r->tokens, r->head_keep,
                        r->head_peak, r->layer_w, r->emb_blocks, r->emb_shards, r->head_blocks, r->head_shards,
                        r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab, r->emb_w};
-    memcpy(k.ints, ints, sizeof ints);
-    memcpy(k.figs, figs, sizeof figs);
+    memcpy(k->ints, ints, sizeof ints);
+    memcpy(k->figs, figs, sizeof figs);
     uint64_t hsh = 1469598103934665603ull, w;
-    for (size_t i = 0; i < sizeof k / sizeof w; i++) {
-        memcpy(&w, (const char *)&k + i * sizeof w, sizeof w);
+    for (size_t i = 0; i < sizeof *k / sizeof w; i++) {
+        memcpy(&w, (const char *)k + i * sizeof w, sizeof w);
         hsh = (hsh ^ w) * 0x9E3779B97F4A7C15ull;
         hsh ^= hsh >> 29;
     }
+    return hsh;
+}
+
+/* the entry for key k: a hit (*hit), the slot to fill, or NULL */
+static replay_entry *entry_of(const replay_key *k, uint64_t hsh, bool *hit)
+{
+    static _Thread_local replay_entry *cache;
     if (!cache) cache = calloc(REPLAY_CACHE, sizeof *cache); /* one per thread, kept for its life */
     replay_entry *e = cache ? &cache[hsh % REPLAY_CACHE] : NULL;
-    if (e && e->used && memcmp(&e->key, &k, sizeof k) == 0) {
-        memcpy(out, e->out, sizeof e->out);
+    *hit = e && e->used && memcmp(&e->key, k, sizeof *k) == 0;
+    return e;
+}
+
+/* the thread's slot buffers for the replays compared */
+static _Thread_local slots bufs[3];
+
+/* the peak of a short step of M micro-batches, and the forward state held then */
+static void short_step(const rp *r, int64_t M, double *peak, double *held)
+{
+    replay_key k;
+    bool hit;
+    replay_entry *e = entry_of(&k, key_of(r, M, &k), &hit);
+    if (hit) {
+        *peak = e->peak, *held = e->held;
         return;
     }
-    replay(r, M, out);
-    if (e) {
-        e->used = true;
-        e->key = k;
-        memcpy(e->out, out, sizeof e->out);
+    slots *a = &bufs[0];
+    replay(r, M, a);
+    *peak = *held = 0;
+    for (int64_t i = 0; i < a->n; i++)
+        if (a->v[i].peak > *peak) *peak = a->v[i].peak, *held = a->v[i].held;
+    if (!e) return;
+    free(e->lines);
+    *e = (replay_entry){.used = true, .key = k, .peak = *peak, .held = *held};
+}
+
+/* do three replays, a step apart, offer the same slots, each grown by the
+ * same amount? */
+static bool linear(const slots *a, const slots *b, const slots *c)
+{
+    if (a->n != b->n || b->n != c->n) return false;
+    for (int64_t i = 0; i < a->n; i++) {
+        const slot *x = &a->v[i], *y = &b->v[i], *z = &c->v[i];
+        if (x->id != y->id || y->id != z->id) return false;
+        double d1 = y->peak - x->peak, d2 = z->peak - y->peak;
+        if (fabs(d2 - d1) > 1e-9 * z->peak + 64) return false;
     }
+    return true;
+}
+
+/* A long step's lines, from replays at m1, m1 + step, ...: a slot is
+ * extended only once it grows linearly (a third replay checks it, and the
+ * pair moves up a step while it does not: an interleaved warm-up can
+ * outlast the first pair). Lines no other beats in value and growth both
+ * are kept, by slot id. NULL when out of memory. */
+static const replay_entry *long_step(const rp *r, int64_t m1, int64_t step)
+{
+    replay_key k;
+    bool hit;
+    replay_entry *e = entry_of(&k, key_of(r, -1, &k), &hit);
+    if (hit) return e;
+    slots *a = &bufs[0], *b = &bufs[1], *c = &bufs[2];
+    replay(r, m1, a);
+    replay(r, m1 + step, b);
+    for (int tries = 0; tries < 8; tries++) {
+        replay(r, m1 + 2 * step, c);
+        bool lin = linear(a, b, c);
+        slots *t = a;
+        a = b, b = c, c = t;
+        m1 += step;
+        if (lin) break;
+    }
+    /* a and b are m1 and m1 + step: the slots offered in both, as lines */
+    line *v = malloc(sizeof *v * (size_t)(a->n ? a->n : 1));
+    if (!v) return NULL;
+    int64_t n = 0;
+    for (int64_t i = 0, j = 0; i < a->n && j < b->n;) {
+        const slot *x = &a->v[i], *y = &b->v[j];
+        if (x->id != y->id) {
+            if (x->id < y->id) i++;
+            else j++;
+            continue;
+        }
+        line ln = {x->peak, y->peak - x->peak, x->held, y->held - x->held};
+        bool beaten = false; /* by an earlier line (the first of equals is kept) */
+        for (int64_t q = 0; q < n && !beaten; q++)
+            beaten = v[q].peak >= ln.peak && v[q].slope >= ln.slope;
+        if (!beaten) {
+            int64_t w = 0; /* drop the earlier lines this one beats strictly */
+            for (int64_t q = 0; q < n; q++)
+                if (!(ln.peak >= v[q].peak && ln.slope >= v[q].slope && (ln.peak > v[q].peak || ln.slope > v[q].slope)))
+                    v[w++] = v[q];
+            n = w;
+            v[n++] = ln;
+        }
+        i++, j++;
+    }
+    if (!e) {
+        free(v);
+        return NULL;
+    }
+    free(e->lines);
+    *e = (replay_entry){.used = true, .key = k, .m0 = m1, .step = step, .nlines = n, .lines = v};
+    return e;
 }
 
 /* The figures of a layout that do not depend on the stage: one layer's and
@@ -730,17 +899,6 @@ static void figures_cached(const plc_job *job, const plc_layout *l, figs *f)
     f->r.p = &f->p;
 }
 
-/* do three replays, a step apart, grow every slot by the same amount? */
-static bool linear(const slot a[SLOTS], const slot b[SLOTS], const slot c[SLOTS])
-{
-    for (int i = 0; i < SLOTS; i++) {
-        if ((a[i].peak < 0) != (b[i].peak < 0) || (b[i].peak < 0) != (c[i].peak < 0)) return false;
-        if (a[i].peak < 0) continue;
-        double d1 = b[i].peak - a[i].peak, d2 = c[i].peak - b[i].peak;
-        if (fabs(d2 - d1) > 1e-9 * c[i].peak + 64) return false;
-    }
-    return true;
-}
 
 void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t stage, double out[PLC_MEM_COUNT])
 {
@@ -770,32 +928,18 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
     int64_t M1 = saturates ? (w + 1 + sh.per_rank - 1) / sh.per_rank + 2 : 4;
     M1 = (M1 + step - 1) / step * step;
     double dyn = 0, held = 0;
-    slot a[SLOTS], b[SLOTS];
-    if (M <= M1 + 2 * step || (saturates && !r.at_end)) { /* past the warm-up the peak repeats */
-        if (M > M1 + 2 * step) M = M1;
-        replay_cached(&r, M, a);
-        for (int i = 0; i < SLOTS; i++)
-            if (a[i].peak > dyn) dyn = a[i].peak, held = a[i].held;
-    } else {
-        /* a slot is extended only once it grows linearly: a third replay
-         * checks it, and the pair moves up a step while it does not (an
-         * interleaved warm-up can outlast the first pair) */
-        slot c[SLOTS];
-        replay_cached(&r, M1, a);
-        replay_cached(&r, M1 + step, b);
-        for (int tries = 0; tries < 8 && M1 + 2 * step < M; tries++) {
-            replay_cached(&r, M1 + 2 * step, c);
-            if (linear(a, b, c)) break;
-            memcpy(a, b, sizeof a);
-            memcpy(b, c, sizeof b);
-            M1 += step;
+    const replay_entry *e = NULL;
+    if (M > M1 + 2 * step && !(saturates && !r.at_end)) e = long_step(&r, M1, step);
+    if (e && M >= e->m0) {
+        double k = (double)(M - e->m0) / (double)e->step;
+        for (int64_t i = 0; i < e->nlines; i++) {
+            const line *x = &e->lines[i];
+            double v = x->peak + k * x->slope;
+            if (v > dyn) dyn = v, held = x->held + k * x->hslope;
         }
-        double k = (double)(M - M1) / (double)step;
-        for (int i = 0; i < SLOTS; i++) {
-            if (a[i].peak < 0 || b[i].peak < 0) continue;
-            double v = a[i].peak + k * (b[i].peak - a[i].peak);
-            if (v > dyn) dyn = v, held = a[i].held + k * (b[i].held - a[i].held);
-        }
+    } else { /* short, or past the warm-up the peak repeats */
+        if (M > M1 + 2 * step && saturates && !r.at_end) M = M1;
+        short_step(&r, M, &dyn, &held);
     }
 
     /* the optimizer epilogue: ZeRO 1 keeps every reduced gradient shard

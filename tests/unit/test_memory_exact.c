@@ -71,12 +71,13 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
     shape(&job, gpt);
     static const int dps[] = {1, 2}, tps[] = {1, 2, 4}, pps[] = {1, 2, 4}, cps[] = {1, 2}, zeros[] = {0, 1, 2, 3};
     static const plc_recompute rcs[] = {PLC_RECOMPUTE_NONE, PLC_RECOMPUTE_SELECTIVE, PLC_RECOMPUTE_FULL};
-    static const plc_schedule scheds[] = {PLC_SCHED_1F1B, PLC_SCHED_INTERLEAVED, PLC_SCHED_GPIPE};
+    static const plc_schedule scheds[] = {PLC_SCHED_1F1B, PLC_SCHED_INTERLEAVED, PLC_SCHED_GPIPE, PLC_SCHED_LAYERED,
+                                          PLC_SCHED_MODULAR};
     static const plc_attention atts[] = {PLC_ATTN_NAIVE, PLC_ATTN_FLASH2};
     int64_t k = 0;
     for (int a0 = 0; a0 < 2; a0++) for (int a1 = 0; a1 < 3; a1++) for (int a2 = 0; a2 < 3; a2++)
     for (int a3 = 0; a3 < 2; a3++) for (int sp = 0; sp < 2; sp++) for (int a5 = 0; a5 < 4; a5++)
-    for (int a6 = 0; a6 < 3; a6++) for (int mb = 1; mb <= 2; mb++) for (int a8 = 0; a8 < 3; a8++)
+    for (int a6 = 0; a6 < 3; a6++) for (int mb = 1; mb <= 2; mb++) for (int a8 = 0; a8 < 5; a8++)
     for (int a9 = 0; a9 < 2; a9++) {
         if (k++ % 61) continue; /* a deterministic sample of the space */
         int vpp = scheds[a8] == PLC_SCHED_INTERLEAVED ? 2 : 1;
