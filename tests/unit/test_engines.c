@@ -326,6 +326,37 @@ static void test_overlap_terms(void)
     CU_ASSERT(e1.time[PLC_TIME_COMM_PP] > 0);
 }
 
+/* p2p_scatter_gather (Megatron-LM 2021-2022): without sequence parallelism
+ * a pipeline message crosses the node boundary as tp pieces of 1/tp, one per
+ * rank and link, and is all-gathered over NVLink on arrival; with sp (the
+ * message is the sequence shard already) or tp = 1 it changes nothing */
+static void test_p2p_scatter_gather(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    l.dp = 1; l.pp = 2; l.sp = 0; /* tp 8 fills a node: the hop crosses nodes */
+    plc_estimate e0, e1;
+    job.engine.p2p_scatter_gather = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.p2p_scatter_gather = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    const plc_hw *hw = &job.cluster.hw;
+    double bytes = 2048.0 * 5120.0 * 2.0, e = hw->comm_eff;
+    double whole = bytes / (hw->inter_node_bw * e) + hw->inter_node_lat;
+    double split = bytes / 8.0 / (hw->inter_node_bw * e) + hw->inter_node_lat +
+                   plc_cost_collective(hw, PLC_COLL_ALL_GATHER, bytes, 8, 8);
+    CU_ASSERT(split < whole / 2.0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_PP] / e0.time[PLC_TIME_COMM_PP], split / whole, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
+    /* sequence parallelism: the figure does not apply */
+    l.sp = 1;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    job.engine.p2p_scatter_gather = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_PP], e0.time[PLC_TIME_COMM_PP], 0);
+}
+
 /* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
 /* dp_bucket: the data-parallel reduction and ZeRO 1 gather as buckets, one
  * collective (one latency) each, instead of one per parameter tensor */
@@ -474,6 +505,7 @@ void register_test_engines(void)
     CU_add_test(s, "legality per engine", test_legality_per_engine);
     CU_add_test(s, "overlap terms", test_overlap_terms);
     CU_add_test(s, "dp bucket", test_dp_bucket);
+    CU_add_test(s, "p2p scatter/gather", test_p2p_scatter_gather);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
