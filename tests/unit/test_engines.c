@@ -357,6 +357,40 @@ static void test_p2p_scatter_gather(void)
     CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_PP], e0.time[PLC_TIME_COMM_PP], 0);
 }
 
+/* overlap_sm_share: an overlapped collective slows the compute under it by
+ * the share of the SMs it holds, so a term costs its exposed part plus that
+ * share of the hidden part; nothing changes where nothing is overlapped */
+static void test_overlap_sm_share(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    job.engine.tp_overlap = 1;
+    double comm = 2e-3, gemm = 5e-3;
+    double exposed = fmax(comm / 8.0, comm - gemm);
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_tp(&job, &l, comm, gemm), exposed, 1e-15);
+    job.engine.overlap_sm_share = 0.12;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_tp(&job, &l, comm, gemm), exposed + 0.12 * (comm - exposed), 1e-15);
+    /* a collective longer than its compute: exposed beyond it, the rest charged */
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_tp(&job, &l, 8e-3, gemm), 3e-3 + 0.12 * 5e-3, 1e-15);
+    job.engine.grad_reduce_overlap = 1;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_grad_reduce(&job, 1.0, 0.1, 4.0), 0.1 + 0.12 * 0.9, 1e-15);
+    /* not overlapped: the whole cost, whatever the share */
+    job.engine.grad_reduce_overlap = 0;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_grad_reduce(&job, 1.0, 0.1, 4.0), 1.0, 0);
+    job.engine.param_gather_overlap = 1;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_param_gather(&job, 1.0, 40, 4.0), 1.0 / 40.0 + 0.12 * 39.0 / 40.0, 1e-15);
+    /* the step: a profile that overlaps pays for it, the compute itself unchanged */
+    plc_estimate e0, e1;
+    job.engine.overlap_sm_share = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    job.engine.overlap_sm_share = 0.12;
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_TP] > e0.time[PLC_TIME_COMM_TP]);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] > e0.time[PLC_TIME_COMM_ZERO]);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
+}
+
 /* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
 /* dp_bucket: the data-parallel reduction and ZeRO 1 gather as buckets, one
  * collective (one latency) each, instead of one per parameter tensor */
@@ -506,6 +540,7 @@ void register_test_engines(void)
     CU_add_test(s, "overlap terms", test_overlap_terms);
     CU_add_test(s, "dp bucket", test_dp_bucket);
     CU_add_test(s, "p2p scatter/gather", test_p2p_scatter_gather);
+    CU_add_test(s, "overlap SM share", test_overlap_sm_share);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
