@@ -23,7 +23,11 @@ static double charged(const plc_job *job, double comm, double exposed)
 double plc_overlap_tp(const plc_job *job, const plc_layout *l, double comm, double gemm)
 {
     if (!(job->engine.tp_overlap > 0) || !l->sp || l->tp < 2) return comm;
-    return charged(job, comm, max2(comm / (double)l->tp, comm - gemm));
+    /* the all-gathers (half the bytes) run as ring exchanges on the copy
+     * engines (Transformer Engine: num_sm 1): only the reduce-scatters'
+     * half of the hidden time holds SMs */
+    double exposed = max2(comm / (double)l->tp, comm - gemm);
+    return exposed + 0.5 * (charged(job, comm, exposed) - exposed);
 }
 
 double plc_overlap_grad_reduce(const plc_job *job, double comm, double first_layer, double window)
