@@ -77,9 +77,19 @@ static void eff_report_of(const plc_job *job, const plc_estimate *w, eff_report 
                  MEASURED_AREA_MIN, MEASURED_AREA_MAX, 100.0 * r->eff[far]);
     }
     if (comm > r->share) {
+        const plc_engine_profile *e = &job->engine;
+        bool overlaps = e->tp_overlap > 0 || e->grad_reduce_overlap > 0 || e->param_gather_overlap > 0 ||
+                        e->p2p_overlap > 0;
         r->share = comm;
-        snprintf(r->what, sizeof r->what,
-                 "exposed communication and bubble: how much of it the engine overlaps, and NCCL's efficiency at this scale");
+        if (overlaps)
+            snprintf(r->what, sizeof r->what,
+                     "exposed communication and bubble: how much of it the %s profile hides, what its hidden collectives "
+                     "cost the compute under them (overlap_sm_share %.2f) and NCCL's efficiency at this scale",
+                     plc_engine_name(job->train.engine), e->overlap_sm_share);
+        else
+            snprintf(r->what, sizeof r->what,
+                     "exposed communication and bubble: the %s profile overlaps none of it; NCCL's efficiency at this scale",
+                     plc_engine_name(job->train.engine));
     }
 }
 

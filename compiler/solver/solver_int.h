@@ -48,7 +48,9 @@ static inline double plc_cost_group(const plc_hw *hw, plc_collective_kind kind, 
  * overlap terms of the time model (docs/solver.md, "Overlap"). Each function
  * takes the communication's full cost and the compute it may run under, and
  * returns the exposed part: the whole cost when the engine's profile
- * (job->engine, docs/engines.md) does not overlap it. */
+ * (job->engine, docs/engines.md) does not overlap it; when it does, the part
+ * that outlasts the compute plus overlap_sm_share of the hidden part (the
+ * compute slowed by the SMs the collective's kernels hold). */
 
 #include "plc/job.h"
 

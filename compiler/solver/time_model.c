@@ -277,7 +277,14 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
         double nodes = (double)g.pp.size / (double)g.pp.per_node; /* nodes the pp group spans */
         double hops = ring ? (double)l->pp : (double)(l->pp - 1);
         double cross = nodes <= 1.0 ? 0.0 : (ring ? nodes : nodes - 1.0) / hops;
-        msg = cross * plc_cost_p2p(hw, bytes, true) + (1.0 - cross) * plc_cost_p2p(hw, bytes, false);
+        /* Megatron-LM's scatter/gather (engine figure p2p_scatter_gather;
+         * without sp, whose message is the sequence shard already): each
+         * tp rank sends 1/tp of the message over its own link and the
+         * receiving stage all-gathers the pieces over the tp group */
+        bool split = job->engine.p2p_scatter_gather > 0 && l->tp > 1 && !l->sp;
+        double sent = split ? bytes / (double)l->tp : bytes;
+        msg = cross * plc_cost_p2p(hw, sent, true) + (1.0 - cross) * plc_cost_p2p(hw, sent, false) +
+              (split ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) : 0.0);
     }
     /* ZeRO 3: plc's lowering gathers a layer's weights (one collective per
      * tensor) on the compute stream whenever the stage enters the layer:

@@ -330,6 +330,8 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(grad_reduce_overlap,  "grad_reduce_overlap",  0, 1, "1: gradient reductions run under the backward")   \
     X(param_gather_overlap, "param_gather_overlap", 0, 1, "1: ZeRO weight gathers run under compute")        \
     X(p2p_overlap,          "p2p_overlap",          0, 1, "1: pipeline sends and receives run under compute")  \
+    X(p2p_scatter_gather,   "p2p_scatter_gather",   0, 1, "1: a pipeline message (no sp) is sent 1/tp per tp rank") \
+    X(overlap_sm_share,     "overlap_sm_share",     0, 1, "share of the SMs an overlapped collective holds")  \
     X(dp_bucket,            "dp_bucket",            0, 1e12, "elements per data-parallel bucket (0: per tensor)")
 
 typedef struct plc_engine_profile {

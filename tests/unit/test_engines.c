@@ -326,6 +326,84 @@ static void test_overlap_terms(void)
     CU_ASSERT(e1.time[PLC_TIME_COMM_PP] > 0);
 }
 
+/* the step with an engine figure at 0 (*off) and at `on` (*with; the
+ * figure is left at `on`) */
+static void estimate_off_on(plc_job *job, const plc_layout *l, double *figure, double on, plc_estimate *off,
+                            plc_estimate *with)
+{
+    *figure = 0;
+    CU_ASSERT_EQUAL(plc_estimate_layout(job, l, off), 0);
+    *figure = on;
+    CU_ASSERT_EQUAL(plc_estimate_layout(job, l, with), 0);
+}
+
+/* an engine figure that does not apply to layout l: component c of the
+ * step is the same with the figure at `on` and at 0 */
+static void assert_figure_inert(plc_job *job, const plc_layout *l, double *figure, double on, plc_time_component c)
+{
+    plc_estimate e0, e1;
+    estimate_off_on(job, l, figure, on, &e0, &e1);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[c], e0.time[c], 0);
+}
+
+/* p2p_scatter_gather (Megatron-LM 2021-2022): without sequence parallelism
+ * a pipeline message crosses the node boundary as tp pieces of 1/tp, one per
+ * rank and link, and is all-gathered over NVLink on arrival; with sp (the
+ * message is the sequence shard already) or tp = 1 it changes nothing */
+static void test_p2p_scatter_gather(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    l.dp = 1; l.pp = 2; l.sp = 0; /* tp 8 fills a node: the hop crosses nodes */
+    plc_estimate e0, e1;
+    estimate_off_on(&job, &l, &job.engine.p2p_scatter_gather, 1, &e0, &e1);
+    const plc_hw *hw = &job.cluster.hw;
+    double bytes = 2048.0 * 5120.0 * 2.0, e = hw->comm_eff;
+    double whole = bytes / (hw->inter_node_bw * e) + hw->inter_node_lat;
+    double split = bytes / 8.0 / (hw->inter_node_bw * e) + hw->inter_node_lat +
+                   plc_cost_collective(hw, PLC_COLL_ALL_GATHER, bytes, 8, 8);
+    CU_ASSERT(split < whole / 2.0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_PP] / e0.time[PLC_TIME_COMM_PP], split / whole, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
+    /* sequence parallelism: the figure does not apply */
+    l.sp = 1;
+    assert_figure_inert(&job, &l, &job.engine.p2p_scatter_gather, 1, PLC_TIME_COMM_PP);
+}
+
+/* overlap_sm_share: an overlapped collective slows the compute under it by
+ * the share of the SMs it holds, so a term costs its exposed part plus that
+ * share of the hidden part; nothing changes where nothing is overlapped */
+static void test_overlap_sm_share(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    job.engine.tp_overlap = 1;
+    double comm = 2e-3, gemm = 5e-3;
+    double exposed = fmax(comm / 8.0, comm - gemm);
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_tp(&job, &l, comm, gemm), exposed, 1e-15);
+    job.engine.overlap_sm_share = 0.12;
+    /* tp: only the reduce-scatters' half holds SMs (the all-gathers run on
+     * the copy engines) */
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_tp(&job, &l, comm, gemm), exposed + 0.06 * (comm - exposed), 1e-15);
+    /* a collective longer than its compute: exposed beyond it, the rest charged */
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_tp(&job, &l, 8e-3, gemm), 3e-3 + 0.06 * 5e-3, 1e-15);
+    job.engine.grad_reduce_overlap = 1;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_grad_reduce(&job, 1.0, 0.1, 4.0), 0.1 + 0.12 * 0.9, 1e-15);
+    /* not overlapped: the whole cost, whatever the share */
+    job.engine.grad_reduce_overlap = 0;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_grad_reduce(&job, 1.0, 0.1, 4.0), 1.0, 0);
+    job.engine.param_gather_overlap = 1;
+    CU_ASSERT_DOUBLE_EQUAL(plc_overlap_param_gather(&job, 1.0, 40, 4.0), 1.0 / 40.0 + 0.12 * 39.0 / 40.0, 1e-15);
+    /* the step: a profile that overlaps pays for it, the compute itself unchanged */
+    plc_estimate e0, e1;
+    estimate_off_on(&job, &l, &job.engine.overlap_sm_share, 0.12, &e0, &e1);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_TP] > e0.time[PLC_TIME_COMM_TP]);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] > e0.time[PLC_TIME_COMM_ZERO]);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
+}
+
 /* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
 /* dp_bucket: the data-parallel reduction and ZeRO 1 gather as buckets, one
  * collective (one latency) each, instead of one per parameter tensor */
@@ -341,19 +419,13 @@ static void test_dp_bucket(void)
     /* fewer collectives, less latency: the exposed reduction and gather
      * shrink, nothing else moves */
     plc_estimate e0, e1;
-    job.engine.dp_bucket = 0;
-    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
-    job.engine.dp_bucket = 4e7;
-    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    estimate_off_on(&job, &l, &job.engine.dp_bucket, 4e7, &e0, &e1);
     CU_ASSERT(e1.time[PLC_TIME_COMM_DP] < e0.time[PLC_TIME_COMM_DP]);
     CU_ASSERT(e1.time[PLC_TIME_COMM_ZERO] < e0.time[PLC_TIME_COMM_ZERO]);
     CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
     /* ZeRO 2 reduces per micro-batch: the figure does not apply */
     l.zero = 2;
-    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
-    job.engine.dp_bucket = 0;
-    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
-    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_DP], e0.time[PLC_TIME_COMM_DP], 0);
+    assert_figure_inert(&job, &l, &job.engine.dp_bucket, 4e7, PLC_TIME_COMM_DP);
 }
 
 static void test_fused_swiglu_memory(void)
@@ -474,6 +546,8 @@ void register_test_engines(void)
     CU_add_test(s, "legality per engine", test_legality_per_engine);
     CU_add_test(s, "overlap terms", test_overlap_terms);
     CU_add_test(s, "dp bucket", test_dp_bucket);
+    CU_add_test(s, "p2p scatter/gather", test_p2p_scatter_gather);
+    CU_add_test(s, "overlap SM share", test_overlap_sm_share);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
