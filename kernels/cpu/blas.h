@@ -43,6 +43,8 @@ int plc_sgemm_cut_free(void);
  * same chain of FMAs as plc_sgemm's over the same steps; with OpenBLAS it
  * is one cblas_sgemm call on op(B) copied row-major. Single-threaded. */
 int64_t plc_sgemm_packed_len(int64_t k, int64_t n);
+/* n floats aligned for packed operands (free()), or NULL */
+float *plc_sgemm_scratch(int64_t n);
 void plc_sgemm_pack(float *Bp, int tb, const float *B, int64_t ldb, int64_t k, int64_t n);
 void plc_sgemm_packed(int ta, int64_t m, int64_t n, int64_t k0, int64_t k1, const float *A, int64_t lda,
                       const float *Bp, int64_t bk, int64_t bn, float beta, float *C, int64_t ldc);

@@ -338,6 +338,11 @@ void plc_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
 
 int64_t plc_sgemm_packed_len(int64_t k, int64_t n) { return k * ((n + NR - 1) / NR) * NR; }
 
+float *plc_sgemm_scratch(int64_t n)
+{
+    return aligned_alloc(64, (size_t)((n + 15) / 16 * 16 + 16) * sizeof(float));
+}
+
 int64_t plc_sgemm_row_block(void) { return mode_now() == 2 ? MR : 64; }
 
 void plc_sgemm_pack(float *Bp, int tb, const float *B, int64_t ldb, int64_t k, int64_t n)
