@@ -63,6 +63,13 @@ void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float
 void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
                             const float *in, const float *weight, const float *rstd,
                             int64_t rows, int64_t dim);
+/* The "_set" forms of the accumulating backwards write their gradient
+ * outputs as if these had been zeroed first (0 + the sum, the same bits),
+ * instead of adding: the executor folds a plan's ZERO into its next op
+ * (docs/runtime.md, ZERO folding). Here din is written; dweight is added. */
+void plc_k_rmsnorm_backward_set(float *din, float *dweight, const float *dout,
+                                const float *in, const float *weight, const float *rstd,
+                                int64_t rows, int64_t dim);
 
 /* ---- LayerNorm: out = (in - mean) * rstd * weight + bias, per row ----------
  * torch.nn.LayerNorm's math (kernels/common/layernorm.h): biased variance,
@@ -107,6 +114,9 @@ int plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
 /* din += R^T dout (the inverse rotation). din must not alias dout. */
 int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
                          int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
+/* din = R^T dout (the _set form, see plc_k_rmsnorm_backward_set) */
+int plc_k_rope_backward_set(float *din, const float *dout, const int32_t *positions,
+                            int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
 
 /* ---- causal attention with GQA --------------------------------------------
  * q, out: [B, Tq, H, hd]; k, v: [B, Tk, Hkv, hd]; H a multiple of Hkv, query
@@ -137,12 +147,22 @@ int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
                              const int32_t *q_pos, const int32_t *k_pos,
                              int64_t B, int64_t Tq, int64_t Tk,
                              int64_t H, int64_t Hkv, int64_t hd);
+/* dq, dk, dv written (the _set form, see plc_k_rmsnorm_backward_set) */
+int plc_k_attention_backward_set(float *dq, float *dk, float *dv, const float *dout,
+                                 const float *q, const float *k, const float *v,
+                                 const float *out, const float *probs, const float *lse,
+                                 const int32_t *q_pos, const int32_t *k_pos,
+                                 int64_t B, int64_t Tq, int64_t Tk,
+                                 int64_t H, int64_t Hkv, int64_t hd);
 
 /* ---- SwiGLU on separate buffers: out = silu(gate) * up, n elements -------- */
 void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_t n);
 /* dgate += dout * up * silu'(gate), dup += dout * silu(gate). */
 void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
                            const float *gate, const float *up, int64_t n);
+/* dgate and dup written (the _set form, see plc_k_rmsnorm_backward_set) */
+void plc_k_swiglu_backward_set(float *dgate, float *dup, const float *dout,
+                               const float *gate, const float *up, int64_t n);
 
 /* ---- GELU, tanh approximation (kernels/common/activations.h), n elements ----
  * out = gelu(in), out may alias in; din += dout * gelu'(in). */

@@ -35,11 +35,12 @@ PLC_VECTOR_CLONES static void fwd_rows(float *out, float *rstd, const float *in,
     }
 }
 
-/* dx += s w dy - k x for a block of rows; with part, also part[c] +=
+/* dx += s w dy - k x (set: dx = 0 + ...) for a block of rows; with part, also part[c] +=
  * dy[r, c] x[r, c] s[r] over its rows in order (the weight gradient's
  * share of the block) */
 PLC_VECTOR_CLONES static void bwd_rows(float *din, double *part, const float *dout, const float *in,
-                                       const float *weight, const float *rstd, int64_t rows, int64_t dim)
+                                       const float *weight, const float *rstd, int64_t rows, int64_t dim,
+                                       int set)
 {
     for (int64_t r = 0; r < rows; r++) {
         const float *x = in + r * dim, *dy = dout + r * dim;
@@ -47,7 +48,7 @@ PLC_VECTOR_CLONES static void bwd_rows(float *din, double *part, const float *do
         float s = rstd[r];
         float k = (float)(dot3_f64(dy, weight, x, dim) * (double)s * s * s / (double)dim);
 #pragma omp simd
-        for (int64_t c = 0; c < dim; c++) dx[c] += s * weight[c] * dy[c] - k * x[c];
+        for (int64_t c = 0; c < dim; c++) dx[c] = (set ? 0.0f : dx[c]) + (s * weight[c] * dy[c] - k * x[c]);
         if (!part) continue;
         double sd = s;
 #pragma omp simd
@@ -95,9 +96,8 @@ void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float
 /* y = x s w with s = (mean(x^2) + eps)^(-1/2):
  *   dx_c = s w_c dy_c - x_c s^3 / dim * sum_k(dy_k w_k x_k)
  *   dw_c = sum over rows of dy_c x_c s */
-void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
-                            const float *in, const float *weight, const float *rstd,
-                            int64_t rows, int64_t dim)
+static void rmsnorm_backward(float *din, float *dweight, const float *dout, const float *in, const float *weight,
+                             const float *rstd, int64_t rows, int64_t dim, int set)
 {
     const int64_t blocks = (rows + DW_BLOCK - 1) / DW_BLOCK, nchunks = (dim + DW_CHUNK - 1) / DW_CHUNK;
     /* with din, one pass: each block of rows adds its share of the weight
@@ -110,7 +110,7 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
         for (int64_t b = 0; b < blocks; b++) {
             int64_t r = b * DW_BLOCK, n = rows - r < DW_BLOCK ? rows - r : DW_BLOCK;
             bwd_rows(din + r * dim, parts ? parts + b * dim : NULL, dout + r * dim, in + r * dim, weight,
-                     rstd + r, n, dim);
+                     rstd + r, n, dim, set);
         }
     }
     if (dweight && parts) {
@@ -129,4 +129,18 @@ void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
         }
     }
     free(parts);
+}
+
+void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
+                            const float *in, const float *weight, const float *rstd,
+                            int64_t rows, int64_t dim)
+{
+    rmsnorm_backward(din, dweight, dout, in, weight, rstd, rows, dim, 0);
+}
+
+void plc_k_rmsnorm_backward_set(float *din, float *dweight, const float *dout,
+                                const float *in, const float *weight, const float *rstd,
+                                int64_t rows, int64_t dim)
+{
+    rmsnorm_backward(din, dweight, dout, in, weight, rstd, rows, dim, 1);
 }

@@ -41,27 +41,29 @@ static float *table_for(const int32_t *positions, int64_t T, int64_t hd, float t
     return kept.cs;
 }
 
-/* one head's pairs: y = R x, or y += R^T x. Scalar on purpose: GCC
+/* one head's pairs: y = R x (mode 0), y += R^T x (1) or y = 0 + R^T x (2).
+ * Scalar on purpose: GCC
  * vectorises the pairs into fused multiply-add-subtracts (vfmaddsub), whose
  * bits would differ from the other kernels' and the CUDA backend's. */
-static void rotate_head(float *y, const float *x, const float *c, int64_t half, int backward)
+static void rotate_head(float *y, const float *x, const float *c, int64_t half, int mode)
 {
     for (int64_t i = 0; i < half; i++) {
-        if (!backward) {
+        if (mode == 0) {
             plc_rope_rotate(x[2 * i], x[2 * i + 1], c[2 * i], c[2 * i + 1], &y[2 * i], &y[2 * i + 1]);
             continue;
         }
         float a, b;
         plc_rope_rotate_inverse(x[2 * i], x[2 * i + 1], c[2 * i], c[2 * i + 1], &a, &b);
-        y[2 * i] += a;
-        y[2 * i + 1] += b;
+        float y0 = mode == 2 ? 0.0f : y[2 * i], y1 = mode == 2 ? 0.0f : y[2 * i + 1];
+        y[2 * i] = y0 + a;
+        y[2 * i + 1] = y1 + b;
     }
 }
 
-/* y = R x (forward; y may alias x) or y += R^T x (backward), every pair of
- * every head of every row */
+/* rotate_head's mode over every pair of every head of every row (y may
+ * alias x in the forward) */
 static int rope_apply(float *y, const float *x, const int32_t *positions, int64_t B, int64_t T,
-                      int64_t heads, int64_t hd, float theta, int backward)
+                      int64_t heads, int64_t hd, float theta, int mode)
 {
     float *cs = table_for(positions, T, hd, theta);
     if (!cs) return -1;
@@ -70,7 +72,7 @@ static int rope_apply(float *y, const float *x, const int32_t *positions, int64_
     for (int64_t bt = 0; bt < B * T; bt++) {
         const float *c = cs + (bt % T) * half * 2;
         for (int64_t h = 0; h < heads; h++)
-            rotate_head(y + (bt * heads + h) * hd, x + (bt * heads + h) * hd, c, half, backward);
+            rotate_head(y + (bt * heads + h) * hd, x + (bt * heads + h) * hd, c, half, mode);
     }
     if (positions) free(cs);
     return 0;
@@ -86,4 +88,10 @@ int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
                         int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
 {
     return rope_apply(din, dout, positions, B, T, heads, hd, theta, 1);
+}
+
+int plc_k_rope_backward_set(float *din, const float *dout, const int32_t *positions,
+                            int64_t B, int64_t T, int64_t heads, int64_t hd, float theta)
+{
+    return rope_apply(din, dout, positions, B, T, heads, hd, theta, 2);
 }
