@@ -22,6 +22,9 @@
  * column of op(B) and beta C only, not on M, N, the blocking, the panel a
  * caller cuts or the thread that runs it (docs/runtime.md, Determinism).
  * alpha multiplies op(A)'s elements (exact for alpha = 1, the matmuls').
+ * plc_sgemm_packed runs the same blocks of rows and chunks of k against an
+ * op(B) its caller packed once (the attention tiles), so its elements are
+ * the same chains.
  *
  * The scratch is thread-local, packed op(B) and op(A)^T blocks of 512 KiB
  * each (touched as far as the shapes need), so a call allocates nothing
