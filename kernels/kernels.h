@@ -147,13 +147,6 @@ int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
                              const int32_t *q_pos, const int32_t *k_pos,
                              int64_t B, int64_t Tq, int64_t Tk,
                              int64_t H, int64_t Hkv, int64_t hd);
-/* dq, dk, dv written (the _set form, see plc_k_rmsnorm_backward_set) */
-int plc_k_attention_backward_set(float *dq, float *dk, float *dv, const float *dout,
-                                 const float *q, const float *k, const float *v,
-                                 const float *out, const float *probs, const float *lse,
-                                 const int32_t *q_pos, const int32_t *k_pos,
-                                 int64_t B, int64_t Tq, int64_t Tk,
-                                 int64_t H, int64_t Hkv, int64_t hd);
 
 /* ---- SwiGLU on separate buffers: out = silu(gate) * up, n elements -------- */
 void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_t n);

@@ -145,7 +145,7 @@ struct plc_backend {
     /* ZERO folding (docs/runtime.md): a backend that sets folds_zero lets
      * the executor skip a ZERO whose buffer the next op that touches it
      * writes whole. For an op that adds into an output (RMSNORM_BWD's din,
-     * ROPE_BWD, ATTN_BWD, SWIGLU_BWD), the executor sets bit k of fresh
+     * ROPE_BWD, SWIGLU_BWD), the executor sets bit k of fresh
      * (output k, in the op's operand order) for that call: the op writes
      * 0 + its sum there instead of adding. fresh is 0 between calls. */
     int folds_zero;

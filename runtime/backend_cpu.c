@@ -270,11 +270,9 @@ static int cpu_attn_bwd(plc_backend *be, int flash, void *dq, void *dk, void *dv
     const float *d = IN(dout, dt, nq), *qf = IN(q, dt, nq), *kf = IN(k, dt, nk),
                 *vf = IN(v, dt, nk), *o = IN(out, dt, nq);
     VIEWS_OK(be);
-    /* stats: the forward's log-sum-exp (flash) or probabilities; fresh
-     * comes for all three outputs or none (ZERO folding) */
-    if ((be->fresh ? plc_k_attention_backward_set : plc_k_attention_backward)(
-            dqf, dkf, dvf, d, qf, kf, vf, o, flash ? NULL : stats, flash ? stats : NULL, qp, kp, B, Tq, Tk, H,
-            Hkv, hd))
+    /* stats: the forward's log-sum-exp (flash) or probabilities */
+    if (plc_k_attention_backward(dqf, dkf, dvf, d, qf, kf, vf, o, flash ? NULL : stats, flash ? stats : NULL, qp,
+                                 kp, B, Tq, Tk, H, Hkv, hd))
         return no_scratch(be, "the attention backward (its tiles)");
     return done(be);
 }

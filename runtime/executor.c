@@ -115,7 +115,7 @@ static int setup_positions(plc_executor *x, char *err, size_t errlen)
  * buffer: one that writes it anyway (XENT_LOSS's gradient of an unpadded
  * shard), or one that adds into it and is then called with its fresh bits
  * set (it writes 0 + its sum: the same bits). An op with several such
- * outputs (ATTN_BWD, SWIGLU_BWD) folds all of their ZEROs or none. Decided
+ * outputs (SWIGLU_BWD) folds all of their ZEROs or none. Decided
  * once, from the program, when the executor is created. */
 
 /* elements that output slot k of `in` receives when the op can take it
@@ -131,9 +131,6 @@ static int64_t fold_extent(const plc_executor *x, const plc_instr *in, int k, in
         return k == 0 ? a[0] * a[1] * a[2] * a[3] : -1;
     case PLC_OP_SWIGLU_BWD:
         return k <= 1 ? a[0] : -1;
-    case PLC_OP_ATTN_BWD: /* context parallel (Tk != Tq): dK and dV go through scratch */
-        if (a[2] != a[1]) return -1;
-        return k == 0 ? a[0] * a[1] * a[3] * a[5] : k <= 2 ? a[0] * a[2] * a[4] * a[5] : -1;
     case PLC_OP_XENT_LOSS: { /* a padded shard's columns past the vocabulary stay as they are */
         int64_t vs = a[2] ? x->co.tp * a[1] : 0;
         *adds = 0;
@@ -146,7 +143,7 @@ static int64_t fold_extent(const plc_executor *x, const plc_instr *in, int k, in
 
 static unsigned fold_all_outputs(plc_op op)
 {
-    return op == PLC_OP_ATTN_BWD ? 7u : op == PLC_OP_SWIGLU_BWD ? 3u : 1u;
+    return op == PLC_OP_SWIGLU_BWD ? 3u : 1u;
 }
 
 static int bytes_overlap(const plc_buffer *u, const plc_buffer *v)

@@ -117,11 +117,13 @@ static int tile_masked(const attn_shape *s, int64_t i_last, int64_t j0)
  * dk and dv of the kv head add the group's heads and query tiles in order;
  * dq's rows add the key tiles in order; no two items write the same row.
  * The keys a block skips are masked (P = dS = 0): skipped, they would add
- * exact zeros. With set, an item zeroes its rows of dq, dk and dv first. */
-static int attention_backward(float *dq, float *dk, float *dv, const float *dout, const float *q, const float *k,
-                              const float *v, const float *out, const float *probs, const float *lse,
-                              const int32_t *q_pos, const int32_t *k_pos, int64_t B, int64_t Tq, int64_t Tk,
-                              int64_t H, int64_t Hkv, int64_t hd, int set)
+ * exact zeros. */
+int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
+                             const float *q, const float *k, const float *v,
+                             const float *out, const float *probs, const float *lse,
+                             const int32_t *q_pos, const int32_t *k_pos,
+                             int64_t B, int64_t Tq, int64_t Tk,
+                             int64_t H, int64_t Hkv, int64_t hd)
 {
     /* the mask is in probs (zeros) or applied to the recomputed tiles; the
      * positions also let tiles above the diagonal be skipped */
@@ -138,12 +140,6 @@ static int attention_backward(float *dq, float *dk, float *dv, const float *dout
         float *Kp = scratch + (size_t)omp_get_thread_num() * per_thread, *Vt = Kp + k_len, *Qp = Vt + vt_len;
         float *Gp = Qp + q_len, *Pbuf = Gp + q_len, *dS = Pbuf + tile, *D = dS + tile;
         const int64_t kvh = idx % s->Hkv, b = idx / s->Hkv, h0 = kvh * s->group;
-        for (int64_t i = 0; set && i < Tq; i++)
-            memset(dq + attn_q_off(s, b, i, h0), 0, (size_t)(s->group * hd) * sizeof *dq);
-        for (int64_t j = 0; set && j < Tk; j++) {
-            memset(dk + attn_kv_off(s, b, j, kvh), 0, (size_t)hd * sizeof *dk);
-            memset(dv + attn_kv_off(s, b, j, kvh), 0, (size_t)hd * sizeof *dv);
-        }
         for (int64_t h = h0; h < h0 + s->group; h++) /* D_i = dout_i . out_i */
             for (int64_t i = 0; i < Tq; i++)
                 D[(h - h0) * Tq + i] = plc_dot(dout + attn_q_off(s, b, i, h), out + attn_q_off(s, b, i, h), hd);
@@ -193,24 +189,4 @@ static int attention_backward(float *dq, float *dk, float *dv, const float *dout
     }
     free(scratch);
     return 0;
-}
-
-int plc_k_attention_backward(float *dq, float *dk, float *dv, const float *dout,
-                             const float *q, const float *k, const float *v,
-                             const float *out, const float *probs, const float *lse,
-                             const int32_t *q_pos, const int32_t *k_pos,
-                             int64_t B, int64_t Tq, int64_t Tk,
-                             int64_t H, int64_t Hkv, int64_t hd)
-{
-    return attention_backward(dq, dk, dv, dout, q, k, v, out, probs, lse, q_pos, k_pos, B, Tq, Tk, H, Hkv, hd, 0);
-}
-
-int plc_k_attention_backward_set(float *dq, float *dk, float *dv, const float *dout,
-                                 const float *q, const float *k, const float *v,
-                                 const float *out, const float *probs, const float *lse,
-                                 const int32_t *q_pos, const int32_t *k_pos,
-                                 int64_t B, int64_t Tq, int64_t Tk,
-                                 int64_t H, int64_t Hkv, int64_t hd)
-{
-    return attention_backward(dq, dk, dv, dout, q, k, v, out, probs, lse, q_pos, k_pos, B, Tq, Tk, H, Hkv, hd, 1);
 }
