@@ -127,7 +127,9 @@ int plc_k_rope_backward_set(float *din, const float *dout, const int32_t *positi
  * (and lse = -inf). */
 
 /* Two forms: materialised, where probs [B, H, Tq, Tk] receives the softmax
- * (0 where masked), and tiled flash-style, an online softmax over key tiles
+ * (0 where masked; with NULL positions a row is written only up to the
+ * keys its block of rows sees, rounded up to 16, the rest left as it was:
+ * the backward reads no further), and tiled flash-style, an online softmax over key tiles
  * where lse [B, H, Tq] receives the natural log-sum-exp of each query's
  * scaled scores. Exactly one of probs and lse is non-NULL: it picks the
  * form. */

@@ -50,7 +50,9 @@ int plc_attn_forward_probs(float *out, float *probs, const float *q, const float
                         for (int64_t j = 0; j < nvis; j++) p[j] = attn_visible(&s, i, j) ? p[j] : -INFINITY;
                     for (int64_t j = nvis; j < npad; j++) p[j] = -INFINITY;
                     plc_attn_softmax_row(p, npad, s.scale);
-                    memset(p + npad, 0, (size_t)(Tk - npad) * sizeof *p);
+                    /* with the standard causal positions the backward
+                     * reads no key past the block's: the rest is left */
+                    if (!s.index_causal) memset(p + npad, 0, (size_t)(Tk - npad) * sizeof *p);
                 }
                 plc_sgemm_packed(0, nr, hd, 0, nk, Pr, Tk, Vp, nkeys, hd, 0.0f, out + attn_q_off(&s, b, r0, h), qld);
             }
