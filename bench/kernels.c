@@ -157,7 +157,9 @@ int main(int argc, char **argv)
 
     /* causal attention, forward + backward, in model FLOPs: 12 hd per
      * visible (query, key) pair (QK^T and PV forward, twice that backward) */
-    static const int64_t shapes[][5] = {{32, 64, 4, 2, 16}, {2, 256, 8, 8, 64}}; /* B, T, H, Hkv, hd */
+    /* B, T, H, Hkv, hd: small tiles, long heads, and the attention of
+     * bench/plrun_vs_torch.sh's two models */
+    static const int64_t shapes[][5] = {{32, 64, 4, 2, 16}, {2, 256, 8, 8, 64}, {16, 128, 8, 4, 32}, {8, 256, 8, 4, 32}};
     for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
         for (int flash = 1; flash >= 0; flash--) {
             attn_arg a = {0};

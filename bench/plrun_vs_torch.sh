@@ -13,6 +13,9 @@
 # of its rounds. Knobs: BENCH_THREADS ("1 2"), BENCH_ROUNDS (3),
 # BENCH_STEPS (6 per run). All three run under the OpenMP wait policy plrun
 # takes by default (passive, docs/runtime.md), unless OMP_WAIT_POLICY says.
+# PLC_BASE_BIN (optional): the directory of another build's plrun (an
+# earlier commit), run in every round right after this one on the same
+# plan, so that a change is measured against its base in the same run.
 set -u
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
 : "${PLC_BIN:?PLC_BIN must name the directory holding plc and plrun}"
@@ -86,13 +89,18 @@ layout { dp = 1  tp = 1  pp = 1  cp = 1  micro_batch = $GB  recompute = none }
 PLAN
     "$PLC_BIN/plc" compile "$tmp/$name.plan" -o "$tmp/$name.bin" >/dev/null || { echo "plc compile failed"; exit 1; }
     for T in $THREAD_LIST; do
-        : >"$tmp/p.tps"; : >"$tmp/p.flops"; : >"$tmp/t.tps"; : >"$tmp/peak"; ratios=""
+        : >"$tmp/p.tps"; : >"$tmp/p.flops"; : >"$tmp/t.tps"; : >"$tmp/peak"; : >"$tmp/b.tps"; ratios=""
         for r in $(seq "$ROUNDS"); do
             OMP_NUM_THREADS=$T "$PLC_BIN/plrun" "$tmp/$name.bin" --threads "$T" --steps "$STEPS" \
                 --metrics "$tmp/m.jsonl" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
             grep -o '"tokens_per_s":[^,}]*' "$tmp/m.jsonl" | cut -d: -f2 | tail -n +2 >"$tmp/p1"
             grep -o '"model_flops_per_s":[^,}]*' "$tmp/m.jsonl" | cut -d: -f2 | tail -n +2 >>"$tmp/p.flops"
             cat "$tmp/p1" >>"$tmp/p.tps"
+            if [ -n "${PLC_BASE_BIN:-}" ]; then
+                OMP_NUM_THREADS=$T "$PLC_BASE_BIN/plrun" "$tmp/$name.bin" --threads "$T" --steps "$STEPS" \
+                    --metrics "$tmp/b.jsonl" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+                grep -o '"tokens_per_s":[^,}]*' "$tmp/b.jsonl" | cut -d: -f2 | tail -n +2 >>"$tmp/b.tps"
+            fi
             if [ "$have_torch" = 1 ]; then
                 OMP_NUM_THREADS=$T /usr/bin/python3 "$tmp/torch_llama.py" "$L" "$H" "$F" "$NH" "$KV" "$V" "$S" \
                     "$GB" "$STEPS" "$T" >"$tmp/t1" || { echo "pytorch failed"; exit 1; }
@@ -107,11 +115,17 @@ PLAN
         p_tps=$(median <"$tmp/p.tps"); p_flops=$(median <"$tmp/p.flops")
         echo "model $name: $L x $H (ffn $F, heads $NH/$KV, vocab $V), seq $S, batch $GB; $T thread(s)"
         printf '  plrun     %8.0f tokens/s  %6.1f GFLOP/s (model FLOPs)\n' "$p_tps" "$(awk -v f="$p_flops" 'BEGIN {print f / 1e9}')"
+        if [ -n "${PLC_BASE_BIN:-}" ]; then
+            b_tps=$(median <"$tmp/b.tps")
+            awk -v a="$p_tps" -v b="$b_tps" 'BEGIN {printf "  plrun base %7.0f tokens/s (PLC_BASE_BIN); this build / base: %.2fx\n", b, a / b}'
+        fi
         if [ "$have_torch" = 1 ]; then
             t_tps=$(median <"$tmp/t.tps")
             printf '  pytorch   %8.0f tokens/s  (torch %s)\n' "$t_tps" "$(/usr/bin/python3 -c 'import torch; print(torch.__version__)')"
             awk -v a="$p_tps" -v b="$t_tps" -v r="$ratios" \
                 'BEGIN {printf "  plrun / pytorch: %.2fx (medians; per round:%s)\n", a / b, r}'
+            [ -n "${PLC_BASE_BIN:-}" ] && awk -v a="$b_tps" -v b="$t_tps" \
+                'BEGIN {printf "  plrun base / pytorch: %.2fx (medians)\n", a / b}'
         else
             echo "  pytorch   (skipped: /usr/bin/python3 with torch not found)"
         fi

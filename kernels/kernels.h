@@ -63,6 +63,13 @@ void plc_k_rmsnorm_forward(float *out, float *rstd, const float *in, const float
 void plc_k_rmsnorm_backward(float *din, float *dweight, const float *dout,
                             const float *in, const float *weight, const float *rstd,
                             int64_t rows, int64_t dim);
+/* The "_set" forms of the accumulating backwards write their gradient
+ * outputs as if these had been zeroed first (0 + the sum, the same bits),
+ * instead of adding: the executor folds a plan's ZERO into its next op
+ * (docs/runtime.md, ZERO folding). Here din is written; dweight is added. */
+void plc_k_rmsnorm_backward_set(float *din, float *dweight, const float *dout,
+                                const float *in, const float *weight, const float *rstd,
+                                int64_t rows, int64_t dim);
 
 /* ---- LayerNorm: out = (in - mean) * rstd * weight + bias, per row ----------
  * torch.nn.LayerNorm's math (kernels/common/layernorm.h): biased variance,
@@ -107,6 +114,9 @@ int plc_k_rope_forward(float *out, const float *in, const int32_t *positions,
 /* din += R^T dout (the inverse rotation). din must not alias dout. */
 int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
                          int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
+/* din = R^T dout (the _set form, see plc_k_rmsnorm_backward_set) */
+int plc_k_rope_backward_set(float *din, const float *dout, const int32_t *positions,
+                            int64_t B, int64_t T, int64_t heads, int64_t hd, float theta);
 
 /* ---- causal attention with GQA --------------------------------------------
  * q, out: [B, Tq, H, hd]; k, v: [B, Tk, Hkv, hd]; H a multiple of Hkv, query
@@ -117,7 +127,9 @@ int plc_k_rope_backward(float *din, const float *dout, const int32_t *positions,
  * (and lse = -inf). */
 
 /* Two forms: materialised, where probs [B, H, Tq, Tk] receives the softmax
- * (0 where masked), and tiled flash-style, an online softmax over key tiles
+ * (0 where masked; with NULL positions a row is written only up to the
+ * keys its block of rows sees, rounded up to 16, the rest left as it was:
+ * the backward reads no further), and tiled flash-style, an online softmax over key tiles
  * where lse [B, H, Tq] receives the natural log-sum-exp of each query's
  * scaled scores. Exactly one of probs and lse is non-NULL: it picks the
  * form. */
@@ -143,6 +155,9 @@ void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_
 /* dgate += dout * up * silu'(gate), dup += dout * silu(gate). */
 void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
                            const float *gate, const float *up, int64_t n);
+/* dgate and dup written (the _set form, see plc_k_rmsnorm_backward_set) */
+void plc_k_swiglu_backward_set(float *dgate, float *dup, const float *dout,
+                               const float *gate, const float *up, int64_t n);
 
 /* ---- GELU, tanh approximation (kernels/common/activations.h), n elements ----
  * out = gelu(in), out may alias in; din += dout * gelu'(in). */

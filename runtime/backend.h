@@ -142,6 +142,14 @@ struct plc_backend {
     int threads;       /* CPU threads (OpenMP), 0 = library default */
     char error[512];   /* the last failure's message */
     void *impl;        /* backend-private state */
+    /* ZERO folding (docs/runtime.md): a backend that sets folds_zero lets
+     * the executor skip a ZERO whose buffer the next op that touches it
+     * writes whole. For an op that adds into an output (RMSNORM_BWD's din,
+     * ROPE_BWD, SWIGLU_BWD), the executor sets bit k of fresh
+     * (output k, in the op's operand order) for that call: the op writes
+     * 0 + its sum there instead of adding. fresh is 0 between calls. */
+    int folds_zero;
+    unsigned fresh;
 };
 
 /* records a failure message; returns -1 for `return plc_backend_fail(...)` */

@@ -118,7 +118,8 @@ static int cpu_rmsnorm_bwd(plc_backend *be, void *din, float *dw, const void *do
     float *di = OUT(din, dt, rows * dim);
     const float *d = IN(dout, dt, rows * dim), *x = IN(in, dt, rows * dim), *wf = IN(w, dt, dim);
     VIEWS_OK(be);
-    plc_k_rmsnorm_backward(di, dw, d, x, wf, rstd, rows, dim);
+    if (be->fresh & 1) plc_k_rmsnorm_backward_set(di, dw, d, x, wf, rstd, rows, dim);
+    else plc_k_rmsnorm_backward(di, dw, d, x, wf, rstd, rows, dim);
     return done(be);
 }
 static int cpu_layernorm_fwd(plc_backend *be, void *out, float *mean, float *rstd, const void *in,
@@ -239,7 +240,8 @@ static int cpu_rope_bwd(plc_backend *be, void *din, const void *dout, plc_dtype 
     float *di = OUT(din, dt, B * T * H * hd);
     const float *d = IN(dout, dt, B * T * H * hd);
     VIEWS_OK(be);
-    if (plc_k_rope_backward(di, d, pos, B, T, H, hd, theta)) return no_scratch(be, "RoPE (its table)");
+    if ((be->fresh & 1 ? plc_k_rope_backward_set : plc_k_rope_backward)(di, d, pos, B, T, H, hd, theta))
+        return no_scratch(be, "RoPE (its table)");
     return done(be);
 }
 static int cpu_attn_fwd(plc_backend *be, int flash, void *out, float *stats, const void *q,
@@ -280,7 +282,9 @@ static int cpu_swiglu_bwd(plc_backend *be, void *dg, void *du, const void *dout,
     float *dgf = OUT(dg, dt, n), *duf = OUT(du, dt, n);
     const float *d = IN(dout, dt, n), *gf = IN(g, dt, n), *uf = IN(u, dt, n);
     VIEWS_OK(be);
-    plc_k_swiglu_backward(dgf, duf, d, gf, uf, n);
+    /* fresh comes for both outputs or none (ZERO folding) */
+    if (be->fresh) plc_k_swiglu_backward_set(dgf, duf, d, gf, uf, n);
+    else plc_k_swiglu_backward(dgf, duf, d, gf, uf, n);
     return done(be);
 }
 static int cpu_scale(plc_backend *be, void *x, float s, plc_dtype dt, int64_t n)
@@ -447,6 +451,7 @@ plc_backend *plc_backend_cpu_create(plc_comm *comm, int threads, const plc_plan 
     be->comm = comm;
     be->threads = threads;
     be->impl = s;
+    be->folds_zero = 1;
     /* The kernels' OpenMP threads do all the parallel work; OpenBLAS runs
      * single-threaded inside GEMM panels of a fixed grid, so no result
      * depends on the thread count (kernels/cpu/matmul.c). */

@@ -44,6 +44,8 @@ struct plc_executor {
     int watch_scalars;       /* check XENT_LOSS / SUMSQ sums after each (host memory) */
     int64_t bad_instr;       /* the first instruction of this step whose sum is not finite, -1 */
     char nonfinite[320];     /* this rank's description of a non-finite step, "" when none */
+    uint8_t *folded;         /* per instruction: a ZERO folded into a later op (ZERO folding) */
+    uint8_t *fresh;          /* per instruction: its outputs that start from zero (backend.h) */
     int loss_owner;          /* this rank's loss sum counts for the job */
     int gnorm_owner;         /* this rank reports the gradient norm */
 };
@@ -105,6 +107,96 @@ static int setup_positions(plc_executor *x, char *err, size_t errlen)
         rc = plc_fail(err, errlen, "positions: %s", be->error);
     free(gathered);
     return rc ? rc : setup_row_positions(x, err, errlen);
+}
+
+/* ---- ZERO folding ----------------------------------------------------------
+ * With a backend that folds zeros (backend.h), a ZERO is skipped when the
+ * next instruction that touches its bytes is an op that writes the whole
+ * buffer: one that writes it anyway (XENT_LOSS's gradient of an unpadded
+ * shard), or one that adds into it and is then called with its fresh bits
+ * set (it writes 0 + its sum: the same bits). An op with several such
+ * outputs (SWIGLU_BWD) folds all of their ZEROs or none. Decided
+ * once, from the program, when the executor is created. */
+
+/* elements that output slot k of `in` receives when the op can take it
+ * from zero (*adds = 1: it adds into it; 0: it writes it whole), else -1 */
+static int64_t fold_extent(const plc_executor *x, const plc_instr *in, int k, int *adds)
+{
+    const int64_t *a = in->arg;
+    *adds = 1;
+    switch (in->op) {
+    case PLC_OP_RMSNORM_BWD:
+        return k == 0 ? a[0] * a[1] : -1;
+    case PLC_OP_ROPE_BWD:
+        return k == 0 ? a[0] * a[1] * a[2] * a[3] : -1;
+    case PLC_OP_SWIGLU_BWD:
+        return k <= 1 ? a[0] : -1;
+    case PLC_OP_XENT_LOSS: { /* a padded shard's columns past the vocabulary stay as they are */
+        int64_t vs = a[2] ? x->co.tp * a[1] : 0;
+        *adds = 0;
+        return k == 0 && x->plan->model.vocab - vs >= a[1] ? a[0] * a[1] : -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+static unsigned fold_all_outputs(plc_op op)
+{
+    return op == PLC_OP_SWIGLU_BWD ? 3u : 1u;
+}
+
+static int bytes_overlap(const plc_buffer *u, const plc_buffer *v)
+{
+    return u->offset < v->offset + v->bytes && v->offset < u->offset + u->bytes;
+}
+
+static int is_comm_op(plc_op op);
+
+static int fold_zeros(plc_executor *x)
+{
+    const plc_program *p = x->prog;
+    const size_t n = p->ninstrs ? p->ninstrs : 1;
+    x->folded = calloc(n, 1);
+    x->fresh = calloc(n, 1);
+    int32_t *into = malloc(n * sizeof *into); /* per ZERO: the op it folds into, -1 */
+    uint8_t *cand = calloc(n, 1);             /* per op: its outputs with a foldable ZERO */
+    int rc = x->folded && x->fresh && into && cand ? 0 : -1;
+    for (uint32_t z = 0; !rc && x->be->folds_zero && z < p->ninstrs; z++) {
+        const plc_instr *zi = &p->instrs[z];
+        into[z] = -1;
+        if (zi->op != PLC_OP_ZERO || p->buffers[zi->buf[0]].dtype != PLC_F32) continue;
+        const plc_buffer *b = &p->buffers[zi->buf[0]];
+        for (uint32_t c = z + 1; c < p->ninstrs; c++) {
+            const plc_instr *in = &p->instrs[c];
+            int slot = -1, other = 0;
+            for (int k = 0; k < PLC_INSTR_BUFS; k++) {
+                if (in->buf[k] < 0) continue;
+                if (in->buf[k] == zi->buf[0] && slot < 0) slot = k;
+                else if (bytes_overlap(&p->buffers[in->buf[k]], b)) other = 1;
+            }
+            if (slot < 0 && !other) continue;
+            int adds = 0;
+            int64_t elems = slot >= 0 && !other && !is_comm_op(in->op) ? fold_extent(x, in, slot, &adds) : -1;
+            if (elems >= 0 && (uint64_t)elems * sizeof(float) == b->bytes) {
+                into[z] = (int32_t)c;
+                if (adds) cand[c] |= (uint8_t)(1u << slot);
+            }
+            break; /* only the first instruction touching the bytes decides */
+        }
+    }
+    for (uint32_t z = 0; !rc && x->be->folds_zero && z < p->ninstrs; z++) {
+        if (into[z] < 0) continue;
+        const plc_instr *c = &p->instrs[into[z]];
+        int adds = 0;
+        fold_extent(x, c, 0, &adds);
+        if (adds && cand[into[z]] != fold_all_outputs(c->op)) continue;
+        x->folded[z] = 1;
+        x->fresh[into[z]] = adds ? cand[into[z]] : 0;
+    }
+    free(into);
+    free(cand);
+    return rc;
 }
 
 /* ---- creation ------------------------------------------------------------- */
@@ -182,7 +274,7 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
     x->ptr = calloc(x->prog->nbuffers ? x->prog->nbuffers : 1, sizeof *x->ptr);
     x->pending = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, 1);
     x->issued = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, sizeof *x->issued);
-    if (!x->ptr || !x->pending || !x->issued) return plc_fail(err, errlen, "out of memory");
+    if (!x->ptr || !x->pending || !x->issued || fold_zeros(x)) return plc_fail(err, errlen, "out of memory");
     for (uint32_t b = 0; b < x->prog->nbuffers; b++)
         x->ptr[b] = (char *)x->arena + x->prog->buffers[b].offset;
     return setup_positions(x, err, errlen);
@@ -198,6 +290,8 @@ void plc_exec_destroy(plc_executor *x)
     if (x->cp_scratch) x->be->ops->aux_free(x->be, x->cp_scratch);
     free(x->pos_local_host);
     free(x->ptr);
+    free(x->folded);
+    free(x->fresh);
     free(x->pending);
     free(x->issued);
     free(x->chunk_tok);
@@ -517,7 +611,8 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
     case PLC_OP_NOP:
     case PLC_OP_WAIT:
         return 0;
-    case PLC_OP_ZERO:
+    case PLC_OP_ZERO: /* a folded one: its op starts from zero itself */
+        if (x->folded[in - x->prog->instrs]) return 0;
         return o->zero(be, PTR(0), x->prog->buffers[in->buf[0]].bytes);
     case PLC_OP_COPY:
         return o->copy(be, PTR(0), PTR(1), x->prog->buffers[in->buf[1]].bytes);
@@ -645,7 +740,9 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
         }
         double t0 = x->trace ? plc_trace_now() - x->trace->origin : 0;
         char derr[400] = "";
+        be->fresh = x->fresh[i];
         int rc = run_compute(x, in, derr, sizeof derr);
+        be->fresh = 0;
         if (rc) return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
         if (x->watch_scalars && x->bad_instr < 0 && (in->op == PLC_OP_XENT_LOSS || in->op == PLC_OP_SUMSQ)) {
             const double *sum = in->op == PLC_OP_SUMSQ ? DP(0) : DP(1);

@@ -1,7 +1,8 @@
 /* kernels/cpu/attention_tile.h: the work items and tile operations both
  * attention forms are built from (their shared backward is
- * plc_k_attention_backward, in attention_tile.c). Each product is one single-threaded
- * plc_sgemm (kernels/cpu/blas.h) on shapes fixed by the tile grid, so an
+ * plc_k_attention_backward, in attention_tile.c). Each product is one
+ * single-threaded plc_sgemm or plc_sgemm_packed (kernels/cpu/blas.h) on
+ * shapes fixed by the tile grid and the sgemm's block of rows, so an
  * output element's sum order depends on the shapes only, never on the
  * thread count (docs/runtime.md, Determinism). */
 #ifndef PLC_KERNELS_CPU_ATTENTION_TILE_H

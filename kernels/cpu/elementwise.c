@@ -14,9 +14,20 @@ PLC_VECTOR_CLONES static void swiglu_fwd_chunk(float *out, const float *gate, co
     for (int64_t i = 0; i < n; i++) out[i] = plc_silu(gate[i]) * up[i];
 }
 
+/* set: the outputs written as 0 + their sums (see plc_k_swiglu_backward_set) */
 PLC_VECTOR_CLONES static void swiglu_bwd_chunk(float *dgate, float *dup, const float *dout, const float *gate,
-                                               const float *up, int64_t n)
+                                               const float *up, int64_t n, int set)
 {
+    if (set) {
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) {
+            float g = 0.0f, u = 0.0f;
+            plc_swiglu_backward_element(dout[i], gate[i], up[i], &g, &u);
+            dgate[i] = g;
+            dup[i] = u;
+        }
+        return;
+    }
 #pragma omp simd
     for (int64_t i = 0; i < n; i++) plc_swiglu_backward_element(dout[i], gate[i], up[i], &dgate[i], &dup[i]);
 }
@@ -31,15 +42,27 @@ void plc_k_swiglu_forward(float *out, const float *gate, const float *up, int64_
     }
 }
 
-void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
-                           const float *gate, const float *up, int64_t n)
+static void swiglu_backward(float *dgate, float *dup, const float *dout, const float *gate, const float *up,
+                            int64_t n, int set)
 {
     const int64_t chunks = (n + PLC_EW_CHUNK - 1) / PLC_EW_CHUNK;
 #pragma omp parallel for schedule(dynamic, 1) if (n > PAR_MIN)
     for (int64_t c = 0; c < chunks; c++) {
         int64_t i = c * PLC_EW_CHUNK, m = n - i < PLC_EW_CHUNK ? n - i : PLC_EW_CHUNK;
-        swiglu_bwd_chunk(dgate + i, dup + i, dout + i, gate + i, up + i, m);
+        swiglu_bwd_chunk(dgate + i, dup + i, dout + i, gate + i, up + i, m, set);
     }
+}
+
+void plc_k_swiglu_backward(float *dgate, float *dup, const float *dout,
+                           const float *gate, const float *up, int64_t n)
+{
+    swiglu_backward(dgate, dup, dout, gate, up, n, 0);
+}
+
+void plc_k_swiglu_backward_set(float *dgate, float *dup, const float *dout,
+                               const float *gate, const float *up, int64_t n)
+{
+    swiglu_backward(dgate, dup, dout, gate, up, n, 1);
 }
 
 void plc_k_add(float *out, const float *a, const float *b, int64_t n)

@@ -22,6 +22,9 @@
  * column of op(B) and beta C only, not on M, N, the blocking, the panel a
  * caller cuts or the thread that runs it (docs/runtime.md, Determinism).
  * alpha multiplies op(A)'s elements (exact for alpha = 1, the matmuls').
+ * plc_sgemm_packed runs the same blocks of rows and chunks of k against an
+ * op(B) its caller packed once (the attention tiles), so its elements are
+ * the same chains.
  *
  * The scratch is thread-local, packed op(B) and op(A)^T blocks of 512 KiB
  * each (touched as far as the shapes need), so a call allocates nothing
@@ -69,6 +72,18 @@ int plc_sgemm_cut_free(void) { return mode_now() == 2; }
 const char *plc_gemm_name(void)
 {
     return mode_now() == 2 ? "plc AVX-512" : "OpenBLAS";
+}
+
+/* C's rows scaled by beta before a product that adds into them: beta = 1
+ * leaves them, beta = 0 zeroes them unless the product's first chunk of k
+ * overwrites them (overwrite) */
+static void scale_c(float *C, int64_t ldc, int64_t m, int64_t n, float beta, int overwrite)
+{
+    for (int64_t i = 0; i < m && !overwrite && beta != 1.0f; i++) {
+        float *c = C + i * ldc;
+        if (beta == 0.0f) memset(c, 0, (size_t)n * sizeof *c);
+        else for (int64_t j = 0; j < n; j++) c[j] *= beta;
+    }
 }
 
 #ifdef PLC_GEMM_X86
@@ -207,17 +222,63 @@ static void pack_a_n(float *Ap, const float *A, int64_t lda, float alpha, int64_
 static _Thread_local _Alignas(64) float packed_b[KC * NC];
 static _Thread_local _Alignas(64) float packed_at[MC * KC];
 
+/* One block of mr <= MR rows of op(A) (a[r * ars + k * aks], kc steps)
+ * against the nc columns of packed op(B) (strips bstride floats apart):
+ * C's rows += or = (fresh) their products. A last block of fewer than MR
+ * rows runs through a full tile, so no row past it is touched. When
+ * next_a is set (A read in place, lda apart), the next block's rows of
+ * this chunk are fetched while this one runs, a share per strip (MR rows
+ * x kc / 16 lines), so that its first strip does not wait on memory. */
+__attribute__((target("avx512f"))) static void row_block(const float *a, int64_t ars, int64_t aks, int64_t mr,
+                                                        const float *Bp, int64_t bstride, int64_t nc, int64_t kc,
+                                                        float *C, int64_t ldc, int fresh, const float *next_a,
+                                                        int64_t lda)
+{
+    _Alignas(64) float tile[MR * NR];
+    const int64_t strips = (nc + NR - 1) / NR, lines = MR * ((kc + 15) / 16), per = (lines + strips - 1) / strips;
+    for (int64_t s = 0; s < strips; s++) {
+        int64_t w = nc - s * NR < NR ? nc - s * NR : NR;
+        const float *bs = Bp + s * bstride;
+        __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
+        float *c = C + s * NR;
+        if (next_a)
+            for (int64_t l = s * per; l < (s + 1) * per && l < lines; l++)
+                __builtin_prefetch(next_a + l % MR * lda + l / MR * 16, 0, 3);
+        if (mr == MR) {
+            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1, fresh);
+            continue;
+        }
+        memset(tile, 0, sizeof tile);
+        for (int64_t r = 0; r < mr && !fresh; r++) memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
+        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1, 0);
+        for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
+    }
+}
+
+/* op(A)'s block of mr rows at row i0, chunk k0 .. k0+kc: packed into Ap
+ * (MR x kc) when op(A) = A^T, a partial block or alpha != 1; else A's
+ * rows in place. Sets a, ars, aks. */
+static void a_block(const float *A, int64_t lda, int ta, float alpha, int64_t i0, int64_t mr, int64_t k0,
+                    int64_t kc, float *Ap, const float **a, int64_t *ars, int64_t *aks)
+{
+    if (ta) {
+        pack_a_t(Ap, A, lda, alpha, i0, mr, k0, kc);
+        *a = Ap, *ars = 1, *aks = MR;
+    } else if (mr < MR || alpha != 1.0f) {
+        pack_a_n(Ap, A, lda, alpha, i0, mr, k0, kc);
+        *a = Ap, *ars = 1, *aks = MR;
+    } else {
+        *a = A + i0 * lda + k0, *ars = lda, *aks = 1;
+    }
+}
+
 static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                         int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc)
 {
-    _Alignas(64) float tile[MR * NR], Ap[MR * KC];
+    _Alignas(64) float Ap[MR * KC];
     /* beta = 0 with k > 0: the first chunk of k writes C without reading it */
     const int overwrite = beta == 0.0f && k > 0;
-    for (int64_t i = 0; i < m && !overwrite; i++) {
-        float *c = C + i * ldc;
-        if (beta == 0.0f) memset(c, 0, (size_t)n * sizeof *c);
-        else if (beta != 1.0f) for (int64_t j = 0; j < n; j++) c[j] *= beta;
-    }
+    scale_c(C, ldc, m, n, beta, overwrite);
     for (int64_t j0 = 0; j0 < n; j0 += NC) {
         int64_t nc = n - j0 < NC ? n - j0 : NC;
         for (int64_t k0 = 0; k0 < k; k0 += KC) {
@@ -230,35 +291,35 @@ static void gemm_avx512(int ta, int tb, int64_t m, int64_t n, int64_t k, float a
                  * power-of-two lda maps the steps onto a few cache sets) */
                 if (ta) pack_a_t(packed_at, A, lda, alpha, ib, mc, k0, kc);
                 for (int64_t i0 = ib; i0 < ib + mc; i0 += MR) {
-                    int64_t mr = ib + mc - i0 < MR ? ib + mc - i0 : MR;
-                    /* op(A)'s block: packed, or A's rows read in place */
-                    const float *a = A + i0 * lda + k0;
-                    int64_t ars = lda, aks = 1;
-                    if (ta) {
-                        a = packed_at + (i0 - ib) * kc, ars = 1, aks = MR;
-                    } else if (mr < MR || alpha != 1.0f) {
-                        pack_a_n(Ap, A, lda, alpha, i0, mr, k0, kc);
-                        a = Ap, ars = 1, aks = MR;
-                    }
-                    for (int64_t s = 0; s * NR < nc; s++) {
-                        int64_t w = nc - s * NR < NR ? nc - s * NR : NR;
-                        const float *bs = packed_b + s * kc * NR;
-                        __mmask16 m0 = mask_of(w), m1 = mask_of(w - 16 > 0 ? w - 16 : 0);
-                        float *c = C + i0 * ldc + j0 + s * NR;
-                        const int fresh = overwrite && k0 == 0;
-                        if (mr == MR) {
-                            kernel_8x32(kc, a, ars, aks, bs, c, ldc, m0, m1, fresh);
-                            continue;
-                        }
-                        /* the last rows: through a full tile, so no row past m is touched */
-                        memset(tile, 0, sizeof tile);
-                        for (int64_t r = 0; r < mr && !fresh; r++)
-                            memcpy(tile + r * NR, c + r * ldc, (size_t)w * sizeof *c);
-                        kernel_8x32(kc, a, ars, aks, bs, tile, NR, m0, m1, 0);
-                        for (int64_t r = 0; r < mr; r++) memcpy(c + r * ldc, tile + r * NR, (size_t)w * sizeof *c);
-                    }
+                    int64_t mr = ib + mc - i0 < MR ? ib + mc - i0 : MR, ars = 1, aks = MR;
+                    const float *a = packed_at + (i0 - ib) * kc;
+                    if (!ta) a_block(A, lda, 0, alpha, i0, mr, k0, kc, Ap, &a, &ars, &aks);
+                    const float *next = !ta && i0 + 2 * MR <= ib + mc ? A + (i0 + MR) * lda + k0 : NULL;
+                    row_block(a, ars, aks, mr, packed_b, kc * NR, nc, kc, C + i0 * ldc + j0, ldc,
+                              overwrite && k0 == 0, next, lda);
                 }
             }
+        }
+    }
+}
+
+/* plc_sgemm_packed on plc's kernel: chunks of KC steps of k, as gemm_avx512
+ * (the same chains of FMAs) */
+static void packed_avx512(int ta, int64_t m, int64_t n, int64_t k0, int64_t k1, const float *A, int64_t lda,
+                          const float *Bp, int64_t bk, float beta, float *C, int64_t ldc)
+{
+    _Alignas(64) float Ap[MR * KC];
+    const int64_t k = k1 - k0;
+    const int overwrite = beta == 0.0f && k > 0;
+    scale_c(C, ldc, m, n, beta, overwrite);
+    for (int64_t c0 = 0; c0 < k; c0 += KC) {
+        int64_t kc = k - c0 < KC ? k - c0 : KC;
+        for (int64_t i0 = 0; i0 < m; i0 += MR) {
+            int64_t mr = m - i0 < MR ? m - i0 : MR, ars, aks;
+            const float *a;
+            a_block(A, lda, ta, 1.0f, i0, mr, c0, kc, Ap, &a, &ars, &aks);
+            row_block(a, ars, aks, mr, Bp + (k0 + c0) * NR, bk * NR, n, kc, C + i0 * ldc, ldc,
+                      overwrite && c0 == 0, NULL, lda);
         }
     }
 }
@@ -276,4 +337,46 @@ void plc_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha, con
 #endif
     cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, (int)m, (int)n,
                 (int)k, alpha, A, (int)lda, B, (int)ldb, beta, C, (int)ldc);
+}
+
+int64_t plc_sgemm_packed_len(int64_t k, int64_t n) { return k * ((n + NR - 1) / NR) * NR; }
+
+float *plc_sgemm_scratch(int64_t n)
+{
+    return aligned_alloc(64, (size_t)((n + 15) / 16 * 16 + 16) * sizeof(float));
+}
+
+int64_t plc_sgemm_row_block(void) { return mode_now() == 2 ? MR : 64; }
+
+void plc_sgemm_pack(float *Bp, int tb, const float *B, int64_t ldb, int64_t k, int64_t n)
+{
+    if (k <= 0 || n <= 0) return;
+#ifdef PLC_GEMM_X86
+    if (mode_now() == 2) {
+        pack_b(Bp, tb, B, ldb, 0, k, 0, n);
+        return;
+    }
+#endif
+    for (int64_t i = 0; i < k; i++) /* OpenBLAS: op(B) row-major, n apart */
+        for (int64_t j = 0; j < n; j++) Bp[i * n + j] = tb ? B[j * ldb + i] : B[i * ldb + j];
+}
+
+void plc_sgemm_packed(int ta, int64_t m, int64_t n, int64_t k0, int64_t k1, const float *A, int64_t lda,
+                      const float *Bp, int64_t bk, int64_t bn, float beta, float *C, int64_t ldc)
+{
+    if (m <= 0 || n <= 0) return;
+#ifdef PLC_GEMM_X86
+    if (mode_now() == 2) {
+        (void)bn;
+        packed_avx512(ta, m, n, k0, k1, A, lda, Bp, bk, beta, C, ldc);
+        return;
+    }
+#endif
+    (void)bk;
+    if (k1 <= k0) { /* BLAS would scale C by beta; keep beta = 0 meaning "overwrite" */
+        scale_c(C, ldc, m, n, beta, 0);
+        return;
+    }
+    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)m, (int)n, (int)(k1 - k0), 1.0f, A,
+                (int)lda, Bp + k0 * bn, (int)bn, beta, C, (int)ldc);
 }

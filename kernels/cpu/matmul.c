@@ -46,13 +46,15 @@ static void panel_grid(int64_t M, int64_t N, int64_t K, int64_t *pm, int64_t *pn
  * holds the others back less), panels of at least 64 rows or columns.
  * Each panel packs the columns of op(B) it needs, and op(A)'s rows when
  * op(A) is A^T (A is read in place otherwise): a cut along M packs op(B)
- * again per panel, a cut along N packs A^T again. So the cut goes along N
- * first, unless op(A) = A^T and M >= N, where repacking op(B) costs no more.
- * One thread: one call, nothing packed twice. */
+ * again per panel (K x N), a cut along N packs A^T again or, for op(A) =
+ * A, reads all of A again (M x K; a read costs about half a packing). So
+ * the cut goes along N first, unless M >= N (op(A) = A^T) or M >= 2N
+ * (op(A) = A), where the work done twice is smaller along M. One thread:
+ * one call, nothing packed twice. */
 static void cut_free_grid(int64_t M, int64_t N, int trans_a, int threads, int64_t *pm, int64_t *pn)
 {
     int64_t want = threads > 1 ? 2 * (int64_t)threads : 1, gm, gn;
-    if (trans_a && M >= N) {
+    if (trans_a ? M >= N : M >= 2 * N) {
         gm = imin(want, cdiv(M, 64));
         gn = imin(cdiv(want, gm), cdiv(N, 64));
     } else {

@@ -23,6 +23,7 @@ typedef struct hand_plan {
     plc_comm comm;
     plc_backend *be;
     plc_data *data;
+    int no_fold; /* the backend folds no ZERO (backend.h) */
 } hand_plan;
 
 static void hp_init(hand_plan *h)
@@ -104,6 +105,7 @@ static int hp_setup(hand_plan *h, plc_executor **x, char *err, size_t n)
     CU_ASSERT_FATAL(plc_comm_setup(&h->comm, &h->plan, e2, sizeof e2) == 0);
     h->be = plc_backend_create("cpu", &h->comm, 1, &h->plan, e2, sizeof e2);
     CU_ASSERT_FATAL(h->be != NULL);
+    if (h->no_fold) h->be->folds_zero = 0;
     CU_ASSERT_FATAL(plc_data_open_synthetic(&h->data, &h->plan.model, h->plan.train.seed, e2, sizeof e2) == 0);
     return plc_exec_create(x, &h->plan, &h->comm, h->be, h->data, err, n);
 }
@@ -152,6 +154,65 @@ static void test_matmul_add_scale(void)
     CU_ASSERT_EQUAL(plc_exec_next_step(x), 1);
     CU_ASSERT_TRUE(isnan(st.grad_norm)); /* this plan computes no norm */
     hp_free(&h, x);
+}
+
+/* ZERO, ZERO, SWIGLU_BWD into the two zeroed buffers (with reader, an ADD
+ * reads the first of them in between); out receives dgate, dup and the
+ * ADD's sum, after a step over outputs that held garbage */
+static void fold_case(int fold, int reader, float out[3][8])
+{
+    hand_plan h;
+    hp_init(&h);
+    h.no_fold = !fold;
+    int32_t dg = hp_buf(&h, "dg", PLC_F32, 1, 8), du = hp_buf(&h, "du", PLC_F32, 1, 8);
+    int32_t dy = hp_buf(&h, "dy", PLC_F32, 1, 8), g = hp_buf(&h, "g", PLC_F32, 1, 8);
+    int32_t u = hp_buf(&h, "u", PLC_F32, 1, 8), t = hp_buf(&h, "t", PLC_F32, 1, 8);
+    hp_ins(&h, PLC_OP_ZERO)->buf[0] = dg;
+    hp_ins(&h, PLC_OP_ZERO)->buf[0] = du;
+    plc_instr *in;
+    if (reader) {
+        in = hp_ins(&h, PLC_OP_ADD);
+        in->buf[0] = t; in->buf[1] = dg; in->buf[2] = dy; in->arg[0] = 8;
+    }
+    in = hp_ins(&h, PLC_OP_SWIGLU_BWD);
+    in->buf[0] = dg; in->buf[1] = du; in->buf[2] = dy; in->buf[3] = g; in->buf[4] = u; in->arg[0] = 8;
+    plc_executor *x;
+    char err[512];
+    CU_ASSERT_FATAL(hp_setup(&h, &x, err, sizeof err) == 0);
+    /* dy = 0 against a negative up gives -0 products: a zeroed buffer adds
+     * them into +0 */
+    float vy[8] = {0, 0, 1, -1, 0.5f, 2, -3, 0}, vg[8] = {1, -1, 0.5f, 2, -2, 0, 3, -0.5f};
+    float vu[8] = {-2, 3, 1, -1, 2, -0.5f, 1, -4}, junk[8];
+    for (int i = 0; i < 8; i++) junk[i] = 1e30f;
+    memcpy(plc_exec_buffer(x, dy), vy, sizeof vy);
+    memcpy(plc_exec_buffer(x, g), vg, sizeof vg);
+    memcpy(plc_exec_buffer(x, u), vu, sizeof vu);
+    memcpy(plc_exec_buffer(x, dg), junk, sizeof junk);
+    memcpy(plc_exec_buffer(x, du), junk, sizeof junk);
+    memcpy(plc_exec_buffer(x, t), junk, sizeof junk);
+    plc_step_stats st;
+    CU_ASSERT_FATAL(plc_exec_step(x, &st, err, sizeof err) == 0);
+    memcpy(out[0], plc_exec_buffer(x, dg), sizeof out[0]);
+    memcpy(out[1], plc_exec_buffer(x, du), sizeof out[1]);
+    memcpy(out[2], plc_exec_buffer(x, t), sizeof out[2]);
+    hp_free(&h, x);
+}
+
+/* ZERO folding: the folded step gives the bits of the step with its ZEROs
+ * run, +0 included; a ZERO whose buffer is read before the op still runs */
+static void test_zero_folding(void)
+{
+    float folded[3][8], plain[3][8];
+    fold_case(1, 0, folded);
+    fold_case(0, 0, plain);
+    CU_ASSERT_EQUAL(memcmp(folded[0], plain[0], sizeof folded[0]), 0);
+    CU_ASSERT_EQUAL(memcmp(folded[1], plain[1], sizeof folded[1]), 0);
+    CU_ASSERT_FALSE(signbit(folded[0][0])); /* 0 + (-0) */
+    CU_ASSERT_TRUE(folded[0][2] != 0.0f && fabsf(folded[0][2]) < 1e3f);
+    fold_case(1, 1, folded);
+    fold_case(0, 1, plain);
+    CU_ASSERT_EQUAL(memcmp(folded, plain, sizeof folded), 0);
+    CU_ASSERT_DOUBLE_EQUAL(folded[2][3], -1.0, 0); /* t = 0 + dy: the ZERO ran */
 }
 
 /* DATA_LOAD gives the same tokens the data source does for the step */
@@ -354,6 +415,7 @@ void register_test_exec_dispatch(void)
     CU_pSuite s = CU_add_suite("exec_dispatch", NULL, NULL);
     CU_add_test(s, "matmul, copy, scale, add at planned offsets", test_matmul_add_scale);
     CU_add_test(s, "DATA_LOAD matches the data source", test_data_load);
+    CU_add_test(s, "ZERO folding gives the bits of the ZEROs run", test_zero_folding);
     CU_add_test(s, "invalid instructions name their location", test_errors);
     CU_add_test(s, "world size must match the plan", test_world_size);
     CU_add_test(s, "shard regions (tp block, ZeRO flat range)", test_shard_regions);
