@@ -168,9 +168,9 @@ static void test_estimate_against_arena(void)
     /* where it stands (issue 10 asks for 1% everywhere): most stages within
      * 1% of the live sum and of the arena, none far off */
     CU_ASSERT(live_within >= stages * 93 / 100);
-    CU_ASSERT(within >= stages * 75 / 100);
+    CU_ASSERT(within >= stages * 84 / 100);
     CU_ASSERT(lerrs[0] >= -0.03 && lerrs[stages - 1] <= 0.05);
-    CU_ASSERT(errs[0] >= -0.12 && errs[stages - 1] <= 0.02); /* below: the placement's fragmentation */
+    CU_ASSERT(errs[0] >= -0.07 && errs[stages - 1] <= 0.02); /* below: the placement's fragmentation */
 }
 
 void register_test_memory_exact(void);
