@@ -20,7 +20,8 @@
  * program whose placement would take too long (more than
  * PLACE_BY_SIZE_WORK pairs of buffers with overlapping lifetimes) is
  * placed online instead: in instruction order, best-fit into the holes of
- * buffers whose lifetime ended. The program's arena_bytes is
+ * buffers whose lifetime ended (up to PLACE_MIRROR_WORK pairs also on
+ * mirrored time, the smaller kept). The program's arena_bytes is
  * the exact peak of the placement. */
 
 #include <stdbool.h>

@@ -431,6 +431,44 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
  * many as this allows below it */
 #define PLACE_ORDERS_WORK 2e6
 
+/* up to this many pairs, a program placed online is also placed online on
+ * mirrored time (its cost grows with the holes, not the pairs: the largest
+ * plans of make bench are left to one sweep) */
+#define PLACE_MIRROR_WORK 2e7
+
+/* The online sweep on mirrored time (last use read backwards as first
+ * use), kept where its region is smaller than *peak, the placement the
+ * buffers hold now. Returns -1 when out of memory. */
+static int place_online_mirrored(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
+                                 uint64_t base, uint64_t *peak, uint32_t *peak_instr)
+{
+    uint32_t nb = prog->nbuffers, ni = prog->ninstrs;
+    int32_t *mf = malloc(sizeof *mf * (nb ? nb : 1)), *ml = malloc(sizeof *ml * (nb ? nb : 1));
+    uint64_t *held = malloc(sizeof *held * (nb ? nb : 1));
+    int rc = -1;
+    if (!mf || !ml || !held) goto out;
+    for (uint32_t b = 0; b < nb; b++) {
+        held[b] = prog->buffers[b].offset;
+        mf[b] = first[b] < 0 ? -1 : (int32_t)ni - 1 - last[b];
+        ml[b] = first[b] < 0 ? -1 : (int32_t)ni - 1 - first[b];
+    }
+    uint64_t pk = 0;
+    uint32_t at = 0;
+    if (place_online(prog, mf, ml, persistent, base, &pk, &at)) goto out;
+    if (pk < *peak) {
+        *peak = pk;
+        *peak_instr = ni - 1 - at;
+    } else {
+        for (uint32_t b = 0; b < nb; b++) prog->buffers[b].offset = held[b];
+    }
+    rc = 0;
+out:
+    free(mf);
+    free(ml);
+    free(held);
+    return rc;
+}
+
 /* No order of placement is always the tightest (decreasing size leaves
  * holes where equal buffers live first-in first-out, the sweep where
  * lifetimes nest, long-lived buffers in order of first use where short
@@ -456,7 +494,11 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
     uint32_t nb = prog->nbuffers;
     double work = placement_work(prog, first, last, persistent);
     st->by_size = work <= PLACE_BY_SIZE_WORK;
-    if (!st->by_size) return place_online(prog, first, last, persistent, base, peak, peak_instr);
+    if (!st->by_size) {
+        if (place_online(prog, first, last, persistent, base, peak, peak_instr)) return -1;
+        return work <= PLACE_MIRROR_WORK ? place_online_mirrored(prog, first, last, persistent, base, peak, peak_instr)
+                                         : 0;
+    }
     int norders = (int)(sizeof orders / sizeof orders[0]);
     if (work * norders > PLACE_ORDERS_WORK) norders = work * 3 > PLACE_ORDERS_WORK ? 3 : (int)(PLACE_ORDERS_WORK / work);
     uint64_t *best = malloc(sizeof *best * (nb ? nb : 1));
