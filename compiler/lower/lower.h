@@ -12,13 +12,16 @@
  * alias buffers (gradient buckets) then cover their member span. Every
  * other buffer lives from its first to its last use (a buffer used by a
  * comm-stream instruction until the instruction that waits for it). They
- * are placed largest first, each at the smallest gap that holds it among
- * the buffers already placed whose lifetimes overlap its own (greedy by
- * size: it keeps large buffers from being split up by small ones, and
- * lands within a few percent of the largest live sum); a program whose
- * placement would take too long (more than PLACE_BY_SIZE_WORK pairs of
- * buffers with overlapping lifetimes) is placed online instead: in instruction order, best-fit into
- * the holes of buffers whose lifetime ended. The program's arena_bytes is
+ * are placed one at a time, each at the smallest (or the lowest) gap that
+ * holds it among the buffers already placed whose lifetimes overlap its
+ * own, in several orders (largest first; long-lived buffers first in order
+ * of first use, the others then largest first; some on mirrored time), as
+ * many as PLACE_ORDERS_WORK allows, and the smallest region is kept; a
+ * program whose placement would take too long (more than
+ * PLACE_BY_SIZE_WORK pairs of buffers with overlapping lifetimes) is
+ * placed online instead: in instruction order, best-fit into the holes of
+ * buffers whose lifetime ended (up to PLACE_MIRROR_WORK pairs also on
+ * mirrored time, the smaller kept). The program's arena_bytes is
  * the exact peak of the placement. */
 
 #include <stdbool.h>
@@ -31,7 +34,7 @@ typedef struct plc_memplan_stats {
     uint64_t dynamic_peak;     /* activations and temporaries at their peak */
     uint64_t dynamic_total;    /* the same buffers without any reuse */
     uint32_t peak_instr;       /* instruction at which the dynamic peak is reached */
-    bool by_size;              /* placed largest first (else online best-fit, for very large programs) */
+    bool by_size;              /* placed by the greedy orders (else online best-fit, for very large programs) */
     uint64_t bytes_by_kind[PLC_BUF_KIND_COUNT]; /* sizes summed, aliases excluded */
 } plc_memplan_stats;
 

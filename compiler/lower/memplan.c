@@ -38,6 +38,7 @@ void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last
 typedef struct item {
     int32_t buf, first, last;
     uint64_t size, off;
+    int64_t k1, k2; /* the order's keys, ascending, before the size and lifetime */
 } item;
 
 static int cmp_item(const void *a, const void *b)
@@ -67,6 +68,15 @@ static int cmp_item_long(const void *a, const void *b)
     if (lx != ly) return lx > ly ? -1 : 1;
     if (x->size != y->size) return x->size > y->size ? -1 : 1;
     return (x->buf > y->buf) - (x->buf < y->buf);
+}
+
+/* the keys an order sets, then decreasing size, longer lifetime, id */
+static int cmp_item_keys(const void *a, const void *b)
+{
+    const item *x = a, *y = b;
+    if (x->k1 != y->k1) return x->k1 < y->k1 ? -1 : 1;
+    if (x->k2 != y->k2) return x->k2 < y->k2 ? -1 : 1;
+    return cmp_item(a, b);
 }
 
 /* a placed buffer as the index keeps it: where it lies, when it starts */
@@ -120,43 +130,77 @@ typedef struct span {
     uint64_t lo, hi;
 } span;
 
-static int cmp_span(const void *a, const void *b)
+/* sorts spans by lo in place: quicksort on the median of three, insertion
+ * sort below 24 (the order among equal lo does not matter to the gaps) */
+static void quick_spans(span *sp, size_t n)
 {
-    const span *x = a, *y = b;
-    return (x->lo > y->lo) - (x->lo < y->lo);
+    while (n > 24) {
+        uint64_t a = sp[0].lo, b = sp[n / 2].lo, c = sp[n - 1].lo;
+        uint64_t piv = a < b ? (b < c ? b : (a < c ? c : a)) : (a < c ? a : (b < c ? c : b));
+        size_t i = 0, j = n - 1;
+        for (;;) {
+            while (sp[i].lo < piv) i++;
+            while (sp[j].lo > piv) j--;
+            if (i >= j) break;
+            span t = sp[i];
+            sp[i++] = sp[j];
+            sp[j--] = t;
+        }
+        /* [0, j] <= piv <= [j + 1, n): the smaller part first, the larger in the loop */
+        size_t left = j + 1;
+        if (left < n - left) {
+            quick_spans(sp, left);
+            sp += left;
+            n -= left;
+        } else {
+            quick_spans(sp + left, n - left);
+            n = left;
+        }
+    }
+    for (size_t i = 1; i < n; i++) {
+        span x = sp[i];
+        size_t j = i;
+        for (; j > 0 && sp[j - 1].lo > x.lo; j--) sp[j] = sp[j - 1];
+        sp[j] = x;
+    }
 }
 
 /* sorts spans by lo: LSD radix on lo / 64 (offsets are 64-byte aligned),
- * 11 bits a pass, as many passes as the largest offset needs */
+ * 8 bits a pass, as many passes as the largest offset needs, a pass left
+ * out where every span has the same digit; quicksort below 64 spans */
 static void sort_spans(span *sp, span *tmp, size_t n)
 {
-    if (n < 256) {
-        qsort(sp, n, sizeof *sp, cmp_span);
+    if (n < 64) {
+        quick_spans(sp, n);
         return;
     }
     uint64_t top = 0;
     for (size_t i = 0; i < n; i++)
         if (sp[i].lo > top) top = sp[i].lo;
-    static size_t count[2048];
-    for (unsigned shift = 6; shift < 64 && (top >> shift); shift += 11) {
-        memset(count, 0, sizeof count);
-        for (size_t i = 0; i < n; i++) count[(sp[i].lo >> shift) & 2047]++;
+    span *src = sp, *dst = tmp;
+    for (unsigned shift = 6; shift < 64 && (top >> shift); shift += 8) {
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++) count[(src[i].lo >> shift) & 255]++;
+        if (count[(src[0].lo >> shift) & 255] == n) continue;
         size_t sum = 0;
-        for (size_t d = 0; d < 2048; d++) {
+        for (size_t d = 0; d < 256; d++) {
             size_t c = count[d];
             count[d] = sum;
             sum += c;
         }
-        for (size_t i = 0; i < n; i++) tmp[count[(sp[i].lo >> shift) & 2047]++] = sp[i];
-        memcpy(sp, tmp, sizeof *sp * n);
+        for (size_t i = 0; i < n; i++) dst[count[(src[i].lo >> shift) & 255]++] = src[i];
+        span *t = src;
+        src = dst;
+        dst = t;
     }
+    if (src != sp) memcpy(sp, src, sizeof *sp * n);
 }
 
 /* The lowest-waste gap of at least x->size among the placed buffers alive
  * during x's lifetime (those alive at its first instruction, on its leaf's
  * path, and those starting after it and before its end), else the top of
  * them. sp and tmp have room for every placed buffer. */
-static uint64_t best_gap(const index *X, const item *x, span *sp, span *tmp)
+static uint64_t best_gap(const index *X, const item *x, span *sp, span *tmp, bool first_fit)
 {
     int32_t a = x->first, b = x->last;
     size_t ns = 0;
@@ -173,18 +217,32 @@ static uint64_t best_gap(const index *X, const item *x, span *sp, span *tmp)
         if (sp[j].lo > at && sp[j].lo - at >= x->size && sp[j].lo - at < best_size) {
             best_size = sp[j].lo - at;
             best = at;
+            if (first_fit) break;
         }
         if (sp[j].hi > at) at = sp[j].hi;
     }
     return best != UINT64_MAX ? best : at;
 }
 
-/* Places every buffer with a lifetime, largest first, each at the
- * lowest-waste gap left by the buffers already placed whose lifetimes
- * overlap its own; *peak gets the dynamic region's size. Returns -1 when
- * out of memory. */
+/* An order of placement: a comparison of items, for cmp_item_keys the
+ * lifetime from which a buffer counts as long-lived (those are placed
+ * first, in order of first use, so that what is made once per micro-batch
+ * stacks in time; the others after them, largest first), the fit, and the
+ * direction of time (reversed: every lifetime mirrored, so that the order
+ * of first use is that of last use from the end). */
+typedef struct order {
+    int (*cmp)(const void *, const void *);
+    int32_t long_life;
+    bool first_fit; /* the lowest gap that holds the buffer, not the tightest */
+    bool reversed;
+} order;
+
+/* Places every buffer with a lifetime in the order ord, each at the gap
+ * that holds it (the tightest, or the lowest) among the buffers already
+ * placed whose lifetimes overlap its own; *peak gets the dynamic region's
+ * size. Returns -1 when out of memory. */
 static int place_by_size(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
-                         uint64_t base, uint64_t *peak, uint32_t *peak_instr, int (*cmp)(const void *, const void *))
+                         uint64_t base, uint64_t *peak, uint32_t *peak_instr, order ord)
 {
     uint32_t nb = prog->nbuffers, ni = prog->ninstrs ? prog->ninstrs : 1;
     index X = {.size = 1};
@@ -197,17 +255,21 @@ static int place_by_size(plc_program *prog, const int32_t *first, const int32_t 
     int rc = -1;
     if (!it || !X.node || !X.start || !sp || !tmp) goto out;
     uint32_t n = 0;
-    for (uint32_t b = 0; b < nb; b++)
-        if (!persistent[b] && first[b] >= 0)
-            it[n++] = (item){(int32_t)b, first[b], last[b], align_up(prog->buffers[b].bytes), 0};
-    qsort(it, n, sizeof *it, cmp);
+    for (uint32_t b = 0; b < nb; b++) {
+        if (persistent[b] || first[b] < 0) continue;
+        int32_t f = ord.reversed ? (int32_t)ni - 1 - last[b] : first[b];
+        int32_t l = ord.reversed ? (int32_t)ni - 1 - first[b] : last[b];
+        bool lng = ord.long_life > 0 && l - f >= ord.long_life;
+        it[n++] = (item){(int32_t)b, f, l, align_up(prog->buffers[b].bytes), 0, lng ? 0 : 1, lng ? f : 0};
+    }
+    qsort(it, n, sizeof *it, ord.cmp);
     *peak = 0;
     for (uint32_t k = 0; k < n; k++) {
         item *x = &it[k];
-        x->off = best_gap(&X, x, sp, tmp);
+        x->off = best_gap(&X, x, sp, tmp, ord.first_fit);
         if (x->off + x->size > *peak) {
             *peak = x->off + x->size;
-            *peak_instr = (uint32_t)x->first;
+            *peak_instr = (uint32_t)(ord.reversed ? (int32_t)ni - 1 - x->first : x->first);
         }
         prog->buffers[x->buf].offset = base + x->off;
         if (index_add(&X, x)) goto out;
@@ -365,6 +427,102 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
  * placement costs about 25 ns a pair (make bench: Llama-2-70B on 4096 GPUs
  * lowers in under a second) */
 #define PLACE_BY_SIZE_WORK 2e6
+/* the pairs all orders together may visit: three orders at the least, as
+ * many as this allows below it */
+#define PLACE_ORDERS_WORK 2e6
+
+/* up to this many pairs, a program placed online is also placed online on
+ * mirrored time (its cost grows with the holes, not the pairs: the largest
+ * plans of make bench are left to one sweep) */
+#define PLACE_MIRROR_WORK 2e7
+
+/* The online sweep on mirrored time (last use read backwards as first
+ * use), kept where its region is smaller than *peak, the placement the
+ * buffers hold now. Returns -1 when out of memory. */
+static int place_online_mirrored(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
+                                 uint64_t base, uint64_t *peak, uint32_t *peak_instr)
+{
+    uint32_t nb = prog->nbuffers, ni = prog->ninstrs;
+    int32_t *mf = malloc(sizeof *mf * (nb ? nb : 1)), *ml = malloc(sizeof *ml * (nb ? nb : 1));
+    uint64_t *held = malloc(sizeof *held * (nb ? nb : 1));
+    int rc = -1;
+    if (!mf || !ml || !held) goto out;
+    for (uint32_t b = 0; b < nb; b++) {
+        held[b] = prog->buffers[b].offset;
+        mf[b] = first[b] < 0 ? -1 : (int32_t)ni - 1 - last[b];
+        ml[b] = first[b] < 0 ? -1 : (int32_t)ni - 1 - first[b];
+    }
+    uint64_t pk = 0;
+    uint32_t at = 0;
+    if (place_online(prog, mf, ml, persistent, base, &pk, &at)) goto out;
+    if (pk < *peak) {
+        *peak = pk;
+        *peak_instr = ni - 1 - at;
+    } else {
+        for (uint32_t b = 0; b < nb; b++) prog->buffers[b].offset = held[b];
+    }
+    rc = 0;
+out:
+    free(mf);
+    free(ml);
+    free(held);
+    return rc;
+}
+
+/* No order of placement is always the tightest (decreasing size leaves
+ * holes where equal buffers live first-in first-out, the sweep where
+ * lifetimes nest, long-lived buffers in order of first use where short
+ * ones are large). As many of these orders as PLACE_ORDERS_WORK allows are
+ * tried, in this order, then the online sweep, and the smallest region is
+ * kept, the first on a tie. The list is ranked on the 624 stages of
+ * tests/unit/test_memory_exact.c: after the first three, each order is the
+ * one that brings the most further stages within 1% of the largest live
+ * sum. */
+static const order orders[] = {
+    {cmp_item, 0, false, false},       {cmp_item_keys, 200, true, true},  {cmp_item_keys, 50, false, false},
+    {cmp_item_keys, 100, true, true},  {cmp_item_keys, 400, false, true}, {cmp_item_start, 0, false, true},
+    {cmp_item_keys, 200, true, false}, {cmp_item_start, 0, false, false}, {cmp_item_keys, 100, false, false},
+    {cmp_item_keys, 400, true, false}, {cmp_item_keys, 200, false, true}, {cmp_item_keys, 50, false, true},
+    {cmp_item_long, 0, false, false},
+};
+
+/* Places every non-persistent buffer with a lifetime above base; *peak gets
+ * the dynamic region's size. Returns -1 when out of memory. */
+static int memplan_place(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
+                         uint64_t base, uint64_t *peak, uint32_t *peak_instr, plc_memplan_stats *st)
+{
+    uint32_t nb = prog->nbuffers;
+    double work = placement_work(prog, first, last, persistent);
+    st->by_size = work <= PLACE_BY_SIZE_WORK;
+    if (!st->by_size) {
+        if (place_online(prog, first, last, persistent, base, peak, peak_instr)) return -1;
+        return work <= PLACE_MIRROR_WORK ? place_online_mirrored(prog, first, last, persistent, base, peak, peak_instr)
+                                         : 0;
+    }
+    int norders = (int)(sizeof orders / sizeof orders[0]);
+    if (work * norders > PLACE_ORDERS_WORK) norders = work * 3 > PLACE_ORDERS_WORK ? 3 : (int)(PLACE_ORDERS_WORK / work);
+    uint64_t *best = malloc(sizeof *best * (nb ? nb : 1));
+    if (!best) return -1;
+    *peak = UINT64_MAX;
+    for (int v = 0; v <= norders; v++) {
+        uint64_t pk = 0;
+        uint32_t at = 0;
+        if (v < norders ? place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])
+                        : place_online(prog, first, last, persistent, base, &pk, &at)) {
+            free(best);
+            return -1;
+        }
+        if (pk < *peak) {
+            *peak = pk;
+            *peak_instr = at;
+            for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
+        }
+    }
+    for (uint32_t b = 0; b < nb; b++)
+        if (!persistent[b] && first[b] >= 0) prog->buffers[b].offset = best[b];
+    free(best);
+    return 0;
+}
 
 int plc_memplan(plc_program *prog, const bool *persistent, const int32_t *alias_first, const int32_t *alias_last,
                 plc_memplan_stats *st, char *err, size_t errlen)
@@ -419,50 +577,11 @@ int plc_memplan(plc_program *prog, const bool *persistent, const int32_t *alias_
         }
         st->dynamic_total += align_up(prog->buffers[b].bytes);
     }
-    /* 3. placement: largest buffers first, each at the lowest-waste gap among
-     * the buffers already placed whose lifetimes overlap its own; online
-     * best-fit where that would take too long */
-    double work = placement_work(prog, first, last, persistent);
-    st->by_size = work <= PLACE_BY_SIZE_WORK;
-    if (!st->by_size) {
-        if (place_online(prog, first, last, persistent, base, &dyn_peak, &st->peak_instr)) {
-            snprintf(err, errlen, "memory plan: out of memory");
-            rc = -1;
-            goto out;
-        }
-    } else {
-        /* no order of placement is always the tightest (decreasing size
-         * leaves holes where equal buffers live first-in first-out, the
-         * sweep where lifetimes nest): where placement is cheap, several
-         * are tried and the smallest region kept, the first on a tie */
-        static int (*const orders[])(const void *, const void *) = {cmp_item, cmp_item_start, cmp_item_long, NULL};
-        uint64_t *best = malloc(sizeof *best * (nb ? nb : 1));
-        if (!best) {
-            snprintf(err, errlen, "memory plan: out of memory");
-            rc = -1;
-            goto out;
-        }
-        dyn_peak = UINT64_MAX;
-        for (int v = 0; v < 4; v++) {
-            uint64_t pk = 0;
-            uint32_t at = 0;
-            int bad = orders[v] ? place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])
-                                : place_online(prog, first, last, persistent, base, &pk, &at);
-            if (bad) {
-                free(best);
-                snprintf(err, errlen, "memory plan: out of memory");
-                rc = -1;
-                goto out;
-            }
-            if (pk < dyn_peak) {
-                dyn_peak = pk;
-                st->peak_instr = at;
-                for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
-            }
-        }
-        for (uint32_t b = 0; b < nb; b++)
-            if (!persistent[b] && first[b] >= 0) prog->buffers[b].offset = best[b];
-        free(best);
+    /* 3. placement */
+    if (memplan_place(prog, first, last, persistent, base, &dyn_peak, &st->peak_instr, st)) {
+        snprintf(err, errlen, "memory plan: out of memory");
+        rc = -1;
+        goto out;
     }
     st->dynamic_peak = dyn_peak > unused_max ? dyn_peak : align_up(unused_max);
     prog->arena_bytes = base + st->dynamic_peak;
