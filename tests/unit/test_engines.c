@@ -404,7 +404,6 @@ static void test_overlap_sm_share(void)
     CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
 }
 
-/* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
 /* dp_bucket: the data-parallel reduction and ZeRO 1 gather as buckets, one
  * collective (one latency) each, instead of one per parameter tensor */
 static void test_dp_bucket(void)
@@ -428,6 +427,7 @@ static void test_dp_bucket(void)
     assert_figure_inert(&job, &l, &job.engine.dp_bucket, 4e7, PLC_TIME_COMM_DP);
 }
 
+/* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
 static void test_fused_swiglu_memory(void)
 {
     plc_job job;
