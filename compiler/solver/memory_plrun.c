@@ -101,6 +101,17 @@ static double norm_fwd(pm *p, plc_tensor_role w, plc_tensor_role b, bool rf, boo
     return out;
 }
 
+/* A row-parallel projection's output of o bytes into the residual stream:
+ * reduce-scattered to the block's rows (sp), its bias added (GPT), and
+ * added to the stream as a new block, after which o is released. */
+static void residual_add(pm *p, plc_tensor_role bias, double o)
+{
+    if (p->sp) A(p, p->X), Rl(p, o), o = p->X;
+    if (p->gpt) w_get(p, bias), w_put(p, bias, false);
+    A(p, p->X);
+    Rl(p, o);
+}
+
 /* One layer's forward from the lowering (lw_layer_fwd), its input excluded.
  * rf: the recomputation inside a backward (full recompute): everything is
  * kept for the backward, and the layer output is not computed. Leaves
@@ -136,10 +147,7 @@ static void layer_fwd(pm *p, bool rf)
     double o = p->R * p->h * p->ab;
     w_get(p, PLC_ROLE_WO), A(p, o), w_put(p, PLC_ROLE_WO, rf);
     if (!keep_att) Rl(p, q);
-    if (p->sp) A(p, p->X), Rl(p, o), o = p->X;
-    if (p->gpt) w_get(p, PLC_ROLE_BO), w_put(p, PLC_ROLE_BO, false);
-    A(p, p->X); /* x_mid */
-    Rl(p, o);
+    residual_add(p, PLC_ROLE_BO, o); /* x_mid */
     double hn2 = norm_fwd(p, n2, PLC_ROLE_MLP_NORM_B, rf, keep);
     double f = p->R * p->Fl * p->ab;
     if (p->gpt) {
@@ -160,10 +168,7 @@ static void layer_fwd(pm *p, bool rf)
     plc_tensor_role down = p->gpt ? PLC_ROLE_W_PROJ : PLC_ROLE_W_DOWN;
     w_get(p, down), A(p, d), w_put(p, down, false);
     if (!keep) Rl(p, f);
-    if (p->sp) A(p, p->X), Rl(p, d), d = p->X;
-    if (p->gpt) w_get(p, PLC_ROLE_B_PROJ), w_put(p, PLC_ROLE_B_PROJ, false);
-    A(p, p->X); /* x_out */
-    Rl(p, d);
+    residual_add(p, PLC_ROLE_B_PROJ, d); /* x_out */
     if (!keep) Rl(p, p->X); /* x_mid */
 }
 

@@ -95,7 +95,6 @@ static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, b
     if (cut > 0) {
         plc_time_estimate(job, l, out);
         if (out->step_time_s * BOUND_MARGIN > cut) return false;
-        always_time = true; /* computed */
     }
     plc_memory_estimate(job, l, all_stages, out);
     if (!out->fits && reasons)
