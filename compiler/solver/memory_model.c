@@ -205,6 +205,29 @@ double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_
     return best + job->cluster.hw.runtime_reserved;
 }
 
+double plc_memory_node_bound(const plc_job *job, const plc_layout *l)
+{
+    const plc_model *m = &job->model;
+    int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
+    double fixed = plc_runtime_fixed_bytes(job, l); /* comm buffers, workspace, reserve */
+    double act = plc_act_layer_bytes(job, l, PLC_RECOMPUTE_FULL);
+    double best = 0;
+    int64_t stages[2] = {0, l->pp - 1};
+    for (int i = 0; i < 2; i++) {
+        plc_stage_params sp;
+        plc_stage_params_of(m, l->tp, l->pp, stages[i], &sp);
+        double w, g, o;
+        static_state(job, l, plc_stage_params_total(&sp), &w, &g, &o);
+        /* at the stage's first backward every forward before it still holds
+         * its layers' inputs (plc_sched_inflight: in micro-batches of the
+         * whole stage) */
+        double held = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, stages[i]) *
+                      (double)sp.layers * act;
+        if (w + g + o + held > best) best = w + g + o + held;
+    }
+    return best + fixed;
+}
+
 const char *plc_mem_component_name(plc_mem_component c)
 {
     static const char *const names[] = {"weights", "grads", "optimizer", "activations", "logits",

@@ -26,7 +26,16 @@
  *           backward/forward ratio (GPipe, 1F1B, interleaved: their bubble is
  *           that ratio times the balanced stage's work, itself at least the
  *           layers' work);
- *   memory: plc_memory_lower_bound (static state and reserve). */
+ *   memory: plc_memory_lower_bound (static state and reserve).
+ * A node that cannot fit is skipped too, by plc_memory_node_bound (the
+ * static state, the runtime's fixed costs and the layer inputs of the
+ * micro-batches in flight, which every recompute policy keeps), with every
+ * larger micro-batch of it: the bound never falls as the micro-batch grows.
+ * While nothing fits, only nodes no closer to fitting than the closest
+ * candidates kept are skipped, so those are the exhaustive search's too.
+ * This is what keeps the search's time flat in the global batch: a batch
+ * of 1e12 sequences has 17 times the micro-batch values of 1024, and all
+ * but the few smallest end the loop. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -542,6 +551,24 @@ static bool worse_than_top(const search *S, const plc_layout *l, double mem_boun
     return time_lower_bound(S->job, l, work) * BOUND_MARGIN > kth->step_time_s;
 }
 
+/* does the node base (micro-batch iv->mb.v[d]) not fit by plc_memory_node_bound,
+ * and (while nothing fits) is it also no closer to fitting than the closest
+ * candidates kept so far? Then neither fits nor is closer any larger
+ * micro-batch of the same node (the bound never falls as the micro-batch
+ * grows, and the values are ascending: divisors() and the front end sort
+ * them): the leaves of all count as pruned, and the caller leaves the
+ * micro-batch loop. */
+static bool beyond_memory(search *S, const plc_layout *base, const inner_values *iv, int d)
+{
+    const plc_solution *o = S->out;
+    double bound = plc_memory_node_bound(S->job, base) * BOUND_MARGIN;
+    if (bound <= o->limit_bytes) return false;
+    int cap = (int)(sizeof o->closest / sizeof o->closest[0]);
+    if (o->nranked == 0 && (o->nclosest < cap || bound <= o->closest[cap - 1].peak_bytes)) return false;
+    S->out->pruned += (int64_t)(iv->mb.n - d) * rc_leaves(S->job, iv, base->pp, base->vpp);
+    return true;
+}
+
 /* layer_work by sp and micro-batch index of one (tp, pp, cp), computed when
  * first needed (it does not depend on the ZeRO stage, schedule or vpp) */
 typedef node_work work_cache[2][MAX_VALUES];
@@ -562,8 +589,9 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                     base.micro_batch = iv->mb.v[d];
                     uint32_t known = outer | PLC_LD_BIT(sp) | PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) |
                                      PLC_LD_BIT(micro_batch);
-                    /* the bound first: a skipped node needs no legality check
-                     * (its leaves count as pruned, legal or not) */
+                    /* the bounds first: a skipped node needs no legality
+                     * check (its leaves count as pruned, legal or not) */
+                    if (S->bound && beyond_memory(S, &base, iv, d)) break;
                     node_work *w = &work[base.sp ? 1 : 0][d];
                     if (S->bound && S->out->nranked == S->opts.top) {
                         if (w->least < 0) layer_work(job, base, iv, w);

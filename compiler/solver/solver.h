@@ -262,6 +262,12 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
  * (static state of the heaviest stage and reserved memory), for pruning. */
 double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
                               int64_t cp, int64_t zero);
+/* A lower bound of the peak of any layout under the node l (every dimension
+ * known but recompute, recompute_layers, attention and fused RMSNorm): that
+ * bound, the runtime's fixed costs, and the layer inputs of the micro-batches
+ * in flight on the first and last stage (what full recompute keeps, the
+ * least any policy keeps). It never falls as the micro-batch grows. */
+double plc_memory_node_bound(const plc_job *job, const plc_layout *l);
 
 /* ---- model_math.c ---------------------------------------------------------- */
 /* parameter counts and FLOPs of the transformer plc trains

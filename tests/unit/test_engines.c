@@ -246,6 +246,51 @@ static void test_legality_per_engine(void)
     plc_arena_free(&a);
 }
 
+/* the search's node memory bound (plc_memory_node_bound) lies at or below
+ * the estimate of every leaf under it, for each engine's memory model (the
+ * plrun replay and the closed form of the others), so pruning by it never
+ * drops a layout that fits */
+static void test_node_memory_bound(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_engine_set set;
+    CU_ASSERT_FATAL(shipped(&a, &set));
+    int64_t checked = 0, tight = 0;
+    for (int e = 0; e < PLC_ENGINE_COUNT; e++) {
+        for (int gpt = 0; gpt < 2; gpt++) {
+            plc_job job;
+            fixture_llama13b(&job, 1);
+            if (gpt) { /* the GPT block, tied embeddings, fp32 */
+                fixture_model(&job.model, "gpt-1b", 24, 2048, 8192, 16, 16, 50257, 1024, true);
+                job.model.arch = PLC_ARCH_GPT;
+                job.model.positions = PLC_POS_LEARNED;
+                job.train.precision = PLC_PREC_FP32;
+            }
+            job.train.engine = (plc_engine)e;
+            job.engine = set.profile[e];
+            job.train.global_batch = 64;
+            job.layout.micro_batch = (plc_choice){.kind = PLC_CHOICE_SET, .n = 3, .v = {1, 2, 8}};
+            plc_solve_opts o = {.top = 5, .all = true};
+            plc_solution sol;
+            CU_ASSERT_EQUAL_FATAL(plc_solve_opts_run(&job, &a, &o, &sol), PLC_OK);
+            for (int64_t i = 0; i < sol.nall; i++) {
+                const plc_candidate *c = &sol.all[i];
+                if (!c->valid) continue;
+                double bound = plc_memory_node_bound(&job, &c->layout);
+                CU_ASSERT_TRUE(bound <= c->peak_bytes * (1 + 1e-9));
+                if (bound > c->peak_bytes) printf("\n    node bound %.0f above the estimate %.0f\n", bound, c->peak_bytes);
+                checked++;
+                tight += bound > 0.5 * c->peak_bytes;
+            }
+        }
+    }
+    CU_ASSERT_TRUE(checked > 1000);
+    CU_ASSERT_TRUE(tight > checked / 4); /* and it is not vacuous */
+    printf("\n    %lld leaves, bound above half the estimate on %lld\n", (long long)checked, (long long)tight);
+    plc_arena_free(&a);
+}
+
 /* Llama-13B on 2 x 8 A100: dp 2, tp 8 with sequence parallelism, 1F1B
  * over pp 1, ZeRO 1, one micro-batch of 2048 tokens */
 static void overlap_job(plc_job *job, plc_layout *l)
@@ -544,6 +589,7 @@ void register_test_engines(void)
     CU_add_test(s, "bad files", test_bad_files);
     CU_add_test(s, "shipped profiles", test_shipped_profiles);
     CU_add_test(s, "legality per engine", test_legality_per_engine);
+    CU_add_test(s, "node memory bound", test_node_memory_bound);
     CU_add_test(s, "overlap terms", test_overlap_terms);
     CU_add_test(s, "dp bucket", test_dp_bucket);
     CU_add_test(s, "p2p scatter/gather", test_p2p_scatter_gather);
