@@ -15,6 +15,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: plc trace PLAN [-o FILE] [--ranks all|stages] [--full | --svg]\n"
+            "       plc trace SPEC [SPEC OPTIONS] [-o FILE] [--svg]\n"
             "\n"
             "Simulates one training step of every rank's program with the time\n"
             "model's costs (matmuls from FLOPs and the catalog's efficiency,\n"
@@ -46,8 +47,6 @@ static void usage(FILE *out)
             "                  process per rank\n"
             "  -h, --help      this text\n"
             "\n"
-            "plc trace SPEC [SPEC OPTIONS] [-o FILE] [--svg]\n"
-            "\n"
             "A spec (a .plan file, not a compiled plan) is solved, or its pinned layout\n"
             "taken, and one step is simulated for the engine it names (train.engine:\n"
             "plrun, megatron, fsdp2) from the time model's own pieces, one rank per\n"
@@ -59,10 +58,13 @@ static void usage(FILE *out)
             "again on the \"exposed comm\" track) where it does not; \"overlap\n"
             "slowdown\" is the compute slowed by the SMs overlapped collectives hold\n"
             "(the engine's overlap_sm_share). Prints the simulated step time beside\n"
-            "the solver's (they agree within 0.1%% where pp = 1 or the schedule is\n"
-            "layered or modular; docs/engines.md gives the bound for the others) and,\n"
-            "per stage, compute, slowdown and each kind of communication, exposed of\n"
-            "total. --ranks and --full apply to plans only.\n"
+            "the solver's (equal where pp = 1 or the schedule is layered or modular;\n"
+            "for gpipe, 1f1b and interleaved the solver's bubble is a closed form of\n"
+            "a balanced pipeline, and docs/engines.md gives the bound) and, per stage,\n"
+            "compute, slowdown and each kind of communication, exposed of total.\n"
+            "--ranks and --full apply to plans only.\n"
+            "\n"
+            "spec options:\n"
             "%s",
             PLC_CHECK_ALL_RANKS_MAX, plc_spec_options_help);
 }
