@@ -120,6 +120,23 @@ static plc_overlap unit_gather(const sim *S, bool bwd)
     return (plc_overlap){o->comm * share, o->exposed * share, o->charged * share};
 }
 
+/* compute of `layers` layers from t with the tensor-parallel collectives
+ * (exposed tp_exposed, tp_comm as they run, per layer) and the
+ * context-parallel ring (cp_ring as it runs, cp_exposed of it exposed) of
+ * one direction: the hidden parts beside the compute, the exposed ones
+ * after it; returns the end */
+static double with_comm(sim *S, int64_t r, double t, kind k, const char *what, int64_t mb, int64_t c, double compute,
+                        double layers, double tp_exposed, double cp_ring, double cp_exposed)
+{
+    bool rc = k == K_RECOMPUTE;
+    const char *tp = rc ? "tp collectives (recompute)" : "tp collectives", *cp = rc ? "cp ring (recompute)" : "cp ring";
+    hidden(S, r, T_TP, PLC_ETRACE_TP, tp, mb, c, t, layers * (S->P.lt.tp_comm - tp_exposed));
+    hidden(S, r, T_TP, PLC_ETRACE_CP, cp, mb, c, t, layers * (cp_ring - cp_exposed));
+    t = piece(S, r, t, k, 0, what, mb, c, compute);
+    t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_TP, tp, mb, c, layers * tp_exposed);
+    return piece(S, r, t, K_EXPOSED, PLC_ETRACE_CP, cp, mb, c, layers * cp_exposed);
+}
+
 /* one unit of rank r from t: its pieces, returning its end */
 static double run_unit(sim *S, int64_t r, plc_pipe_unit u, bool recv, double t)
 {
@@ -141,29 +158,18 @@ static double run_unit(sim *S, int64_t r, plc_pipe_unit u, bool recv, double t)
     slow += g.charged - g.exposed;
     double ends_share = u.bwd ? 2.0 / 3.0 : 1.0 / 3.0; /* of the embedding and head, as the schedule simulator */
     double ends = (c == 0 ? P->first * ends_share : 0.0) + (c == S->sh.nchunks - 1 ? P->last * ends_share : 0.0);
+    double fwd_compute = lt->matmul_f + lt->attn_f + lt->mem_f + lt->launch_f;
     if (!u.bwd) {
-        hidden(S, r, T_TP, PLC_ETRACE_TP, "tp collectives", mb, c, t, n * (lt->tp_comm - lt->tp_exposed_f));
-        hidden(S, r, T_TP, PLC_ETRACE_CP, "cp ring", mb, c, t, n * (lt->cp_ring_f - lt->cp_f));
-        t = piece(S, r, t, K_FORWARD, 0, "fwd", mb, c, n * (lt->matmul_f + lt->attn_f + lt->mem_f + lt->launch_f) + ends);
-        t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_TP, "tp collectives", mb, c, n * lt->tp_exposed_f);
-        t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_CP, "cp ring", mb, c, n * lt->cp_f);
+        t = with_comm(S, r, t, K_FORWARD, "fwd", mb, c, n * fwd_compute + ends, n, lt->tp_exposed_f, lt->cp_ring_f, lt->cp_f);
         slow += n * (lt->tp_f - lt->tp_exposed_f);
     } else {
         /* whole layers recomputed repeat their forward's collectives */
         double w = n * S->whole;
-        double rc_comm = w * (lt->tp_f + lt->cp_f);
-        hidden(S, r, T_TP, PLC_ETRACE_TP, "tp collectives (recompute)", mb, c, t, w * (lt->tp_comm - lt->tp_exposed_f));
-        hidden(S, r, T_TP, PLC_ETRACE_CP, "cp ring (recompute)", mb, c, t, w * (lt->cp_ring_f - lt->cp_f));
-        t = piece(S, r, t, K_RECOMPUTE, 0, "recompute", mb, c, n * lt->recompute - rc_comm);
-        t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_TP, "tp collectives (recompute)", mb, c, w * lt->tp_exposed_f);
-        t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_CP, "cp ring (recompute)", mb, c, w * lt->cp_f);
-        slow += w * (lt->tp_f - lt->tp_exposed_f);
-        hidden(S, r, T_TP, PLC_ETRACE_TP, "tp collectives", mb, c, t, n * (lt->tp_comm - lt->tp_exposed_b));
-        hidden(S, r, T_TP, PLC_ETRACE_CP, "cp ring", mb, c, t, n * (lt->cp_ring_b - lt->cp_b));
-        t = piece(S, r, t, K_BACKWARD, 0, "bwd", mb, c, n * (lt->matmul_b + lt->attn_b + lt->mem_b + lt->launch_b) + ends);
-        t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_TP, "tp collectives", mb, c, n * lt->tp_exposed_b);
-        t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_CP, "cp ring", mb, c, n * lt->cp_b);
-        slow += n * (lt->tp_b - lt->tp_exposed_b);
+        t = with_comm(S, r, t, K_RECOMPUTE, "recompute", mb, c, n * lt->recompute - w * (lt->tp_f + lt->cp_f), w,
+                      lt->tp_exposed_f, lt->cp_ring_f, lt->cp_f);
+        t = with_comm(S, r, t, K_BACKWARD, "bwd", mb, c, n * (lt->matmul_b + lt->attn_b + lt->mem_b + lt->launch_b) + ends,
+                      n, lt->tp_exposed_b, lt->cp_ring_b, lt->cp_b);
+        slow += w * (lt->tp_f - lt->tp_exposed_f) + n * (lt->tp_b - lt->tp_exposed_b);
     }
     return piece(S, r, t, K_SLOWDOWN, 0, "overlap slowdown", mb, c, slow);
 }
@@ -295,9 +301,7 @@ static void write_json(const sim *S, const plc_job *job, FILE *f)
     plc_ctrace_end(&ct);
 }
 
-/* ---- the picture: each row binned into pixel columns, as plan_svg.c does:
- * a column takes the colour of the kind with most time in it, when it is
- * more than half busy; runs of one colour become one rectangle */
+/* ---- the picture: each row binned into pixel columns (plc_svg_binned_row) */
 enum { COLUMNS = 1000, PK_HIDDEN = K_COUNT, PK_COUNT = K_COUNT + PLC_ETRACE_COMM_COUNT };
 static const char *const pk_color[PK_COUNT] = {
     "#4e79a7", "#f28e2b", "#b07aa1", "#59a14f", "#ff9da7", "#e15759", "", /* K_HIDDEN: by kind below */
@@ -306,26 +310,6 @@ static const char *const pk_name[PK_COUNT] = {
     "forward", "backward", "recompute", "optimizer", "overlap slowdown", "exposed comm", "",
     "tp", "cp", "pp p2p", "dp reduce", "param gathers"};
 #define IDLE_COLOR "#f3ecc8"
-
-static void draw_row(FILE *out, const float *c, double bin, double x0, double px, double y, double h)
-{
-    int run = -1, from = 0;
-    for (int x = 0; x <= COLUMNS; x++) {
-        int k = -1;
-        if (x < COLUMNS) {
-            double busy = 0, best = 0;
-            for (int j = 0; j < PK_COUNT; j++) {
-                busy += c[x * PK_COUNT + j];
-                if (c[x * PK_COUNT + j] > best) { best = c[x * PK_COUNT + j]; k = j; }
-            }
-            if (busy < 0.5 * bin) k = -1;
-        }
-        if (k == run) continue;
-        if (run >= 0) plc_svg_rect(out, x0 + from * px, y, (x - from) * px, h, pk_color[run], NULL);
-        run = k;
-        from = x;
-    }
-}
 
 /* the comm kind of a hidden event, from its name's track and text */
 static int hidden_kind(const ev *e)
@@ -349,11 +333,7 @@ static plc_status write_svg(const sim *S, const plc_job *job, const plc_engine_t
         if (e->track == T_EXPOSED) continue; /* drawn on the compute row */
         int k = e->track == T_COMPUTE ? e->kind : hidden_kind(e), row = e->track != T_COMPUTE;
         float *c = cover + ((size_t)e->stage * 2 + (size_t)row) * COLUMNS * PK_COUNT;
-        for (int64_t x = (int64_t)(e->t0 / bin); x <= (int64_t)(e->t1 / bin) && x < COLUMNS; x++) {
-            double lo = (double)x * bin, hi = lo + bin;
-            double t = fmin(e->t1, hi) - fmax(e->t0, lo);
-            if (t > 0) c[x * PK_COUNT + k] += (float)t;
-        }
+        plc_svg_bin_add(c, COLUMNS, PK_COUNT, bin, k, e->t0, e->t1);
     }
     double width = 1200, left = 170, right = 30, top = 90;
     double row_h = fmax(10.0, fmin(40.0, 480.0 / (double)rows)), comp_h = row_h * 0.62, comm_h = row_h * 0.22;
@@ -378,8 +358,8 @@ static plc_status write_svg(const sim *S, const plc_job *job, const plc_engine_t
         double y = top + (double)r * row_h;
         plc_svg_rect(out, left, y, width - left - right, comp_h, IDLE_COLOR, NULL);
         const float *c = cover + (size_t)r * 2 * COLUMNS * PK_COUNT;
-        draw_row(out, c, bin, left, px, y, comp_h);
-        draw_row(out, c + COLUMNS * PK_COUNT, bin, left, px, y + comp_h + 1, comm_h);
+        plc_svg_binned_row(out, c, COLUMNS, PK_COUNT, pk_color, bin, left, px, y, comp_h);
+        plc_svg_binned_row(out, c + COLUMNS * PK_COUNT, COLUMNS, PK_COUNT, pk_color, bin, left, px, y + comp_h + 1, comm_h);
         plc_svg_text(out, left - 8, y + comp_h * 0.8, row_h < 14 ? row_h * 0.8 : 11.5, "end", "#333333", "stage %lld",
                      (long long)r);
     }

@@ -276,6 +276,18 @@ void plc_svg_text(FILE *out, double x, double y, double size, const char *anchor
 /* a tick step of 1, 2 or 5 x 10^k giving about `ticks` ticks over range */
 double plc_svg_tick_step(double range, int ticks);
 
+/* A timeline row binned into pixel columns (plc trace --svg, of a plan or
+ * of a spec): cover[columns][kinds] holds the seconds of each kind in each
+ * column of bin seconds. bin_add adds [start, end) of a kind;
+ * binned_row draws the row from x0 (px pixels a column, at y, h high): a
+ * column takes the colour of the kind with most time in it when it is more
+ * than half busy (else nothing: the background shows), and runs of one
+ * colour become one rectangle, so the picture stays small whatever the
+ * number of events. */
+void plc_svg_bin_add(float *cover, int columns, int kinds, double bin, int kind, double start, double end);
+void plc_svg_binned_row(FILE *out, const float *cover, int columns, int kinds, const char *const *colors, double bin,
+                        double x0, double px, double y, double h);
+
 /* ---- words.c --------------------------------------------------------------- */
 /* plc's one output vocabulary. Every command prints switches as
  * on/off, counts with their plural, percentages exactly (77.5%, not 78%),
