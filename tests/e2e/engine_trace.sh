@@ -14,27 +14,27 @@ set -u
 py=/usr/bin/python3
 
 cat > "$tmp/s.plan" <<'EOF'
-model "llama-13b" {
-  layers     = 40
-  hidden     = 5120
-  ffn_hidden = 13824
-  heads      = 40
-  vocab      = 128000
-  seq_len    = 2048
+# a Llama-2-7B-sized model on 2 nodes of 8 H100
+model "l7" {
+  layers = 32
+  hidden = 4096
+  ffn_hidden = 11008
+  heads = 32
+  vocab = 32000
+  seq_len = 4096
 }
 cluster {
-  gpu           = "A100-SXM4-80GB"
-  nodes         = 4
+  gpu = "H100-SXM5-80GB"
+  nodes = 2
   gpus_per_node = 8
 }
 train {
-  global_batch = 256
-  steps        = 100
+  global_batch = 128
+  steps = 10
 }
 layout {
   tp in {1, 2, 4}
   pp in {1, 2}
-  cp = 1
 }
 EOF
 
@@ -77,7 +77,7 @@ done
 
 # pinned layouts: pp 1 is exact; pp 2 is within the pipeline bound (unit tests)
 pin="-D layout.recompute_layers=0 -D layout.cp=1 -D layout.recompute=none -D layout.attention=flash2 -D layout.fused_rmsnorm=on -D layout.micro_batch=1"
-"$PLC" trace "$tmp/s.plan" -D train.engine=fsdp2 $pin -D layout.dp=16 -D layout.tp=2 -D layout.sp=on -D layout.pp=1 -D layout.zero=3 \
+"$PLC" trace "$tmp/s.plan" -D train.engine=fsdp2 $pin -D layout.dp=8 -D layout.tp=2 -D layout.sp=on -D layout.pp=1 -D layout.zero=3 \
     -D layout.schedule=1f1b -D layout.vpp=1 -o "$tmp/f1.json" > "$tmp/f1.log" 2>&1 || { cat "$tmp/f1.log"; die "fsdp2 pp1"; }
 grep -qF "(pinned)" "$tmp/f1.log" || { cat "$tmp/f1.log"; die "pinned layout not taken"; }
 read -r _ _ _ _ sim pred < <(check_json "$tmp/f1.json" "$tmp/f1.log" 1) || die "fsdp2 pp1 JSON"
@@ -85,7 +85,7 @@ read -r _ _ _ _ sim pred < <(check_json "$tmp/f1.json" "$tmp/f1.log" 1) || die "
     die "pp 1 under fsdp2: simulated $sim s, predicted $pred s"
 grep -q "exposed zero-3 gather m0 c0" "$tmp/f1.json" || die "no ZeRO-3 gather under fsdp2"
 
-meg="-D train.engine=megatron $pin -D layout.dp=4 -D layout.tp=4 -D layout.sp=on -D layout.pp=2 -D layout.zero=1 -D layout.schedule=interleaved -D layout.vpp=2"
+meg="-D train.engine=megatron $pin -D layout.dp=2 -D layout.tp=4 -D layout.sp=on -D layout.pp=2 -D layout.zero=1 -D layout.schedule=interleaved -D layout.vpp=2"
 "$PLC" trace "$tmp/s.plan" $meg -o "$tmp/on.json" > "$tmp/on.log" 2>&1 || { cat "$tmp/on.log"; die "megatron interleaved"; }
 read -r _ ex_on hid_on tp_on sim_on _ < <(check_json "$tmp/on.json" "$tmp/on.log" 2) || die "megatron JSON"
 "$py" -c "import sys; assert float(sys.argv[1]) > 0" "$tp_on" || die "megatron hides no tp collective"
