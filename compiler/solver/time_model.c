@@ -349,7 +349,11 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
         double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
                                                      round(ratio * 2.0) / 2.0);
         double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
-        bubble = bubble_ratio * (double)micro * balanced_mb;
+        /* ZeRO 3's gathers run on the compute stream inside the units, so
+         * the fill and drain wait for them too (the simulated timeline,
+         * plc trace SPEC, shows them there) */
+        double unit_stalls = l->zero >= 3 ? gathers_exposed : 0.0;
+        bubble = bubble_ratio * ((double)micro * balanced_mb + unit_stalls);
         P->pp = plc_overlap_p2p_split(job, l, 2.0 * (double)micro * (double)l->vpp, msg,
                                       (double)layers / (double)l->vpp * tf);
         pp_exposed = P->pp.charged;
