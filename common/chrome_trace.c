@@ -91,4 +91,16 @@ void plc_ctrace_span(plc_ctrace *t, int64_t rank, int stream, const char *name, 
     fprintf(t->f, "}}");
 }
 
+void plc_ctrace_process(plc_ctrace *t, int64_t pid, const char *name)
+{
+    fprintf(t->f, "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"args\":{\"name\":\"%s\"}}", sep(t),
+            (long long)pid, name);
+}
+
+void plc_ctrace_thread(plc_ctrace *t, int64_t pid, int tid, const char *name)
+{
+    fprintf(t->f, "%s\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
+            sep(t), (long long)pid, tid, name);
+}
+
 void plc_ctrace_end(plc_ctrace *t) { fprintf(t->f, "\n]}\n"); }

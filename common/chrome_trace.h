@@ -35,6 +35,10 @@ void plc_ctrace_instr(plc_ctrace *t, int64_t rank, uint32_t idx, const plc_instr
  * no cat, and args.instrs only when count is not 1 */
 void plc_ctrace_span(plc_ctrace *t, int64_t rank, int stream, const char *name, uint32_t first, uint32_t count,
                      double t0, double t1);
+/* a process (pid) and a thread (tid of pid) named as given, for timelines
+ * whose tracks are not a plan's two streams (plc trace of a spec) */
+void plc_ctrace_process(plc_ctrace *t, int64_t pid, const char *name);
+void plc_ctrace_thread(plc_ctrace *t, int64_t pid, int tid, const char *name);
 void plc_ctrace_end(plc_ctrace *t);
 
 #endif

@@ -1,5 +1,10 @@
-/* cmd_trace.c: plc trace PLAN [-o trace.json] [--ranks all|stages] [--full]. */
+/* cmd_trace.c: plc trace PLAN [-o trace.json] [--ranks all|stages] [--full],
+ * and plc trace SPEC: a compiled plan (its magic bytes) is simulated
+ * instruction by instruction; anything else is read as a spec, solved (or
+ * its pinned layout taken), and its engine's timeline simulated from the
+ * time model's pieces (compiler/plantools/engine_trace.c). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/atomic_file.h"
@@ -10,6 +15,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: plc trace PLAN [-o FILE] [--ranks all|stages] [--full | --svg]\n"
+            "       plc trace SPEC [SPEC OPTIONS] [-o FILE] [--svg]\n"
             "\n"
             "Simulates one training step of every rank's program with the time\n"
             "model's costs (matmuls from FLOPs and the catalog's efficiency,\n"
@@ -39,20 +45,123 @@ static void usage(FILE *out)
             "                  the other ranks of a stage run the same timeline)\n"
             "  --full          the whole timeline: one event per instruction, one\n"
             "                  process per rank\n"
-            "  -h, --help      this text\n",
-            PLC_CHECK_ALL_RANKS_MAX);
+            "  -h, --help      this text\n"
+            "\n"
+            "A spec (a .plan file, not a compiled plan) is solved, or its pinned layout\n"
+            "taken, and one step is simulated for the engine it names (train.engine:\n"
+            "plrun, megatron, fsdp2) from the time model's own pieces, one rank per\n"
+            "pipeline stage: the compute stream runs forward, recompute and backward\n"
+            "per micro-batch and chunk in the schedule's order; tensor- and\n"
+            "context-parallel collectives, ZeRO weight gathers, gradient reductions\n"
+            "and pipeline messages run on tracks of their own where the engine\n"
+            "overlaps them, and are drawn on the compute stream (\"exposed ...\", and\n"
+            "again on the \"exposed comm\" track) where it does not; \"overlap\n"
+            "slowdown\" is the compute slowed by the SMs overlapped collectives hold\n"
+            "(the engine's overlap_sm_share). Prints the simulated step time beside\n"
+            "the solver's (equal where pp = 1 or the schedule is layered or modular;\n"
+            "for gpipe, 1f1b and interleaved the solver's bubble is a closed form of\n"
+            "a balanced pipeline, and docs/engines.md gives the bound) and, per stage,\n"
+            "compute, slowdown and each kind of communication, exposed of total.\n"
+            "--ranks and --full apply to plans only.\n"
+            "\n"
+            "spec options:\n"
+            "%s",
+            PLC_CHECK_ALL_RANKS_MAX, plc_spec_options_help);
+}
+
+/* is the file a compiled plan (its magic bytes)? Unreadable files go the
+ * plan's way, whose loader says why. */
+static bool is_plan_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return true;
+    char magic[8];
+    bool plan = fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
+    fclose(f);
+    return plan;
+}
+
+static const char *const comm_name[PLC_ETRACE_COMM_COUNT] = {"tp", "cp", "pp", "dp", "gather"};
+
+/* plc trace SPEC: solve (or take the pinned layout) and simulate */
+static int trace_spec(const char *path, const plc_spec_opts *opts, const char *outp, bool svg)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_job job;
+    int rc = PLC_EXIT_OK;
+    if (plc_report_load(&a, "trace", path, opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_solution s;
+    plc_status ss = plc_solve(&job, &a, &s);
+    if (ss != PLC_OK) {
+        fprintf(stderr, "plc trace: error: %s\n", s.error);
+        rc = plc_status_exit(ss);
+        goto done;
+    }
+    const plc_candidate *best = s.pinned ? &s.single : (s.nranked ? &s.ranked[0] : NULL);
+    if (!best || !best->valid) {
+        fprintf(stderr, "plc trace: error: %s\n", s.pinned ? s.single.reason : "no layout fits (plc solve shows the closest)");
+        rc = PLC_EXIT_NO_LAYOUT;
+        goto done;
+    }
+    bool to_stdout = !strcmp(outp, "-");
+    char err[512], lt[512];
+    plc_atomic_file af = {0};
+    if (!to_stdout && plc_atomic_open(&af, outp, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err);
+        rc = PLC_EXIT_INPUT;
+        goto done;
+    }
+    FILE *out = to_stdout ? stdout : af.f;
+    plc_engine_trace_summary sum;
+    plc_status ts = plc_engine_trace(&job, &best->layout, svg ? NULL : out, svg ? out : NULL, &sum, err, sizeof err);
+    if (ts != PLC_OK) {
+        fprintf(stderr, "plc trace: error: %s\n", err);
+        if (!to_stdout) plc_atomic_abort(&af);
+        rc = plc_status_exit(ts);
+        goto done;
+    }
+    if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
+        fprintf(stderr, "plc trace: error: %s\n", err);
+        rc = PLC_EXIT_INPUT;
+    } else {
+        FILE *info = to_stdout ? stderr : stdout;
+        fprintf(info, "plc trace: %s -> %s: engine %s, %s%s, %lld stages simulated, %lld events\n", path, outp,
+                plc_engine_name(job.train.engine), plc_layout_text(&best->layout, lt, sizeof lt),
+                s.pinned ? " (pinned)" : " (the solver's pick)", (long long)sum.stages, (long long)sum.events);
+        double diff = sum.predicted_s > 0 ? 100.0 * (sum.step_time_s / sum.predicted_s - 1.0) : 0.0;
+        fprintf(info, "step       %.6g s simulated (the solver's estimate: %.6g s, %+.3f%%)\n", sum.step_time_s,
+                sum.predicted_s, diff);
+        for (int64_t k = 0; k < sum.stages; k++) {
+            const plc_engine_trace_stage *st = &sum.stage[k];
+            double tot = sum.step_time_s > 0 ? sum.step_time_s : 1;
+            fprintf(info, "stage %-4lld compute %5.1f%%, slowdown %4.1f%%; comm exposed/total:", (long long)k,
+                    100 * st->compute_s / tot, 100 * st->slowdown_s / tot);
+            for (int c = 0; c < PLC_ETRACE_COMM_COUNT; c++)
+                if (st->comm_s[c] > 0)
+                    fprintf(info, " %s %.3g/%.3g s", comm_name[c], st->exposed_s[c], st->comm_s[c]);
+            fprintf(info, "\n");
+        }
+    }
+    plc_engine_trace_summary_free(&sum);
+done:
+    plc_arena_free(&a);
+    return rc;
 }
 
 int plc_cmd_trace(int argc, char **argv)
 {
+    plc_spec_opts opts;
+    if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = NULL, *ranks = NULL;
-    bool svg = false;
+    bool svg = false, full = false;
     plc_trace_detail detail = PLC_TRACE_UNITS;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         if (!strcmp(argv[i], "--svg")) { svg = true; continue; }
         if (!strcmp(argv[i], "--full")) {
             detail = PLC_TRACE_INSTRS;
+            full = true;
             continue;
         }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--ranks")) {
@@ -68,6 +177,18 @@ int plc_cmd_trace(int argc, char **argv)
     }
     if (plc_cmd_need_input("trace", "plan", path, usage)) return PLC_EXIT_INPUT;
     if (!outp) outp = svg ? "trace.svg" : "trace.json";
+    if (!is_plan_file(path)) {
+        if (ranks || full) {
+            fprintf(stderr, "plc trace: error: %s applies to compiled plans; %s is a spec\n", ranks ? "--ranks" : "--full",
+                    path);
+            return PLC_EXIT_INPUT;
+        }
+        return trace_spec(path, &opts, outp, svg);
+    }
+    if (opts.ndefines || opts.catalog_path) {
+        fprintf(stderr, "plc trace: error: -D and --catalog apply to specs; %s is a compiled plan\n", path);
+        return PLC_EXIT_INPUT;
+    }
     if (ranks && strcmp(ranks, "all") && strcmp(ranks, "stages")) {
         fprintf(stderr, "plc trace: error: --ranks takes all or stages, not '%s'\n", ranks);
         return PLC_EXIT_INPUT;

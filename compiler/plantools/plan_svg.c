@@ -55,33 +55,7 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     int stream = in->stream == PLC_STREAM_COMM;
     int k = kind_of(in);
     float *c = d->cover + ((size_t)row * 2 + (size_t)stream) * COLUMNS * K_COUNT;
-    int64_t a = (int64_t)(start / d->bin), b = (int64_t)(end / d->bin);
-    for (int64_t x = a; x <= b && x < COLUMNS; x++) {
-        double lo = (double)x * d->bin, hi = lo + d->bin;
-        double t = (end < hi ? end : hi) - (start > lo ? start : lo);
-        if (t > 0) c[x * K_COUNT + k] += (float)t;
-    }
-}
-
-/* one row's stream as rectangles: runs of columns of one kind */
-static void draw_row(FILE *out, const float *c, double bin, double x0, double px, double y, double h)
-{
-    int run = -1, from = 0;
-    for (int x = 0; x <= COLUMNS; x++) {
-        int k = -1;
-        if (x < COLUMNS) {
-            double busy = 0, best = 0;
-            for (int j = 0; j < K_COUNT; j++) {
-                busy += c[x * K_COUNT + j];
-                if (c[x * K_COUNT + j] > best) { best = c[x * K_COUNT + j]; k = j; }
-            }
-            if (busy < 0.5 * bin) k = -1;
-        }
-        if (k == run) continue;
-        if (run >= 0) plc_svg_rect(out, x0 + from * px, y, (x - from) * px, h, kind_color[run], NULL);
-        run = k;
-        from = x;
-    }
+    plc_svg_bin_add(c, COLUMNS, K_COUNT, d->bin, k, start, end);
 }
 
 int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_t errlen)
@@ -155,8 +129,9 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
         double y = top + (double)k * row_h;
         plc_svg_rect(out, left, y, width - left - right, comp_h, BUBBLE_COLOR, NULL);
         const float *c = d.cover + (size_t)k * 2 * COLUMNS * K_COUNT;
-        draw_row(out, c, d.bin, left, px, y, comp_h);
-        draw_row(out, c + COLUMNS * K_COUNT, d.bin, left, px, y + comp_h + 1, comm_h);
+        plc_svg_binned_row(out, c, COLUMNS, K_COUNT, kind_color, d.bin, left, px, y, comp_h);
+        plc_svg_binned_row(out, c + COLUMNS * K_COUNT, COLUMNS, K_COUNT, kind_color, d.bin, left, px, y + comp_h + 1,
+                           comm_h);
         if (k % every == 0) {
             plc_rank_coords rc2 = plc_rank_to_coords(l, rank_of_row[k]);
             plc_svg_text(out, left - 8, y + comp_h * 0.8, label, "end", "#333333", "rank %lld (pp %lld)",

@@ -203,6 +203,54 @@ typedef enum plc_trace_detail { PLC_TRACE_INSTRS, PLC_TRACE_UNITS } plc_trace_de
 int plc_trace_run_as(const plc_plan *p, bool all_ranks, plc_trace_detail detail, FILE *out, plc_trace_summary *sum,
                      char *err, size_t errlen);
 
+/* ---- engine_trace.c -------------------------------------------------------- */
+/* the simulated timeline of one step of a spec's layout under its engine
+ * (plc trace SPEC): the time model's pieces (plc_step_parts) laid out in
+ * the schedule's order (plc_pipe_order) for one rank per pipeline stage,
+ * each communication hidden on its own track where the engine overlaps it
+ * and exposed on the compute stream where it does not (docs/engines.md,
+ * "The simulated timeline"). */
+
+#include <stdio.h>
+
+#include "plc/job.h"
+#include "plc/status.h"
+
+/* the communication the timeline draws, by kind */
+typedef enum plc_etrace_comm {
+    PLC_ETRACE_TP,     /* tensor-parallel collectives */
+    PLC_ETRACE_CP,     /* context-parallel ring exchange */
+    PLC_ETRACE_PP,     /* pipeline messages */
+    PLC_ETRACE_DP,     /* gradient reduction */
+    PLC_ETRACE_GATHER, /* ZeRO weight gathers (3: per layer; 1, 2: after the optimizer) */
+    PLC_ETRACE_COMM_COUNT
+} plc_etrace_comm;
+
+typedef struct plc_engine_trace_stage {
+    double end_s;     /* the stage's last piece of work */
+    double compute_s; /* forward, backward, recompute (embedding and head in them), optimizer */
+    double slowdown_s; /* compute slowed by overlapped collectives (overlap_sm_share) */
+    double comm_s[PLC_ETRACE_COMM_COUNT];    /* each kind's communication as it runs */
+    double exposed_s[PLC_ETRACE_COMM_COUNT]; /* of it, on the compute stream */
+} plc_engine_trace_stage;
+
+typedef struct plc_engine_trace_summary {
+    double step_time_s; /* the timeline's end: the last stage to finish */
+    double predicted_s; /* the time model's step time of the layout (plc_estimate_layout) */
+    int64_t stages, events;
+    plc_engine_trace_stage *stage; /* [stages] */
+} plc_engine_trace_summary;
+
+void plc_engine_trace_summary_free(plc_engine_trace_summary *s);
+
+/* Simulates one step of layout l (legal for job) and writes it as Chrome
+ * trace JSON to json and as an SVG picture to svg (either NULL: none).
+ * PLC_OK with *sum filled in (free it with plc_engine_trace_summary_free);
+ * PLC_E_INPUT an illegal layout, PLC_E_SYSTEM out of memory,
+ * PLC_E_INTERNAL a schedule that deadlocks; err says why. */
+plc_status plc_engine_trace(const plc_job *job, const plc_layout *l, FILE *json, FILE *svg,
+                            plc_engine_trace_summary *sum, char *err, size_t errlen);
+
 /* ---- svg.c ----------------------------------------------------------------- */
 /* the one SVG writer of plc's pictures (plc trace --svg, plc scale
  * --svg, plc explain --svg): standalone SVG 1.1 documents that a browser
@@ -227,6 +275,18 @@ void plc_svg_text(FILE *out, double x, double y, double size, const char *anchor
     __attribute__((format(printf, 7, 8)));
 /* a tick step of 1, 2 or 5 x 10^k giving about `ticks` ticks over range */
 double plc_svg_tick_step(double range, int ticks);
+
+/* A timeline row binned into pixel columns (plc trace --svg, of a plan or
+ * of a spec): cover[columns][kinds] holds the seconds of each kind in each
+ * column of bin seconds. bin_add adds [start, end) of a kind;
+ * binned_row draws the row from x0 (px pixels a column, at y, h high): a
+ * column takes the colour of the kind with most time in it when it is more
+ * than half busy (else nothing: the background shows), and runs of one
+ * colour become one rectangle, so the picture stays small whatever the
+ * number of events. */
+void plc_svg_bin_add(float *cover, int columns, int kinds, double bin, int kind, double start, double end);
+void plc_svg_binned_row(FILE *out, const float *cover, int columns, int kinds, const char *const *colors, double bin,
+                        double x0, double px, double y, double h);
 
 /* ---- words.c --------------------------------------------------------------- */
 /* plc's one output vocabulary. Every command prints switches as

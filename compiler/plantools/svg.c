@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 static void escaped(FILE *out, const char *s)
 {
@@ -77,4 +78,34 @@ double plc_svg_tick_step(double range, int ticks)
     if (!(range > 0) || ticks < 1) return 1;
     double raw = range / ticks, mag = pow(10, floor(log10(raw))), f = raw / mag;
     return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+void plc_svg_bin_add(float *cover, int columns, int kinds, double bin, int kind, double start, double end)
+{
+    for (int64_t x = (int64_t)(start / bin); x <= (int64_t)(end / bin) && x < columns; x++) {
+        double lo = (double)x * bin, hi = lo + bin;
+        double t = (end < hi ? end : hi) - (start > lo ? start : lo);
+        if (t > 0) cover[x * kinds + kind] += (float)t;
+    }
+}
+
+void plc_svg_binned_row(FILE *out, const float *cover, int columns, int kinds, const char *const *colors, double bin,
+                        double x0, double px, double y, double h)
+{
+    int run = -1, from = 0;
+    for (int x = 0; x <= columns; x++) {
+        int k = -1;
+        if (x < columns) {
+            double busy = 0, best = 0;
+            for (int j = 0; j < kinds; j++) {
+                busy += cover[x * kinds + j];
+                if (cover[x * kinds + j] > best) { best = cover[x * kinds + j]; k = j; }
+            }
+            if (busy < 0.5 * bin) k = -1;
+        }
+        if (k == run) continue;
+        if (run >= 0) plc_svg_rect(out, x0 + from * px, y, (x - from) * px, h, colors[run], NULL);
+        run = k;
+        from = x;
+    }
 }

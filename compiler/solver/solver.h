@@ -461,6 +461,12 @@ typedef struct plc_layer_times {
     double cp_f, cp_b;           /* exposed context-parallel exchange */
     double launch_f, launch_b;   /* kernel launch overhead */
     double recompute;            /* extra forward work the backward repeats */
+    /* the communication behind tp_* and cp_*: the tensor-parallel
+     * collectives of one direction as they run (tp_comm) and the part the
+     * GEMMs do not hide (tp_exposed_*; tp_* adds the overlapped compute's
+     * slowdown), the context-parallel ring exchange each way */
+    double tp_comm, tp_exposed_f, tp_exposed_b;
+    double cp_ring_f, cp_ring_b;
 } plc_layer_times;
 
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *out);
@@ -473,6 +479,43 @@ typedef struct plc_gemm_shape {
     int64_t M, N, K;
 } plc_gemm_shape;
 void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_LAYER_GEMMS]);
+
+/* An overlapped communication as the time model charges it: it runs for
+ * comm seconds, exposed of them on the critical path (the rest hidden under
+ * compute), and the step pays charged = exposed plus overlap_sm_share of the
+ * hidden part (the compute under it slowed by the SMs its kernels hold;
+ * compiler/solver/overlap.c). Without the engine's overlap all three are
+ * equal. */
+typedef struct plc_overlap {
+    double comm, exposed, charged;
+} plc_overlap;
+
+/* The pieces plc_time_estimate assembles one step from, for the busiest
+ * stage, each as the time model computes it: the simulated timeline of a
+ * spec (plc trace SPEC, compiler/plantools/engine_trace.c) lays the same
+ * pieces out in the schedule's order. */
+typedef struct plc_step_parts {
+    plc_layer_times lt;       /* one layer, one micro-batch */
+    int64_t micro, layers;    /* micro-batches per step; transformer layers per stage */
+    double first, last;       /* embedding (first stage), head and loss (last stage): per micro-batch, forward + backward */
+    double ends;              /* the busiest stage's share of those per micro-batch */
+    double tf, tb;            /* one layer, one micro-batch, forward and backward (recompute included) as charged */
+    bool layer_major;         /* layered or modular schedule */
+    double msg;               /* one pipeline message */
+    plc_overlap pp;           /* depth-first schedules: the step's messages a stage receives */
+    double layer_gather;      /* ZeRO 3: one layer's weight gather */
+    plc_overlap gathers_f, gathers_b; /* ZeRO 3, depth-first or pp = 1: the step's gathers each way */
+    double makespan;          /* pp > 1 layer-major: the schedule's makespan, messages and gathers included */
+    plc_overlap dp;           /* gradient reduction */
+    double dp_pieces;         /* collectives it is issued as */
+    bool dp_per_mb;           /* reduced after every micro-batch's backward (ZeRO 2, 3 depth-first) */
+    plc_overlap zero_gather;  /* ZeRO 1, 2: the updated weights' gather */
+    double optimizer;         /* AdamW and the gradient buffers' zeroing */
+    double busy;              /* the busiest stage's work */
+    double bubble, pp_exposed, dp_exposed, zero_exposed; /* the step's components of those names */
+} plc_step_parts;
+
+void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *out);
 
 /* Fills est->step_time_s, time[], micro_batches, bubble_fraction,
  * tokens_per_s, mfu and model_flops (est->valid must be true). */

@@ -91,6 +91,15 @@ double plc_overlap_layer_gathers(const plc_job *job, double gather, double entri
  * while the rank runs another chunk: only what outlasts it is exposed. */
 double plc_overlap_p2p(const plc_job *job, const plc_layout *l, double count, double msg, double chunk);
 
+/* The same terms split (plc_overlap, solver.h): the exposed part, and the
+ * charged figure the functions above return. */
+plc_overlap plc_overlap_tp_split(const plc_job *job, const plc_layout *l, double comm, double gemm);
+plc_overlap plc_overlap_grad_reduce_split(const plc_job *job, double comm, double first_layer, double window);
+plc_overlap plc_overlap_param_gather_split(const plc_job *job, double comm, int64_t layers, double forward);
+plc_overlap plc_overlap_layer_gathers_split(const plc_job *job, double gather, double entries, int64_t run,
+                                            double per_layer);
+plc_overlap plc_overlap_p2p_split(const plc_job *job, const plc_layout *l, double count, double msg, double chunk);
+
 /* How many collectives a data-parallel gradient reduction or ZeRO 1/2
  * weight gather of `elems` elements is issued as: with the engine's
  * dp_bucket (elements) the flat buffer is cut into buckets of that size,

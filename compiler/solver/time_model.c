@@ -185,8 +185,13 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
         double one = l->sp ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) +
                                  plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, bytes, g.tp)
                            : plc_cost_group(hw, PLC_COLL_ALL_REDUCE, bytes, g.tp);
-        o->tp_f = plc_overlap_tp(job, l, 2.0 * one, o->matmul_f);
-        o->tp_b = plc_overlap_tp(job, l, 2.0 * one, o->matmul_b);
+        plc_overlap of = plc_overlap_tp_split(job, l, 2.0 * one, o->matmul_f);
+        plc_overlap ob = plc_overlap_tp_split(job, l, 2.0 * one, o->matmul_b);
+        o->tp_comm = 2.0 * one;
+        o->tp_f = of.charged;
+        o->tp_b = ob.charged;
+        o->tp_exposed_f = of.exposed;
+        o->tp_exposed_b = ob.exposed;
     }
     /* context parallelism: ring exchange of K and V (and their gradients in
      * the backward), overlapped with the attention of the chunk in hand */
@@ -196,6 +201,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
         double bytes = (double)T * 2.0 * (double)kv / (double)tp * a;
         bool cross = g.cp.per_node < g.cp.size;
         double ring = (double)(l->cp - 1) * plc_cost_p2p(hw, bytes, cross);
+        o->cp_ring_f = ring;
+        o->cp_ring_b = 2.0 * ring;
         o->cp_f = fmax(0.0, ring - o->attn_f);
         o->cp_b = fmax(0.0, 2.0 * ring - o->attn_b);
     }
@@ -242,23 +249,32 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
     }
 }
 
-void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est)
+void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *out)
 {
     const plc_model *m = &job->model;
     const plc_hw *hw = &job->cluster.hw;
     plc_dtype_bytes d = plc_dtype_bytes_of(job);
-    plc_layer_times lt;
-    plc_layer_times_of(job, l, &lt);
+    plc_step_parts *P = out;
+    *P = (plc_step_parts){0};
+    plc_layer_times_of(job, l, &P->lt);
+    const plc_layer_times lt = P->lt;
     int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
     int64_t layers = m->layers / l->pp;
+    P->micro = micro;
+    P->layers = layers;
     double first, last;
     ends_times(job, l, &first, &last);
+    P->first = first;
+    P->last = last;
 
     double tf = lt.matmul_f + lt.attn_f + lt.mem_f + lt.tp_f + lt.cp_f + lt.launch_f;
     double tb = lt.matmul_b + lt.attn_b + lt.mem_b + lt.tp_b + lt.cp_b + lt.launch_b + lt.recompute;
+    P->tf = tf;
+    P->tb = tb;
     double layer_mb = tf + tb;
     /* busiest stage per micro-batch: the last (head) or the first (embedding) */
     double ends = l->pp == 1 ? first + last : fmax(first, last);
+    P->ends = ends;
 
     plc_layout_groups g;
     plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
@@ -269,6 +285,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
      * the first on the next (and, for the schedules whose chunks wrap
      * around from the last rank to the first, on the way back) */
     bool layer_major = l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR;
+    P->layer_major = layer_major;
     double msg = 0;
     if (l->pp > 1) {
         double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
@@ -286,6 +303,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
         msg = cross * plc_cost_p2p(hw, sent, true) + (1.0 - cross) * plc_cost_p2p(hw, sent, false) +
               (split ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) : 0.0);
     }
+    P->msg = msg;
     /* ZeRO 3: plc's lowering gathers a layer's weights (one collective per
      * tensor) on the compute stream whenever the stage enters the layer:
      * for every micro-batch each way with depth-first schedules, once per
@@ -295,11 +313,14 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     if (l->zero >= 3 && g.dpcp.size > 1)
         layer_gather = (double)plc_layer_tensors(m) *
                        plc_cost_group(hw, PLC_COLL_ALL_GATHER, layer_params * d.weight / (double)plc_layer_tensors(m), g.dpcp);
+    P->layer_gather = layer_gather;
     double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
+    P->busy = busy;
     double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
     double bubble = 0, pp_exposed = 0;
-    double gathers_exposed = plc_overlap_layer_gathers(job, layer_gather, entries / 2.0, layers, tf) +
-                             plc_overlap_layer_gathers(job, layer_gather, entries / 2.0, layers, tb);
+    P->gathers_f = plc_overlap_layer_gathers_split(job, layer_gather, entries / 2.0, layers, tf);
+    P->gathers_b = plc_overlap_layer_gathers_split(job, layer_gather, entries / 2.0, layers, tb);
+    double gathers_exposed = P->gathers_f.charged + P->gathers_b.charged;
     if (l->pp > 1 && layer_major) {
         /* breadth-first schedules: the step's makespan from the schedule's
          * own order (fill, the wait at the turn from forward to backward
@@ -317,6 +338,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
         bubble = fmax(0.0, mk0 - busy);
         pp_exposed = fmax(0.0, mk1 - mk0);
         gathers_exposed = fmax(0.0, mk2 - mk1);
+        P->makespan = mk2;
     }
     if (l->pp > 1 && !layer_major) {
         /* depth-first schedules: the closed forms' idle share of a balanced
@@ -327,10 +349,17 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
         double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
                                                      round(ratio * 2.0) / 2.0);
         double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
-        bubble = bubble_ratio * (double)micro * balanced_mb;
-        pp_exposed = plc_overlap_p2p(job, l, 2.0 * (double)micro * (double)l->vpp, msg,
-                                     (double)layers / (double)l->vpp * tf);
+        /* ZeRO 3's gathers run on the compute stream inside the units, so
+         * the fill and drain wait for them too (the simulated timeline,
+         * plc trace SPEC, shows them there) */
+        double unit_stalls = l->zero >= 3 ? gathers_exposed : 0.0;
+        bubble = bubble_ratio * ((double)micro * balanced_mb + unit_stalls);
+        P->pp = plc_overlap_p2p_split(job, l, 2.0 * (double)micro * (double)l->vpp, msg,
+                                      (double)layers / (double)l->vpp * tf);
+        pp_exposed = P->pp.charged;
     }
+    P->bubble = bubble;
+    P->pp_exposed = pp_exposed;
 
     /* data-parallel gradient reduction and ZeRO gathers over data x
      * context, as plc's lowering issues them: one collective per parameter
@@ -348,6 +377,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     }
     bool lga = layer_major;
     bool per_mb = l->zero >= 2 && !lga; /* ZeRO 2, 3: each run of backwards of a layer reduced */
+    P->dp_per_mb = per_mb;
     double dp_exposed = 0, zero_exposed = 0, zeroing;
     if (g.dpcp.size > 1) {
         double grads = params * d.grad, weights = params * d.weight;
@@ -356,6 +386,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
          * time, unless the engine buckets them (flush reductions only) */
         double pieces = l->zero == 0 ? (double)layers + 1.0 : tensors;
         if (!per_mb) pieces = plc_dp_collectives(job, params, pieces);
+        P->dp_pieces = (per_mb ? (double)micro : 1.0) * pieces;
         double dp_comm = (per_mb ? (double)micro : 1.0) * pieces * plc_cost_group(hw, red, grads / pieces, g.dpcp);
         /* a layer's reduction starts once its gradients are final: during
          * the last micro-batch's backward (flush schedules), every
@@ -364,13 +395,18 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
          * hides its reduction. */
         double bwd_mb = (double)layers * tb;
         double window = (lga || per_mb) ? (double)micro * bwd_mb : bwd_mb;
-        dp_exposed = plc_overlap_grad_reduce(job, dp_comm, dp_comm / (double)layers, window);
-        if (l->zero == 1 || l->zero == 2)
-            zero_exposed = plc_overlap_param_gather(
+        P->dp = plc_overlap_grad_reduce_split(job, dp_comm, dp_comm / (double)layers, window);
+        dp_exposed = P->dp.charged;
+        if (l->zero == 1 || l->zero == 2) {
+            P->zero_gather = plc_overlap_param_gather_split(
                 job, pieces * plc_cost_group(hw, PLC_COLL_ALL_GATHER, weights / pieces, g.dpcp), layers,
                 (double)layers * tf);
+            zero_exposed = P->zero_gather.charged;
+        }
         if (l->zero == 3) zero_exposed = gathers_exposed;
     }
+    P->dp_exposed = dp_exposed;
+    P->zero_exposed = zero_exposed;
     /* gradient buffers zeroed for the step (ZeRO 2, 3: a layer's block for
      * each run of backwards) */
     double zeroed = l->zero >= 2 ? (per_mb ? (double)micro : 1.0) * layer_params * (double)layers : params;
@@ -379,8 +415,16 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     /* optimizer: AdamW over the rank's shard, memory-bound */
     double shard = l->zero >= 1 ? (double)g.dpcp.size : 1.0;
     double opt_bytes = params / shard * (d.grad + (d.optimizer + d.weight) * 2.0);
-    double optimizer = plc_cost_memory_bound(hw, opt_bytes) + zeroing;
-    double zero_gather_exposed = zero_exposed;
+    P->optimizer = plc_cost_memory_bound(hw, opt_bytes) + zeroing;
+}
+
+void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est)
+{
+    const plc_model *m = &job->model;
+    plc_step_parts P;
+    plc_step_parts_of(job, l, &P);
+    const plc_layer_times lt = P.lt;
+    int64_t micro = P.micro, layers = P.layers;
 
     double *t = est->time;
     for (int k = 0; k < PLC_TIME_COUNT; k++) t[k] = 0;
@@ -394,22 +438,22 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
         recompute_mem = whole * lt.mem_f;
     }
     t[PLC_TIME_COMPUTE] = per_mb_layers * (lt.matmul_f + lt.matmul_b + lt.attn_f + lt.attn_b + recompute_compute);
-    t[PLC_TIME_MEMORY] = per_mb_layers * (lt.mem_f + lt.mem_b + recompute_mem) + optimizer;
+    t[PLC_TIME_MEMORY] = per_mb_layers * (lt.mem_f + lt.mem_b + recompute_mem) + P.optimizer;
     t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + whole * lt.tp_f);
     t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + whole * lt.cp_f);
     t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + whole * lt.launch_f);
     /* embedding and head work of the busiest stage counts as compute */
-    t[PLC_TIME_COMPUTE] += (double)micro * ends;
-    t[PLC_TIME_COMM_PP] = pp_exposed;
-    t[PLC_TIME_COMM_DP] = dp_exposed;
-    t[PLC_TIME_COMM_ZERO] = zero_gather_exposed;
-    t[PLC_TIME_BUBBLE] = bubble;
+    t[PLC_TIME_COMPUTE] += (double)micro * P.ends;
+    t[PLC_TIME_COMM_PP] = P.pp_exposed;
+    t[PLC_TIME_COMM_DP] = P.dp_exposed;
+    t[PLC_TIME_COMM_ZERO] = P.zero_exposed;
+    t[PLC_TIME_BUBBLE] = P.bubble;
 
     double step = 0;
     for (int k = 0; k < PLC_TIME_COUNT; k++) step += t[k];
     est->step_time_s = step;
     est->micro_batches = micro;
-    est->bubble_fraction = step > 0 ? bubble / step : 0;
+    est->bubble_fraction = step > 0 ? P.bubble / step : 0;
     double tokens = (double)job->train.global_batch * (double)m->seq_len;
     est->tokens_per_s = step > 0 ? tokens / step : 0;
     est->model_flops = tokens * plc_flops_per_token_palm(m);
