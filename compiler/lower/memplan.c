@@ -241,11 +241,25 @@ typedef struct order {
     bool breadth; /* keys: the largest live sum over the lifetime, largest first, then last use, latest first */
 } order;
 
+/* The live sum at each instruction (the sizes of the buffers alive there,
+ * summed) into d[0, ninstrs), from its differences summed in place; d has
+ * ninstrs + 1 zeroed entries. */
+static void live_sums(const plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
+                      uint64_t *d)
+{
+    for (uint32_t b = 0; b < prog->nbuffers; b++) {
+        if (persistent[b] || first[b] < 0) continue;
+        d[first[b]] += align_up(prog->buffers[b].bytes);
+        d[last[b] + 1] -= align_up(prog->buffers[b].bytes); /* wraps; the sum undoes it */
+    }
+    for (uint32_t i = 1; i < prog->ninstrs; i++) d[i] += d[i - 1];
+}
+
 /* The largest live sum over any range of instructions: a tree of maxima,
  * the live sum at instruction i at leaf n + i, each node the larger of its
  * two children. */
 typedef struct range_max {
-    uint64_t *v; /* [2 * n] */
+    uint64_t *v; /* [2 * n + 1] */
     uint32_t n;
 } range_max;
 
@@ -256,13 +270,7 @@ static int range_max_init(range_max *R, const plc_program *prog, const int32_t *
     R->n = n;
     R->v = calloc(2 * (size_t)n + 1, sizeof *R->v);
     if (!R->v) return -1;
-    uint64_t *d = R->v + n; /* the differences of the live sum, summed in place */
-    for (uint32_t b = 0; b < prog->nbuffers; b++) {
-        if (persistent[b] || first[b] < 0) continue;
-        d[first[b]] += align_up(prog->buffers[b].bytes);
-        d[last[b] + 1] -= align_up(prog->buffers[b].bytes); /* wraps; the sum undoes it */
-    }
-    for (uint32_t i = 1; i < n; i++) d[i] += d[i - 1];
+    live_sums(prog, first, last, persistent, R->v + n);
     for (uint32_t i = n - 1; i >= 1; i--) R->v[i] = R->v[2 * i] > R->v[2 * i + 1] ? R->v[2 * i] : R->v[2 * i + 1];
     return 0;
 }
@@ -553,22 +561,15 @@ static const order orders[] = {
     {cmp_item_keys, 0, true, true, true},
 };
 
-/* The largest sum of the sizes of buffers alive at one instruction: no
- * placement needs less, and one that needs no more is optimal. */
+/* The largest live sum: no placement needs less, and one that needs no
+ * more is optimal. 0 when out of memory (the search then stops early). */
 static uint64_t live_bound(const plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent)
 {
-    uint32_t ni = prog->ninstrs;
-    uint64_t *d = calloc(ni + 1, sizeof *d), live = 0, bound = 0;
+    uint64_t *d = calloc((size_t)prog->ninstrs + 1, sizeof *d), bound = 0;
     if (!d) return 0;
-    for (uint32_t b = 0; b < prog->nbuffers; b++) {
-        if (persistent[b] || first[b] < 0) continue;
-        d[first[b]] += align_up(prog->buffers[b].bytes);
-        d[last[b] + 1] -= align_up(prog->buffers[b].bytes); /* wraps; the sum undoes it */
-    }
-    for (uint32_t i = 0; i < ni; i++) {
-        live += d[i];
-        if (live > bound) bound = live;
-    }
+    live_sums(prog, first, last, persistent, d);
+    for (uint32_t i = 0; i < prog->ninstrs; i++)
+        if (d[i] > bound) bound = d[i];
     free(d);
     return bound;
 }
