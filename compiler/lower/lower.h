@@ -15,14 +15,17 @@
  * are placed one at a time, each at the smallest (or the lowest) gap that
  * holds it among the buffers already placed whose lifetimes overlap its
  * own, in several orders (largest first; long-lived buffers first in order
- * of first use, the others then largest first; some on mirrored time), as
- * many as PLACE_ORDERS_WORK allows, and the smallest region is kept; a
- * program whose placement would take too long (more than
- * PLACE_BY_SIZE_WORK pairs of buffers with overlapping lifetimes) is
- * placed online instead: in instruction order, best-fit into the holes of
- * buffers whose lifetime ended (up to PLACE_MIRROR_WORK pairs also on
- * mirrored time, the smaller kept). The program's arena_bytes is
- * the exact peak of the placement. */
+ * of first use, the others then largest first; the buffers of the busiest
+ * instructions first; some on mirrored time), as many as PLACE_ORDERS_WORK
+ * allows, and the smallest region is kept; a program whose placement
+ * would take too long (more than PLACE_BY_SIZE_WORK pairs of buffers with
+ * overlapping lifetimes) is placed online instead: in instruction order,
+ * best-fit into the holes of buffers whose lifetime ended (up to
+ * PLACE_MIRROR_WORK pairs also on mirrored time, the smaller kept). A
+ * region more than 1% above the largest live sum (the bound no placement
+ * beats) has further orders tried, up to PLACE_RETRY_WORK pairs; the
+ * search stops at the bound. The program's arena_bytes is the exact peak
+ * of the placement. */
 
 #include <stdbool.h>
 #include <stdint.h>

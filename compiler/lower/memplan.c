@@ -1,4 +1,7 @@
-/* memplan.c: lifetimes and best-fit placement of a program's buffers. */
+/* memplan.c: lifetimes and best-fit placement of a program's buffers.
+ * No placement needs less than the largest live sum (the sizes of the
+ * buffers alive at one instruction, summed); several greedy orders are
+ * tried and the smallest region kept (see orders[] below). */
 #include "compiler/lower/lower_int.h"
 
 #include <stdio.h>
@@ -235,7 +238,54 @@ typedef struct order {
     int32_t long_life;
     bool first_fit; /* the lowest gap that holds the buffer, not the tightest */
     bool reversed;
+    bool breadth; /* keys: the largest live sum over the lifetime, largest first, then last use, latest first */
 } order;
+
+/* The live sum at each instruction (the sizes of the buffers alive there,
+ * summed) into d[0, ninstrs), from its differences summed in place; d has
+ * ninstrs + 1 zeroed entries. */
+static void live_sums(const plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
+                      uint64_t *d)
+{
+    for (uint32_t b = 0; b < prog->nbuffers; b++) {
+        if (persistent[b] || first[b] < 0) continue;
+        d[first[b]] += align_up(prog->buffers[b].bytes);
+        d[last[b] + 1] -= align_up(prog->buffers[b].bytes); /* wraps; the sum undoes it */
+    }
+    for (uint32_t i = 1; i < prog->ninstrs; i++) d[i] += d[i - 1];
+}
+
+/* The largest live sum over any range of instructions: a tree of maxima,
+ * the live sum at instruction i at leaf n + i, each node the larger of its
+ * two children. */
+typedef struct range_max {
+    uint64_t *v; /* [2 * n + 1] */
+    uint32_t n;
+} range_max;
+
+static int range_max_init(range_max *R, const plc_program *prog, const int32_t *first, const int32_t *last,
+                          const bool *persistent)
+{
+    uint32_t n = prog->ninstrs ? prog->ninstrs : 1;
+    R->n = n;
+    R->v = calloc(2 * (size_t)n + 1, sizeof *R->v);
+    if (!R->v) return -1;
+    live_sums(prog, first, last, persistent, R->v + n);
+    for (uint32_t i = n - 1; i >= 1; i--) R->v[i] = R->v[2 * i] > R->v[2 * i + 1] ? R->v[2 * i] : R->v[2 * i + 1];
+    return 0;
+}
+
+/* the largest live sum over instructions a..b */
+static uint64_t range_max_at(const range_max *R, int32_t a, int32_t b)
+{
+    uint64_t m = 0;
+    for (uint32_t lo = (uint32_t)a + R->n, hi = (uint32_t)b + 1 + R->n; lo < hi; lo >>= 1, hi >>= 1) {
+        if ((lo & 1) && R->v[lo] > m) m = R->v[lo];
+        if (lo & 1) lo++;
+        if ((hi & 1) && R->v[hi - 1] > m) m = R->v[hi - 1];
+    }
+    return m;
+}
 
 /* Places every buffer with a lifetime in the order ord, each at the gap
  * that holds it (the tightest, or the lowest) among the buffers already
@@ -252,15 +302,22 @@ static int place_by_size(plc_program *prog, const int32_t *first, const int32_t 
     X.node = calloc(2 * (size_t)X.size, sizeof *X.node);
     X.start = calloc(nstart, sizeof *X.start);
     span *sp = malloc(sizeof *sp * (nb ? nb : 1)), *tmp = malloc(sizeof *tmp * (nb ? nb : 1));
+    range_max R = {0};
     int rc = -1;
     if (!it || !X.node || !X.start || !sp || !tmp) goto out;
+    if (ord.breadth && range_max_init(&R, prog, first, last, persistent)) goto out;
     uint32_t n = 0;
     for (uint32_t b = 0; b < nb; b++) {
         if (persistent[b] || first[b] < 0) continue;
         int32_t f = ord.reversed ? (int32_t)ni - 1 - last[b] : first[b];
         int32_t l = ord.reversed ? (int32_t)ni - 1 - first[b] : last[b];
         bool lng = ord.long_life > 0 && l - f >= ord.long_life;
-        it[n++] = (item){(int32_t)b, f, l, align_up(prog->buffers[b].bytes), 0, lng ? 0 : 1, lng ? f : 0};
+        it[n] = (item){(int32_t)b, f, l, align_up(prog->buffers[b].bytes), 0, lng ? 0 : 1, lng ? f : 0};
+        if (ord.breadth) {
+            it[n].k1 = -(int64_t)range_max_at(&R, first[b], last[b]);
+            it[n].k2 = -(int64_t)l;
+        }
+        n++;
     }
     qsort(it, n, sizeof *it, ord.cmp);
     *peak = 0;
@@ -276,6 +333,7 @@ static int place_by_size(plc_program *prog, const int32_t *first, const int32_t 
     }
     rc = 0;
 out:
+    free(R.v);
     if (X.node)
         for (uint32_t q = 0; q < 2 * X.size; q++) free(X.node[q].v);
     if (X.start)
@@ -430,6 +488,14 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
 /* the pairs all orders together may visit: three orders at the least, as
  * many as this allows below it */
 #define PLACE_ORDERS_WORK 2e6
+/* A program whose smallest region is more than 1% above the largest live
+ * sum tries further orders, up to PLACE_RETRY_WORK pairs in all (about
+ * 0.2 s): one placed by the orders if it has at most PLACE_RETRY_PAIRS
+ * pairs, one placed online if it is also placed on mirrored time. (The
+ * layered Llama-2-70B stages of make bench, of 1.2e6 pairs, stay 1.04%
+ * above their bound with every order: they are left out.) */
+#define PLACE_RETRY_PAIRS 1e6
+#define PLACE_RETRY_WORK 2e7
 
 /* up to this many pairs, a program placed online is also placed online on
  * mirrored time (its cost grows with the holes, not the pairs: the largest
@@ -472,19 +538,52 @@ out:
 /* No order of placement is always the tightest (decreasing size leaves
  * holes where equal buffers live first-in first-out, the sweep where
  * lifetimes nest, long-lived buffers in order of first use where short
- * ones are large). As many of these orders as PLACE_ORDERS_WORK allows are
- * tried, in this order, then the online sweep, and the smallest region is
- * kept, the first on a tie. The list is ranked on the 624 stages of
- * tests/unit/test_memory_exact.c: after the first three, each order is the
- * one that brings the most further stages within 1% of the largest live
- * sum. */
+ * ones are large, the buffers of the busiest instructions first where
+ * large short-lived ones would otherwise sit below the long-lived). The
+ * orders are tried in this order, the first three always, the others
+ * while the pairs visited stay within PLACE_ORDERS_WORK, then the online
+ * sweep, then (see PLACE_RETRY_WORK) the orders left; the smallest region
+ * is kept, the first on a tie. The search stops at a region equal to the
+ * largest live sum (no placement is smaller). The first thirteen are
+ * ranked on the 624 stages of tests/unit/test_memory_exact.c: after the
+ * first three, each is the one that brings the most further stages within
+ * 1% of the largest live sum; the last four (by breadth) were added for
+ * the 1044 stages of its later sweep. */
 static const order orders[] = {
-    {cmp_item, 0, false, false},       {cmp_item_keys, 200, true, true},  {cmp_item_keys, 50, false, false},
-    {cmp_item_keys, 100, true, true},  {cmp_item_keys, 400, false, true}, {cmp_item_start, 0, false, true},
-    {cmp_item_keys, 200, true, false}, {cmp_item_start, 0, false, false}, {cmp_item_keys, 100, false, false},
-    {cmp_item_keys, 400, true, false}, {cmp_item_keys, 200, false, true}, {cmp_item_keys, 50, false, true},
-    {cmp_item_long, 0, false, false},
+    {cmp_item, 0, false, false, false},       {cmp_item_keys, 200, true, true, false},
+    {cmp_item_keys, 50, false, false, false}, {cmp_item_keys, 100, true, true, false},
+    {cmp_item_keys, 400, false, true, false}, {cmp_item_start, 0, false, true, false},
+    {cmp_item_keys, 200, true, false, false}, {cmp_item_start, 0, false, false, false},
+    {cmp_item_keys, 100, false, false, false}, {cmp_item_keys, 400, true, false, false},
+    {cmp_item_keys, 200, false, true, false}, {cmp_item_keys, 50, false, true, false},
+    {cmp_item_long, 0, false, false, false},  {cmp_item_keys, 0, false, false, true},
+    {cmp_item_keys, 0, true, false, true},    {cmp_item_keys, 0, false, true, true},
+    {cmp_item_keys, 0, true, true, true},
 };
+
+/* The largest live sum: no placement needs less, and one that needs no
+ * more is optimal. 0 when out of memory (the search then stops early). */
+static uint64_t live_bound(const plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent)
+{
+    uint64_t *d = calloc((size_t)prog->ninstrs + 1, sizeof *d), bound = 0;
+    if (!d) return 0;
+    live_sums(prog, first, last, persistent, d);
+    for (uint32_t i = 0; i < prog->ninstrs; i++)
+        if (d[i] > bound) bound = d[i];
+    free(d);
+    return bound;
+}
+
+/* Keeps the placement the buffers hold now in best where its region pk is
+ * smaller than *peak. */
+static void keep_smaller(const plc_program *prog, uint64_t *best, uint64_t pk, uint32_t at, uint64_t *peak,
+                         uint32_t *peak_instr)
+{
+    if (pk >= *peak) return;
+    *peak = pk;
+    *peak_instr = at;
+    for (uint32_t b = 0; b < prog->nbuffers; b++) best[b] = prog->buffers[b].offset;
+}
 
 /* Places every non-persistent buffer with a lifetime above base; *peak gets
  * the dynamic region's size. Returns -1 when out of memory. */
@@ -492,36 +591,42 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
                          uint64_t base, uint64_t *peak, uint32_t *peak_instr, plc_memplan_stats *st)
 {
     uint32_t nb = prog->nbuffers;
-    double work = placement_work(prog, first, last, persistent);
-    st->by_size = work <= PLACE_BY_SIZE_WORK;
-    if (!st->by_size) {
-        if (place_online(prog, first, last, persistent, base, peak, peak_instr)) return -1;
-        return work <= PLACE_MIRROR_WORK ? place_online_mirrored(prog, first, last, persistent, base, peak, peak_instr)
-                                         : 0;
-    }
-    int norders = (int)(sizeof orders / sizeof orders[0]);
-    if (work * norders > PLACE_ORDERS_WORK) norders = work * 3 > PLACE_ORDERS_WORK ? 3 : (int)(PLACE_ORDERS_WORK / work);
+    double work = placement_work(prog, first, last, persistent), spent = 0;
+    uint64_t bound = live_bound(prog, first, last, persistent), pk = 0;
     uint64_t *best = malloc(sizeof *best * (nb ? nb : 1));
+    int v = 0, norders = (int)(sizeof orders / sizeof orders[0]), rc = -1;
+    uint32_t at = 0;
     if (!best) return -1;
     *peak = UINT64_MAX;
-    for (int v = 0; v <= norders; v++) {
-        uint64_t pk = 0;
-        uint32_t at = 0;
-        if (v < norders ? place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])
-                        : place_online(prog, first, last, persistent, base, &pk, &at)) {
-            free(best);
-            return -1;
+    st->by_size = work <= PLACE_BY_SIZE_WORK;
+    if (st->by_size) {
+        for (; v < norders && *peak > bound && (v < 3 || spent + work <= PLACE_ORDERS_WORK); v++, spent += work) {
+            if (place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])) goto out;
+            keep_smaller(prog, best, pk, at, peak, peak_instr);
         }
-        if (pk < *peak) {
-            *peak = pk;
-            *peak_instr = at;
-            for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
+        if (*peak > bound) {
+            if (place_online(prog, first, last, persistent, base, &pk, &at)) goto out;
+            keep_smaller(prog, best, pk, at, peak, peak_instr);
         }
+    } else {
+        if (place_online(prog, first, last, persistent, base, peak, peak_instr)) goto out;
+        if (work <= PLACE_MIRROR_WORK && place_online_mirrored(prog, first, last, persistent, base, peak, peak_instr))
+            goto out;
+        for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
+    }
+    /* the retry: further orders while the region is more than 1% above the bound */
+    bool retry = st->by_size ? work <= PLACE_RETRY_PAIRS : work <= PLACE_MIRROR_WORK;
+    for (; retry && v < norders && *peak - bound > bound / 100 && spent + work <= PLACE_RETRY_WORK;
+         v++, spent += work) {
+        if (place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])) goto out;
+        keep_smaller(prog, best, pk, at, peak, peak_instr);
     }
     for (uint32_t b = 0; b < nb; b++)
         if (!persistent[b] && first[b] >= 0) prog->buffers[b].offset = best[b];
+    rc = 0;
+out:
     free(best);
-    return 0;
+    return rc;
 }
 
 int plc_memplan(plc_program *prog, const bool *persistent, const int32_t *alias_first, const int32_t *alias_last,
