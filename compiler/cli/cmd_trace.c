@@ -62,7 +62,8 @@ static void usage(FILE *out)
             "for gpipe, 1f1b and interleaved the solver's bubble is a closed form of\n"
             "a balanced pipeline, and docs/engines.md gives the bound) and, per stage,\n"
             "compute, slowdown and each kind of communication, exposed of total.\n"
-            "--ranks and --full apply to plans only.\n"
+            "A step of more than 1,000,000 units (micro-batches x chunks, each way)\n"
+            "is refused. --ranks and --full apply to plans only.\n"
             "\n"
             "spec options:\n"
             "%s",

@@ -399,6 +399,14 @@ plc_status plc_engine_trace(const plc_job *job, const plc_layout *l, FILE *json,
         return PLC_E_INPUT;
     }
     S.per_chunk = job->model.layers / S.sh.nchunks;
+    int64_t units = 2 * S.sh.nchunks * S.M; /* a step's forwards and backwards over all stages */
+    if (S.M > PLC_ENGINE_TRACE_MAX_UNITS || units > PLC_ENGINE_TRACE_MAX_UNITS) {
+        snprintf(err, errlen,
+                 "one step of this layout has %lld pipeline units (%lld micro-batches through %lld chunks, each way); "
+                 "a timeline draws at most %d: pin a larger layout.micro_batch or a smaller train.global_batch",
+                 (long long)units, (long long)S.M, (long long)S.sh.nchunks, PLC_ENGINE_TRACE_MAX_UNITS);
+        return PLC_E_INPUT;
+    }
     plc_estimate *est = malloc(sizeof *est);
     sum->stage = calloc((size_t)l->pp, sizeof *sum->stage);
     if (!est || !sum->stage) {

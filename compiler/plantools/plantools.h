@@ -243,10 +243,15 @@ typedef struct plc_engine_trace_summary {
 
 void plc_engine_trace_summary_free(plc_engine_trace_summary *s);
 
+/* the most pipeline units (a micro-batch's forward or backward through one
+ * chunk) a spec's timeline draws: about 2e6 events, 200 MB of JSON */
+#define PLC_ENGINE_TRACE_MAX_UNITS 1000000
+
 /* Simulates one step of layout l (legal for job) and writes it as Chrome
  * trace JSON to json and as an SVG picture to svg (either NULL: none).
  * PLC_OK with *sum filled in (free it with plc_engine_trace_summary_free);
- * PLC_E_INPUT an illegal layout, PLC_E_SYSTEM out of memory,
+ * PLC_E_INPUT an illegal layout or one whose step has more than
+ * PLC_ENGINE_TRACE_MAX_UNITS units, PLC_E_SYSTEM out of memory,
  * PLC_E_INTERNAL a schedule that deadlocks; err says why. */
 plc_status plc_engine_trace(const plc_job *job, const plc_layout *l, FILE *json, FILE *svg,
                             plc_engine_trace_summary *sum, char *err, size_t errlen);

@@ -123,6 +123,10 @@ grep -q "<svg" "$tmp/t.svg" && grep -q "Simulated step under megatron" "$tmp/t.s
 "$PLC" trace "$tmp/s.plan" -D layout.tp=3 -o "$tmp/x.json" > "$tmp/err.txt" 2>&1; rc=$?
 [ $rc -eq 1 ] || { cat "$tmp/err.txt"; die "a bad -D: exit $rc"; }
 "$PLC" compile "$PLC_ROOT/examples/tiny.plan" -o "$tmp/tiny.bin" > /dev/null 2>&1 || die "compile tiny"
+# a step too long to draw is refused with the figures and what to change
+"$PLC" trace "$tmp/s.plan" -D train.global_batch=1000000000000 -o "$tmp/x.json" 2> "$tmp/err.txt"; rc=$?
+[ $rc -eq 1 ] && grep -qF "a timeline draws at most 1000000: pin a larger layout.micro_batch" "$tmp/err.txt" &&
+    [ ! -e "$tmp/x.json" ] || { cat "$tmp/err.txt"; die "a step of 1e12 sequences: exit $rc"; }
 "$PLC" trace "$tmp/tiny.bin" -D layout.tp=2 -o "$tmp/x.json" 2> "$tmp/err.txt"; rc=$?
 [ $rc -eq 1 ] && grep -qF "error: -D and --catalog apply to specs" "$tmp/err.txt" || die "-D with a plan: exit $rc"
 "$PLC" trace "$tmp/tiny.bin" -o "$tmp/plan.json" > "$tmp/plan.log" || die "a plan's trace"
