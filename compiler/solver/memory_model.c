@@ -189,43 +189,43 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     est->fits = est->valid && est->peak_bytes <= est->limit_bytes;
 }
 
+/* weights, gradients and optimizer state of a rank of stage `stage` (its
+ * parameters in *sp), for the bounds below */
+static double stage_state(const plc_job *job, const plc_layout *l, int64_t stage, plc_stage_params *sp)
+{
+    plc_stage_params_of(&job->model, l->tp, l->pp, stage, sp);
+    double w, g, o;
+    static_state(job, l, plc_stage_params_total(sp), &w, &g, &o);
+    return w + g + o;
+}
+
 double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
                               int64_t cp, int64_t zero)
 {
     plc_layout l = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero, .vpp = 1, .micro_batch = 1};
-    double best = 0;
-    int64_t stages[2] = {0, pp - 1};
-    for (int i = 0; i < 2; i++) {
-        plc_stage_params sp;
-        plc_stage_params_of(&job->model, tp, pp, stages[i], &sp);
-        double w, g, o;
-        static_state(job, &l, plc_stage_params_total(&sp), &w, &g, &o);
-        if (w + g + o > best) best = w + g + o;
-    }
-    return best + job->cluster.hw.runtime_reserved;
+    plc_stage_params sp;
+    double first = stage_state(job, &l, 0, &sp), last = stage_state(job, &l, pp - 1, &sp);
+    return (first > last ? first : last) + job->cluster.hw.runtime_reserved;
 }
 
 double plc_memory_node_bound(const plc_job *job, const plc_layout *l)
 {
     const plc_model *m = &job->model;
     int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
-    double fixed = plc_runtime_fixed_bytes(job, l); /* comm buffers, workspace, reserve */
     double act = plc_act_layer_bytes(job, l, PLC_RECOMPUTE_FULL);
     double best = 0;
     int64_t stages[2] = {0, l->pp - 1};
     for (int i = 0; i < 2; i++) {
         plc_stage_params sp;
-        plc_stage_params_of(m, l->tp, l->pp, stages[i], &sp);
-        double w, g, o;
-        static_state(job, l, plc_stage_params_total(&sp), &w, &g, &o);
+        double state = stage_state(job, l, stages[i], &sp);
         /* at the stage's first backward every forward before it still holds
          * its layers' inputs (plc_sched_inflight: in micro-batches of the
          * whole stage) */
         double held = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, stages[i]) *
                       (double)sp.layers * act;
-        if (w + g + o + held > best) best = w + g + o + held;
+        if (state + held > best) best = state + held;
     }
-    return best + fixed;
+    return best + plc_runtime_fixed_bytes(job, l); /* comm buffers, workspace, reserve */
 }
 
 const char *plc_mem_component_name(plc_mem_component c)
