@@ -316,9 +316,14 @@ void plc_exec_set_trace(plc_executor *x, plc_trace *tr) { x->trace = tr; }
 /* ---- initialisation --------------------------------------------------------- */
 /* Weights are generated run by run (shard.h) and never exist whole on the
  * host: a host arena's fp32 buffers are written in place, anything else
- * goes through a small staging chunk. So initialisation adds nothing to a
- * rank's measured peak beyond the arena. */
-enum { INIT_CHUNK = 4096 }; /* elements per upload through the staging chunk */
+ * goes through a staging chunk. On a host arena the chunk is small, so
+ * initialisation adds nothing to a rank's measured peak beyond the arena;
+ * a device arena's chunk is large (host memory the plan does not count), so
+ * that the generation runs on every core and each upload moves megabytes. */
+enum {
+    INIT_CHUNK_HOST = 4096,       /* elements per staged copy into a host arena */
+    INIT_CHUNK_DEVICE = 1 << 20,  /* elements per upload to a device arena */
+};
 
 typedef struct init_ctx {
     plc_backend *be;
@@ -330,8 +335,9 @@ typedef struct init_ctx {
     plc_init_kind kind;
     int direct;              /* write straight into dst (host memory, fp32) */
     int64_t start, fill;     /* the staged elements: local offset, count */
-    float stage[INIT_CHUNK];
-    uint16_t half[INIT_CHUNK];
+    int64_t cap;             /* elements the staging chunk holds */
+    float *stage;
+    uint16_t *half;
     int rc;
 } init_ctx;
 
@@ -358,9 +364,9 @@ static void init_run(void *ctx, int64_t local, int64_t global, int64_t n)
         return;
     }
     while (n > 0) {
-        if (c->fill && (local != c->start + c->fill || c->fill == INIT_CHUNK)) init_flush(c);
+        if (c->fill && (local != c->start + c->fill || c->fill == c->cap)) init_flush(c);
         if (!c->fill) c->start = local;
-        int64_t k = INIT_CHUNK - c->fill < n ? INIT_CHUNK - c->fill : n;
+        int64_t k = c->cap - c->fill < n ? c->cap - c->fill : n;
         plc_init_range(c->stage + c->fill, c->seed, c->tensor, global, k, c->std, c->kind);
         c->fill += k;
         local += k;
@@ -369,14 +375,11 @@ static void init_run(void *ctx, int64_t local, int64_t global, int64_t n)
     }
 }
 
-int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
+static int init_buffers(plc_executor *x, init_ctx *cp, char *err, size_t errlen)
 {
     const plc_plan *plan = x->plan;
     plc_backend *be = x->be;
-    init_ctx c;
-    memset(&c, 0, sizeof c);
-    c.be = be;
-    c.seed = plan->train.seed;
+    init_ctx c = *cp;
     for (uint32_t b = 0; b < x->prog->nbuffers; b++) {
         const plc_buffer *buf = &x->prog->buffers[b];
         if ((buf->kind != PLC_BUF_PARAM && buf->kind != PLC_BUF_MASTER) || buf->tensor < 0) continue;
@@ -402,6 +405,23 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
         if (c.rc) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
     }
     return be->ops->synchronize(be) ? plc_fail(err, errlen, "%s", be->error) : 0;
+}
+
+int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
+{
+    init_ctx c;
+    memset(&c, 0, sizeof c);
+    c.be = x->be;
+    c.seed = x->plan->train.seed;
+    c.cap = x->watch_scalars ? INIT_CHUNK_HOST : INIT_CHUNK_DEVICE; /* watch_scalars: a host arena */
+    c.stage = malloc((size_t)c.cap * sizeof *c.stage);
+    c.half = malloc((size_t)c.cap * sizeof *c.half);
+    int rc = c.stage && c.half ? init_buffers(x, &c, err, errlen)
+                               : plc_fail(err, errlen, "rank %d: out of host memory for the weights' staging chunk",
+                                          x->comm->rank);
+    free(c.stage);
+    free(c.half);
+    return rc;
 }
 
 /* ---- the step --------------------------------------------------------------- */

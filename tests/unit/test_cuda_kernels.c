@@ -241,7 +241,7 @@ static void test_optimizer_bf16(void)
     CU_ASSERT(plc_cuda_cast_bf16_to_f32(of, dob, n, NULL) == 0);
     expect_close("bf16 flash forward", of, o32, n, 1e-2);
     expect_close("bf16 flash lse", dl, lse, B * H * T, 1e-2);
-    cudaFree(dp), cudaFree(dg), cudaFree(dm), cudaFree(dv), cudaFree(dh), cudaFree(dq), cudaFree(dob);
+    cudaFree(dg), cudaFree(dh), cudaFree(dq), cudaFree(dob); /* dp, dm, dv: freed by expect_close */
     free(q), free(o32), free(lse), free(qb);
 }
 

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# scripts/gpu/check.sh: the CUDA backend on a machine with a GPU, in one go.
+# Needs bin/ built with CUDA (make) and, where the machine lacks plrun's host
+# libraries (Open MPI, OpenBLAS, libyaml, CUnit), the archive made by
+# scripts/gpu/kit.sh. Writes logs to $OUT (default /tmp/plc-gpu) and prints a
+# summary last:
+#   1. the CUDA kernels against the CPU kernels (unit suite cuda_kernels);
+#   2. tests/e2e/gpu.sh: 10-step loss curves, CUDA against CPU, fp32 and bf16;
+#   3. repeatability: the same bf16 plan twice on the GPU, losses compared
+#      bit for bit;
+#   4. speed: a Llama-1B-class plan (scripts/gpu/llama1b.plan) with its
+#      predicted step time beside the measured one, and device memory
+#      (nvidia-smi, sampled) beside the plan's arena;
+#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py).
+set -u
+cd "$(dirname "$0")/../.."
+OUT=${OUT:-/tmp/plc-gpu}
+mkdir -p "$OUT"
+sum="$OUT/summary.txt"
+: >"$sum"
+say() { echo "$*" | tee -a "$sum"; }
+
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv,noheader >"$OUT/gpu.txt" 2>&1
+say "gpu: $(cat "$OUT/gpu.txt")  date: $(date -u +%F)"
+say "host: $(. /etc/os-release; echo "$PRETTY_NAME"), $(ldd --version | head -n 1)"
+. scripts/gpu/env.sh
+say "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
+ldd bin/plrun | grep "not found" | tee -a "$sum"
+export PLC_BIN=$PWD/bin PLC_ROOT=$PWD
+
+(cd tests && timeout 90 ../bin/unit_tests cuda_kernels) >"$OUT/unit.log" 2>&1
+say "1. unit cuda_kernels: rc $? | $(grep -E 'asserts|tests ' "$OUT/unit.log" | tr -s ' ' | tr '\n' ' ')"
+
+timeout 120 bash tests/e2e/gpu.sh >"$OUT/e2e_gpu.log" 2>&1
+say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"
+
+t=$(mktemp -d)
+bin/plc compile examples/tiny.plan -D train.precision=bf16 -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 \
+    -D layout.pp=1 -D layout.cp=1 -o "$t/r.bin" >/dev/null 2>&1
+for i in 1 2; do timeout 40 bin/plrun "$t/r.bin" --backend cuda --steps 20 --metrics "$t/r$i.jsonl" >"$OUT/repeat$i.log" 2>&1; done
+n1=$(grep -c loss "$t/r1.jsonl" 2>/dev/null) n2=$(grep -c loss "$t/r2.jsonl" 2>/dev/null)
+if [ "${n1:-0}" -gt 0 ] && cmp -s <(grep -o '"loss":[^,]*' "$t/r1.jsonl") <(grep -o '"loss":[^,]*' "$t/r2.jsonl"); then
+    same=identical
+else same="NOT identical"; fi
+say "3. repeat: ${n1:-0} and ${n2:-0} steps, losses $same"
+
+case "$(cat "$OUT/gpu.txt")" in *H100*) gpu=H100-SXM5-80GB ;; *) gpu=H200-SXM-141GB ;; esac
+bin/plc compile scripts/gpu/llama1b.plan -D "cluster.gpu=\"$gpu\"" -o "$t/l1b.bin" >"$OUT/l1b.compile.log" 2>&1 ||
+    say "4. 1B: compile failed"
+nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$t/mem.txt" 2>/dev/null &
+smi=$!
+timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 4 --metrics "$OUT/l1b.jsonl" >"$OUT/l1b.log" 2>&1
+rc=$?
+kill $smi 2>/dev/null; wait $smi 2>/dev/null
+say "4. 1B: rc $rc | $(grep -E '^layout|^predicted' "$OUT/l1b.compile.log" | tr -s ' ' | tr '\n' ' ')"
+say "   plan: $(grep -E 'stage 0 +arena' "$OUT/l1b.compile.log" | tr -s ' ')"
+say "   device memory used, peak sampled: $(sort -n "$t/mem.txt" | tail -n 1) MiB"
+say "   measured steps: $(grep -o '"step_time_s":[^,}]*\|"tokens_per_s":[^,}]*\|"loss":[^,]*' "$OUT/l1b.jsonl" | cut -d: -f2 | paste -sd' ')"
+grep -E "^time|^plrun" "$OUT/l1b.log" | tee -a "$sum"
+timeout 100 bin/plrun "$t/l1b.bin" --backend cuda --steps 2 --trace "$OUT/l1b_trace.json" >"$OUT/l1b_trace.log" 2>&1
+say "   traced run (each kernel synchronised): rc $? | $(grep -E '^time' "$OUT/l1b_trace.log")"
+rm -rf "$t"
+
+env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
+say "5. peers: rc $?"
+cat "$OUT/peer.log" | tail -n 9 | tee -a "$sum"
+(cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl gpu.txt 2>/dev/null)
