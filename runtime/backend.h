@@ -42,6 +42,10 @@ typedef struct plc_backend_ops {
     int (*upload)(plc_backend *be, void *dst, const void *host_src, size_t bytes);
     int (*download)(plc_backend *be, void *host_dst, const void *src, size_t bytes);
     int (*synchronize)(plc_backend *be);
+    /* bytes in use on the rank's device (its whole memory less what is
+     * free: the context and the libraries' allocations too); NULL where the
+     * arena is host memory, whose use the process's resident set shows */
+    int (*device_memory)(plc_backend *be, double *in_use);
 
     /* compute: the contracts are plan.h's table and kernels/kernels.h.
      * Storage types follow kernels/cuda/kernels_cuda.h: the tensors typed

@@ -152,6 +152,14 @@ static int cuda_download(plc_backend *be, void *dst, const void *src, size_t byt
     CUDA_TRY(be, cudaStreamSynchronize(st(be)->compute));
     return 0;
 }
+static int cuda_device_memory(plc_backend *be, double *in_use)
+{
+    size_t free_b = 0, total_b = 0;
+    CUDA_TRY(be, cudaMemGetInfo(&free_b, &total_b));
+    *in_use = (double)(total_b - free_b);
+    return 0;
+}
+
 static int cuda_sync(plc_backend *be)
 {
     CUDA_TRY(be, cudaStreamSynchronize(st(be)->compute));
@@ -501,6 +509,7 @@ static const plc_backend_ops cuda_ops = {
     .upload = cuda_upload,
     .download = cuda_download,
     .synchronize = cuda_sync,
+    .device_memory = cuda_device_memory,
     .zero = cuda_zero,
     .copy = cuda_copy,
     .embed_fwd = cuda_embed_fwd,

@@ -296,12 +296,49 @@ typedef struct mem_marks {
     double before_arena, with_arena, warmed; /* warmed: the dry step's peak */
     double code_warmed; /* RssFile at the baseline */
     int peak_reset;     /* VmHWM was reset after the warm-up */
+    double dev_before;  /* device backends: device memory in use before the arena, -1 unknown */
 } mem_marks;
 
 enum { MEM_ARENA, MEM_USED, MEM_PROCESS, MEM_COMM, MEM_CODE, MEM_N };
 
+/* A device backend's arena is device memory, which the process's resident
+ * set does not show: the device's memory in use at the end, less what was
+ * in use before the arena (the context, the libraries' handles), against
+ * the plan. The difference is what the libraries allocated on first use
+ * (matmul workspaces, collective buffers). */
+static void report_device_memory(plrun *r, const mem_marks *m)
+{
+    double mine[3] = {(double)plc_exec_program(r->x)->arena_bytes, -1, m->dev_before};
+    double now = 0;
+    if (m->dev_before >= 0 && r->be->ops->device_memory(r->be, &now) == 0) mine[1] = now - m->dev_before;
+    double *all = r->comm.rank == 0 ? calloc((size_t)r->comm.size * 3, sizeof *all) : NULL;
+    double dummy[3];
+    plc_comm_gather_f64(&r->comm, mine, 3, all ? all : dummy);
+    if (!all) return;
+    const double MiB = 1024.0 * 1024.0;
+    printf("device memory per rank (MiB): planned arena | in use at the end - before the arena | difference | "
+           "in use before the arena (context, libraries)\n");
+    for (int i = 0; i < r->comm.size; i++) {
+        const double *v = all + 3 * i;
+        if (v[1] < 0 || v[2] < 0) {
+            printf("  rank %-3d %10.2f | not measured (%s)\n", i, v[0] / MiB, r->be->error);
+            continue;
+        }
+        printf("  rank %-3d %10.2f | %10.2f | %+6.1f%% | %8.2f\n", i, v[0] / MiB, v[1] / MiB,
+               v[0] > 0 ? 100.0 * (v[1] - v[0]) / v[0] : 0.0, v[2] / MiB);
+    }
+    if (r->plan.pred.peak_bytes_estimate > 0)
+        printf("  solver's estimate for the most loaded rank: %.2f MiB\n", r->plan.pred.peak_bytes_estimate / MiB);
+    fflush(stdout);
+    free(all);
+}
+
 static void report_memory(plrun *r, const mem_marks *m)
 {
+    if (r->be->ops->device_memory) {
+        report_device_memory(r, m);
+        return;
+    }
     const plc_program *p = plc_exec_program(r->x);
     double mine[MEM_N];
     mine[MEM_ARENA] = (double)p->arena_bytes;
@@ -423,6 +460,8 @@ int main(int argc, char **argv)
     }
     mem_marks marks = {0};
     marks.before_arena = plc_proc_rss_bytes();
+    marks.dev_before = -1;
+    if (r->be->ops->device_memory && r->be->ops->device_memory(r->be, &marks.dev_before)) marks.dev_before = -1;
     if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
     marks.with_arena = plc_proc_rss_bytes();
     /* MPI's workspaces: its peak during the transfers (some are freed after each) */
