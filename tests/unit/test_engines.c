@@ -257,7 +257,9 @@ static void test_node_memory_bound(void)
     plc_engine_set set;
     CU_ASSERT_FATAL(shipped(&a, &set));
     int64_t checked = 0, tight = 0;
-    for (int e = 0; e < PLC_ENGINE_COUNT; e++) {
+    /* each shipped profile, then Megatron's with the head's output gathered
+     * (gathered_logits: more leaf memory the bound does not count) */
+    for (int e = 0; e <= PLC_ENGINE_COUNT; e++) {
         for (int gpt = 0; gpt < 2; gpt++) {
             plc_job job;
             fixture_llama13b(&job, 1);
@@ -267,8 +269,9 @@ static void test_node_memory_bound(void)
                 job.model.positions = PLC_POS_LEARNED;
                 job.train.precision = PLC_PREC_FP32;
             }
-            job.train.engine = (plc_engine)e;
-            job.engine = set.profile[e];
+            job.train.engine = e < PLC_ENGINE_COUNT ? (plc_engine)e : PLC_ENGINE_MEGATRON;
+            job.engine = set.profile[job.train.engine];
+            if (e == PLC_ENGINE_COUNT) job.engine.gathered_logits = 1;
             job.train.global_batch = 64;
             job.layout.micro_batch = (plc_choice){.kind = PLC_CHOICE_SET, .n = 3, .v = {1, 2, 8}};
             plc_solve_opts o = {.top = 5, .all = true};
@@ -487,6 +490,35 @@ static void test_fused_swiglu_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL), 2048.0 * 5120.0 * 2.0 / 8.0, 0);
 }
 
+/* a gathered head output (gathered_logits): the last stage's loss spans
+ * all tp shards of the vocabulary on every rank, nothing else changes, and
+ * at tp = 1 there is nothing to gather */
+static void test_gathered_logits_memory(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l); /* tp 8, sp, pp 1, one micro-batch of 2048 tokens */
+    job.train.engine = PLC_ENGINE_MEGATRON; /* the analytic memory model */
+    for (int tp = 8; tp >= 1; tp -= 7) {
+        l.tp = tp;
+        l.sp = tp > 1;
+        l.dp = 16 / tp;
+        plc_estimate e0, e1;
+        job.engine.gathered_logits = 0;
+        CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e0), 0);
+        job.engine.gathered_logits = 1;
+        CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e1), 0);
+        /* fp32 softmax (one micro-batch in flight), bf16 logits and fp32
+         * gradient: 10 bytes per element over tp - 1 more shards */
+        double more = 2048.0 * (double)(plc_vocab_padded(128000, tp) - plc_vocab_local(128000, tp)) * (4.0 + 2.0 + 4.0);
+        CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_LOGITS] - e0.stage_mem[0][PLC_MEM_LOGITS], more, 1.0);
+        for (int c = 0; c < PLC_MEM_COUNT; c++)
+            if (c != PLC_MEM_LOGITS && c != PLC_MEM_RESERVED)
+                CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][c], e0.stage_mem[0][c], 0);
+        CU_ASSERT(tp == 1 ? e1.peak_bytes == e0.peak_bytes : e1.peak_bytes > e0.peak_bytes);
+    }
+}
+
 /* recompute granularities: the layers each recomputes, their memory and
  * time against none and full, the rules, and the search's choice of k */
 static void test_recompute_granularity(void)
@@ -595,5 +627,6 @@ void register_test_engines(void)
     CU_add_test(s, "p2p scatter/gather", test_p2p_scatter_gather);
     CU_add_test(s, "overlap SM share", test_overlap_sm_share);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
+    CU_add_test(s, "gathered logits memory", test_gathered_logits_memory);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
