@@ -116,7 +116,13 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
     double shard = (double)(l->dp * l->cp);
     *w = params * (d.weight + d.fp8_weights) / (l->zero >= 3 ? shard : 1.0);
     *g = params * d.grad / (l->zero >= 2 ? shard : 1.0);
-    *o = params * d.optimizer / (l->zero >= 1 ? shard : 1.0);
+    /* plrun keeps an fp32 master shard of fp32 parameters under ZeRO 1
+     * and 2 too (job.h); the bf16 figure has its master already */
+    double master = job->train.engine == PLC_ENGINE_PLRUN && job->train.precision == PLC_PREC_FP32 &&
+                            plc_plrun_keeps_master(false, l->zero)
+                        ? 4.0
+                        : 0.0;
+    *o = params * (d.optimizer + master) / (l->zero >= 1 ? shard : 1.0);
 }
 
 void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est)

@@ -445,9 +445,11 @@ static void solver_vs_plan(bool gpt)
             double ratio = plan / solver;
             printf("\n    %s layout %zu stage %lld: plan %.0f bytes, solver %.0f bytes, plan/solver %.3f\n",
                    gpt ? "gpt" : "llama", i, (long long)s, plan, solver, ratio);
-            /* stated margin for the tiny model: within 25% (the solver's per-layer
-             * activation formulas against the plan's exact, reused buffers) */
-            CU_ASSERT(ratio > 0.75 && ratio < 1.25);
+            /* the solver replays the lowering's buffers (memory_plrun.c) and
+             * counts its static state by the same rules (job.h's
+             * plc_plrun_keeps_master: ZeRO 1 on fp32 was 13.6% short): within
+             * 1%, what placement adds to the live sum on these layouts */
+            CU_ASSERT(ratio > 0.99 && ratio < 1.01);
         }
         plc_arena_free(&a);
     }
