@@ -156,7 +156,10 @@ static double run_unit(sim *S, int64_t r, plc_pipe_unit u, bool recv, double t)
     hidden(S, r, T_GATHER, PLC_ETRACE_GATHER, "zero-3 gather", mb, c, t, g.comm - g.exposed);
     t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_GATHER, "zero-3 gather", mb, c, g.exposed);
     slow += g.charged - g.exposed;
-    double ends_share = u.bwd ? 2.0 / 3.0 : 1.0 / 3.0; /* of the embedding and head, as the schedule simulator */
+    /* of the embedding and head, as the schedule simulator; the head's
+     * includes the logits' all-gather (gathered_logits), drawn within it:
+     * the split has no forward-only piece for it to be drawn apart */
+    double ends_share = u.bwd ? 2.0 / 3.0 : 1.0 / 3.0;
     double ends = (c == 0 ? P->first * ends_share : 0.0) + (c == S->sh.nchunks - 1 ? P->last * ends_share : 0.0);
     double fwd_compute = lt->matmul_f + lt->attn_f + lt->mem_f + lt->launch_f;
     if (!u.bwd) {

@@ -498,6 +498,7 @@ typedef struct plc_step_parts {
     plc_layer_times lt;       /* one layer, one micro-batch */
     int64_t micro, layers;    /* micro-batches per step; transformer layers per stage */
     double first, last;       /* embedding (first stage), head and loss (last stage): per micro-batch, forward + backward */
+    double logits_gather;     /* of last: the logits' all-gather over tp (gathered_logits), else 0 */
     double ends;              /* the busiest stage's share of those per micro-batch */
     double tf, tb;            /* one layer, one micro-batch, forward and backward (recompute included) as charged */
     bool layer_major;         /* layered or modular schedule */

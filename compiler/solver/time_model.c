@@ -227,8 +227,9 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
 }
 
 /* embedding (first stage) and head with loss (last stage), per micro-batch,
- * forward + backward */
-static void ends_times(const plc_job *job, const plc_layout *l, double *first, double *last)
+ * forward + backward; *gather: the part of *last that is the all-gather of
+ * the logits (gathered_logits), 0 without it */
+static void ends_times(const plc_job *job, const plc_layout *l, double *first, double *last, double *gather)
 {
     const plc_model *m = &job->model;
     const plc_hw *hw = &job->cluster.hw;
@@ -240,13 +241,27 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
     int64_t Vl = plc_vocab_local(m->vocab, l->tp); /* padded: the padding columns cost their share */
     plc_precision hp = job->train.precision == PLC_PREC_FP8 ? PLC_PREC_BF16 : job->train.precision; /* head in bf16 under fp8 */
     double head = 3.0 * plc_cost_matmul(hw, hp, T, Vl, m->hidden);
-    double xent = plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES);
-    *last = head + xent;
-    if (l->tp > 1) { /* vocab-parallel loss: max and sum all-reduces, tiny */
-        plc_layout_groups g;
-        plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
-        *last += 3.0 * plc_cost_group(hw, PLC_COLL_ALL_REDUCE, (double)T * 4.0, g.tp);
+    *gather = 0;
+    if (l->tp == 1) {
+        *last = head + plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES);
+        return;
     }
+    plc_layout_groups g;
+    plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
+    if (job->engine.gathered_logits > 0) {
+        /* the head's output all-gathered over the tp group and concatenated
+         * (a copy of the whole), its gradient split back to the rank's
+         * slice (a copy, no communication), and the loss over the whole
+         * padded vocabulary on every rank: tp times the shard's work */
+        double Vp = (double)plc_vocab_padded(m->vocab, l->tp);
+        *gather = plc_cost_group(hw, PLC_COLL_ALL_GATHER, (double)T * Vp * a, g.tp);
+        double copies = plc_cost_memory_bound(hw, (double)T * (2.0 * Vp + 2.0 * (double)Vl) * a);
+        *last = head + *gather + copies + plc_cost_memory_bound(hw, (double)T * Vp * XENT_BYTES);
+        return;
+    }
+    /* vocab-parallel loss on the shard: max and sum all-reduces, tiny */
+    *last = head + plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES) +
+            3.0 * plc_cost_group(hw, PLC_COLL_ALL_REDUCE, (double)T * 4.0, g.tp);
 }
 
 void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *out)
@@ -263,7 +278,7 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     P->micro = micro;
     P->layers = layers;
     double first, last;
-    ends_times(job, l, &first, &last);
+    ends_times(job, l, &first, &last, &P->logits_gather);
     P->first = first;
     P->last = last;
 
@@ -442,8 +457,12 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + whole * lt.tp_f);
     t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + whole * lt.cp_f);
     t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + whole * lt.launch_f);
-    /* embedding and head work of the busiest stage counts as compute */
-    t[PLC_TIME_COMPUTE] += (double)micro * P.ends;
+    /* embedding and head work of the busiest stage counts as compute, the
+     * logits' all-gather (gathered_logits) as tp communication where the
+     * head's stage is the busiest */
+    double logits_gather = (l->pp == 1 || P.last >= P.first) ? P.logits_gather : 0.0;
+    t[PLC_TIME_COMPUTE] += (double)micro * (P.ends - logits_gather);
+    t[PLC_TIME_COMM_TP] += (double)micro * logits_gather;
     t[PLC_TIME_COMM_PP] = P.pp_exposed;
     t[PLC_TIME_COMM_DP] = P.dp_exposed;
     t[PLC_TIME_COMM_ZERO] = P.zero_exposed;

@@ -490,6 +490,19 @@ static void test_fused_swiglu_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL), 2048.0 * 5120.0 * 2.0 / 8.0, 0);
 }
 
+/* the layout at tp (sequence parallel above 1, 16 GPUs) estimated without
+ * (e0) and with (e1) a gathered head output */
+static void gathered_pair(plc_job *job, plc_layout *l, int tp, plc_estimate *e0, plc_estimate *e1)
+{
+    l->tp = tp;
+    l->sp = tp > 1;
+    l->dp = 16 / tp;
+    job->engine.gathered_logits = 0;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(job, l, e0), 0);
+    job->engine.gathered_logits = 1;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(job, l, e1), 0);
+}
+
 /* a gathered head output (gathered_logits): the last stage's loss spans
  * all tp shards of the vocabulary on every rank, nothing else changes, and
  * at tp = 1 there is nothing to gather */
@@ -500,14 +513,8 @@ static void test_gathered_logits_memory(void)
     overlap_job(&job, &l); /* tp 8, sp, pp 1, one micro-batch of 2048 tokens */
     job.train.engine = PLC_ENGINE_MEGATRON; /* the analytic memory model */
     for (int tp = 8; tp >= 1; tp -= 7) {
-        l.tp = tp;
-        l.sp = tp > 1;
-        l.dp = 16 / tp;
         plc_estimate e0, e1;
-        job.engine.gathered_logits = 0;
-        CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e0), 0);
-        job.engine.gathered_logits = 1;
-        CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e1), 0);
+        gathered_pair(&job, &l, tp, &e0, &e1);
         /* fp32 softmax (one micro-batch in flight), bf16 logits and fp32
          * gradient: 10 bytes per element over tp - 1 more shards */
         double more = 2048.0 * (double)(plc_vocab_padded(128000, tp) - plc_vocab_local(128000, tp)) * (4.0 + 2.0 + 4.0);
@@ -516,6 +523,41 @@ static void test_gathered_logits_memory(void)
             if (c != PLC_MEM_LOGITS && c != PLC_MEM_RESERVED)
                 CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][c], e0.stage_mem[0][c], 0);
         CU_ASSERT(tp == 1 ? e1.peak_bytes == e0.peak_bytes : e1.peak_bytes > e0.peak_bytes);
+    }
+}
+
+/* a gathered head output (gathered_logits) in time: per micro-batch the
+ * logits' all-gather over the tp group, the concatenating copy and the
+ * gradient's slice, and the loss over the whole padded vocabulary instead
+ * of the shard and its two all-reduces (XENT_BYTES = 24 per element); the
+ * all-gather counts as tp communication; nothing at tp = 1 */
+static void test_gathered_logits_time(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l); /* tp 8, sp, pp 1, one micro-batch of 2048 tokens */
+    job.train.engine = PLC_ENGINE_MEGATRON;
+    const plc_hw *hw = &job.cluster.hw;
+    for (int tp = 8; tp >= 1; tp -= 7) {
+        plc_estimate e0, e1;
+        gathered_pair(&job, &l, tp, &e0, &e1);
+        if (tp == 1) {
+            CU_ASSERT_EQUAL(e1.step_time_s, e0.step_time_s);
+            continue;
+        }
+        plc_layout_groups g;
+        plc_layout_groups_of(&l, job.cluster.gpus_per_node, &g);
+        double T = 2048.0, Vl = (double)plc_vocab_local(128000, tp), Vp = (double)plc_vocab_padded(128000, tp);
+        double gather = plc_cost_group(hw, PLC_COLL_ALL_GATHER, T * Vp * 2.0, g.tp);
+        double more = gather + plc_cost_memory_bound(hw, T * (2.0 * Vp + 2.0 * Vl) * 2.0) +
+                      plc_cost_memory_bound(hw, T * Vp * 24.0) - plc_cost_memory_bound(hw, T * Vl * 24.0) -
+                      3.0 * plc_cost_group(hw, PLC_COLL_ALL_REDUCE, T * 4.0, g.tp);
+        double micro = (double)e0.micro_batches;
+        CU_ASSERT(gather > 0 && more > gather);
+        CU_ASSERT_DOUBLE_EQUAL(e1.step_time_s - e0.step_time_s, micro * more, 1e-12 * e0.step_time_s);
+        CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_TP] - e0.time[PLC_TIME_COMM_TP], micro * gather,
+                               1e-12 * e0.step_time_s);
+        CU_ASSERT(e1.mfu < e0.mfu);
     }
 }
 
@@ -628,5 +670,6 @@ void register_test_engines(void)
     CU_add_test(s, "overlap SM share", test_overlap_sm_share);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "gathered logits memory", test_gathered_logits_memory);
+    CU_add_test(s, "gathered logits time", test_gathered_logits_time);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
