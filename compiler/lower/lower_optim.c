@@ -118,7 +118,7 @@ void lw_setup_tensors(lw_ctx *c)
     for (int64_t id = 0; id < c->ntensors; id++) {
         lw_tensor *t = &c->T[id];
         if (!t->present) continue;
-        if (plc_plrun_keeps_master(bf16, c->zero)) t->master = persistent(c, PLC_BUF_MASTER, PLC_F32, t, c->zero >= 1, ".master");
+        if (plc_plrun_keeps_master(bf16, c->zero, c->nz)) t->master = persistent(c, PLC_BUF_MASTER, PLC_F32, t, c->zero >= 1, ".master");
         t->m = persistent(c, PLC_BUF_ADAM_M, PLC_F32, t, c->zero >= 1, ".adam_m");
         t->v = persistent(c, PLC_BUF_ADAM_V, PLC_F32, t, c->zero >= 1, ".adam_v");
     }

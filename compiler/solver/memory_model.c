@@ -119,7 +119,7 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
     /* plrun keeps an fp32 master shard of fp32 parameters under ZeRO 1
      * and 2 too (job.h); the bf16 figure has its master already */
     double master = job->train.engine == PLC_ENGINE_PLRUN && job->train.precision == PLC_PREC_FP32 &&
-                            plc_plrun_keeps_master(false, l->zero)
+                            plc_plrun_keeps_master(false, l->zero, l->dp * l->cp)
                         ? 4.0
                         : 0.0;
     *o = params * (d.optimizer + master) / (l->zero >= 1 ? shard : 1.0);

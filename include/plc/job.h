@@ -60,11 +60,12 @@ typedef enum plc_engine {
 /* plrun's optimizer keeps an fp32 master copy where the parameters are not
  * one: bf16 parameters, or a ZeRO 1 or 2 shard of fp32 ones (the update
  * writes the shard, then the parameters are all-gathered from it); ZeRO 3's
- * fp32 parameter shard is its own master. The lowering (lower_optim.c)
- * emits it and the memory model counts it from this rule. */
-static inline bool plc_plrun_keeps_master(bool bf16_params, int64_t zero)
+ * fp32 parameter shard is its own master, and over zero_shards = dp * cp = 1
+ * ZeRO shards nothing. The lowering (lower_optim.c) emits it and the memory
+ * model counts it from this rule. */
+static inline bool plc_plrun_keeps_master(bool bf16_params, int64_t zero, int64_t zero_shards)
 {
-    return bf16_params || zero == 1 || zero == 2;
+    return bf16_params || (zero_shards > 1 && (zero == 1 || zero == 2));
 }
 
 typedef enum plc_objective {

@@ -74,25 +74,30 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
     static const plc_schedule scheds[] = {PLC_SCHED_1F1B, PLC_SCHED_INTERLEAVED, PLC_SCHED_GPIPE, PLC_SCHED_LAYERED,
                                           PLC_SCHED_MODULAR};
     static const plc_attention atts[] = {PLC_ATTN_NAIVE, PLC_ATTN_FLASH2};
-    int64_t k = 0;
+    int64_t k = 0, sampled = 0;
     for (int a0 = 0; a0 < 2; a0++) for (int a1 = 0; a1 < 3; a1++) for (int a2 = 0; a2 < 3; a2++)
     for (int a3 = 0; a3 < 2; a3++) for (int sp = 0; sp < 2; sp++) for (int a5 = 0; a5 < 4; a5++)
     for (int a6 = 0; a6 < 3; a6++) for (int mb = 1; mb <= 2; mb++) for (int a8 = 0; a8 < 5; a8++)
     for (int a9 = 0; a9 < 2; a9++) {
         if (k++ % 61) continue; /* a deterministic sample of the space */
+        /* every fourth sampled layout in fp32 where it can run (no bf16
+         * copies; plrun's master shard only under ZeRO 1 and 2) */
+        const bool fp32 = sampled++ % 4 == 2; /* naive attention there: the sample alternates it */
         int vpp = scheds[a8] == PLC_SCHED_INTERLEAVED ? 2 : 1;
         plc_layout l = tp_layout(dps[a0], tps[a1], pps[a2], cps[a3], sp, zeros[a5], rcs[a6], vpp, scheds[a8], mb);
         l.attention = atts[a9];
         l.fused_rmsnorm = 1;
         if (sp && l.tp == 1) continue;
+        job.train.precision = fp32 ? PLC_PREC_FP32 : PLC_PREC_BF16;
         plc_rule_input in = {.model = &job.model, .global_batch = job.train.global_batch,
                              .precision = job.train.precision, .precision_known = true, .layout = l,
                              .known = PLC_LD_ALL};
+        if (fp32 && plc_layout_rules(&in).rule != PLC_RULE_OK) in.precision = job.train.precision = PLC_PREC_BF16;
         if (plc_layout_rules(&in).rule != PLC_RULE_OK) continue;
         job.cluster.gpus_per_node = l.dp * l.tp * l.pp * l.cp;
         char tag[160];
-        snprintf(tag, sizeof tag, "%s dp%lld tp%lld pp%lld cp%lld sp%lld z%lld rc%d mb%lld sch%d att%d",
-                 gpt ? "gpt" : "llama", (long long)l.dp, (long long)l.tp, (long long)l.pp, (long long)l.cp,
+        snprintf(tag, sizeof tag, "%s%s dp%lld tp%lld pp%lld cp%lld sp%lld z%lld rc%d mb%lld sch%d att%d",
+                 gpt ? "gpt" : "llama", job.train.precision == PLC_PREC_FP32 ? "-fp32" : "", (long long)l.dp, (long long)l.tp, (long long)l.pp, (long long)l.cp,
                  (long long)l.sp, (long long)l.zero, (int)l.recompute, (long long)l.micro_batch, (int)l.schedule,
                  (int)l.attention);
         if (getenv("PLC_MEM_ONLY") && strcmp(getenv("PLC_MEM_ONLY"), tag)) continue; /* one layout, to look at */
@@ -126,12 +131,10 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
             lerrs[*stages - 1] = solver / (stat + live) - 1;
             frags[*stages - 1] = live > 0 ? (double)st[s].dynamic_peak / live - 1 : 0;
             if (getenv("PLC_MEM_SWEEP"))
-                printf("%s dp%lld tp%lld pp%lld cp%lld sp%lld z%lld rc%d mb%lld sch%d att%d s%lld: plan %.1f MiB "
-                       "(pers %.1f dyn %.1f live %.1f frag %.2f%%) solver %.1f (static %.1f dyn %.1f) err %+.2f%%\n",
-                       gpt ? "gpt" : "llama", (long long)l.dp, (long long)l.tp, (long long)l.pp, (long long)l.cp,
-                       (long long)l.sp, (long long)l.zero, (int)l.recompute, (long long)l.micro_batch,
-                       (int)l.schedule, (int)l.attention, (long long)s, plan / 1048576,
-                       st[s].persistent_bytes / 1048576.0, st[s].dynamic_peak / 1048576.0, live / 1048576,
+                printf("%s s%lld: plan %.1f MiB (pers %.1f dyn %.1f live %.1f frag %.2f%%) solver %.1f (static %.1f "
+                       "dyn %.1f) err %+.2f%%\n",
+                       tag, (long long)s, plan / 1048576, st[s].persistent_bytes / 1048576.0,
+                       st[s].dynamic_peak / 1048576.0, live / 1048576,
                        100.0 * ((double)st[s].dynamic_peak / live - 1), solver / 1048576, stat0 / 1048576,
                        (solver - stat) / 1048576, 100 * r);
         }
@@ -171,7 +174,9 @@ static void test_estimate_against_arena(void)
     CU_ASSERT(live_within == stages); /* the replay counts what the plan holds, stage by stage */
     CU_ASSERT(lerrs[0] >= -0.01 && lerrs[stages - 1] <= 0.01);
     CU_ASSERT(within >= stages * 94 / 100);
-    CU_ASSERT(errs[0] >= -0.04 && errs[stages - 1] <= 0.01); /* below: the placement's fragmentation */
+    /* below: the placement's fragmentation, at most 6.2% (an fp32 1F1B stage with selective
+     * recompute and naive attention: frag 8.2% of its dynamic part) */
+    CU_ASSERT(errs[0] >= -0.065 && errs[stages - 1] <= 0.01);
 }
 
 void register_test_memory_exact(void);
