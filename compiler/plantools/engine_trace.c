@@ -182,7 +182,7 @@ static double run_unit(sim *S, int64_t r, plc_pipe_unit u, bool recv, double t)
 static double run_tail(sim *S, int64_t r, double t)
 {
     const plc_step_parts *P = &S->P;
-    const char *red = S->l->zero == 0 ? "dp all-reduce" : "dp reduce-scatter";
+    const char *red = P->dp_all_reduce ? "dp all-reduce" : "dp reduce-scatter";
     double h = P->dp.comm - P->dp.exposed;
     if (h > 0) { /* the hidden buckets, back to back, under the backward before t */
         int64_t nb = (int64_t)fmin(fmax(P->dp_pieces, 1.0), (double)(2 * P->layers));

@@ -510,6 +510,7 @@ typedef struct plc_step_parts {
     plc_overlap dp;           /* gradient reduction */
     double dp_pieces;         /* collectives it is issued as */
     bool dp_per_mb;           /* reduced after every micro-batch's backward (ZeRO 2, 3 depth-first) */
+    bool dp_all_reduce;       /* an all-reduce (ZeRO 0, or dp_allreduce_always), else a reduce-scatter */
     plc_overlap zero_gather;  /* ZeRO 1, 2: the updated weights' gather */
     double optimizer;         /* AdamW and the gradient buffers' zeroing */
     double busy;              /* the busiest stage's work */

@@ -395,8 +395,15 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     P->dp_per_mb = per_mb;
     double dp_exposed = 0, zero_exposed = 0, zeroing;
     if (g.dpcp.size > 1) {
-        double grads = params * d.grad, weights = params * d.weight;
-        plc_collective_kind red = l->zero == 0 ? PLC_COLL_ALL_REDUCE : PLC_COLL_REDUCE_SCATTER;
+        /* ZeRO 0 all-reduces the gradients, the others reduce-scatter them,
+         * unless the engine all-reduces under ZeRO 1 and 2 too
+         * (dp_allreduce_always); on the wire in dp_reduce_bytes per element
+         * where the engine casts them for the reduction, else grad_bytes */
+        bool all = l->zero == 0 || (l->zero <= 2 && job->engine.dp_allreduce_always > 0);
+        P->dp_all_reduce = all;
+        double wire = job->engine.dp_reduce_bytes > 0 ? job->engine.dp_reduce_bytes : d.grad;
+        double grads = params * wire, weights = params * d.weight;
+        plc_collective_kind red = all ? PLC_COLL_ALL_REDUCE : PLC_COLL_REDUCE_SCATTER;
         /* ZeRO 0 reduces one bucket per layer, the others one tensor at a
          * time, unless the engine buckets them (flush reductions only) */
         double pieces = l->zero == 0 ? (double)layers + 1.0 : tensors;

@@ -344,6 +344,8 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(p2p_scatter_gather,   "p2p_scatter_gather",   0, 1, "1: a pipeline message (no sp) is sent 1/tp per tp rank") \
     X(overlap_sm_share,     "overlap_sm_share",     0, 1, "share of the SMs an overlapped collective holds")  \
     X(dp_bucket,            "dp_bucket",            0, 1e12, "elements per data-parallel bucket (0: per tensor)") \
+    X(dp_reduce_bytes,      "dp_reduce_bytes",      0, 8, "bytes per gradient element reduced (0: grad_bytes)") \
+    X(dp_allreduce_always,  "dp_allreduce_always",  0, 1, "1: ZeRO 1, 2 all-reduce the gradients (no reduce-scatter)") \
     X(gathered_logits,      "gathered_logits",      0, 1, "1: the loss spans the whole vocabulary on every tp rank")
 
 typedef struct plc_engine_profile {

@@ -475,6 +475,48 @@ static void test_dp_bucket(void)
     assert_figure_inert(&job, &l, &job.engine.dp_bucket, 4e7, PLC_TIME_COMM_DP);
 }
 
+/* dp_reduce_bytes, dp_allreduce_always (the Hagemann sweep's code): under
+ * ZeRO 1 the data-parallel reduction of the stage's N gradient elements is
+ * an all-reduce of 4 bytes each over the dp group instead of a
+ * reduce-scatter of grad_bytes; at 0 it is the reduce-scatter, and the
+ * figures move no memory. ZeRO 3 reduce-scatters whatever the figure. */
+static void test_dp_reduce_kind(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    job.cluster.hw.grad_bytes = 2; /* bf16 gradients, as the sweep's */
+    job.engine.dp_bucket = 1e12;   /* one collective */
+    plc_layout_groups g;
+    plc_layout_groups_of(&l, job.cluster.gpus_per_node, &g);
+    plc_stage_params sp;
+    plc_stage_params_of(&job.model, l.tp, l.pp, 0, &sp);
+    double n = plc_stage_params_total(&sp);
+    const plc_hw *hw = &job.cluster.hw;
+    double rs = plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, n * 2.0, g.dpcp);
+    double ar = plc_cost_group(hw, PLC_COLL_ALL_REDUCE, n * 4.0, g.dpcp);
+    CU_ASSERT(ar > 2.0 * rs);
+    plc_step_parts P;
+    plc_estimate e0, e1;
+    plc_step_parts_of(&job, &l, &P);
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(P.dp.comm, rs, rs * 1e-12);
+    CU_ASSERT_FALSE(P.dp_all_reduce);
+    job.engine.dp_reduce_bytes = 4;
+    job.engine.dp_allreduce_always = 1;
+    plc_step_parts_of(&job, &l, &P);
+    CU_ASSERT_EQUAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT_DOUBLE_EQUAL(P.dp.comm, ar, ar * 1e-12);
+    CU_ASSERT_TRUE(P.dp_all_reduce);
+    CU_ASSERT(e1.time[PLC_TIME_COMM_DP] > e0.time[PLC_TIME_COMM_DP]);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMPUTE], e0.time[PLC_TIME_COMPUTE], 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.time[PLC_TIME_COMM_ZERO], e0.time[PLC_TIME_COMM_ZERO], 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.peak_bytes, e0.peak_bytes, 0);
+    l.zero = 3;
+    job.engine.dp_reduce_bytes = 0;
+    assert_figure_inert(&job, &l, &job.engine.dp_allreduce_always, 1, PLC_TIME_COMM_DP);
+}
+
 /* a fused SwiGLU keeps 3 ffn-wide tensors per token, not 4 */
 static void test_fused_swiglu_memory(void)
 {
@@ -666,6 +708,7 @@ void register_test_engines(void)
     CU_add_test(s, "node memory bound", test_node_memory_bound);
     CU_add_test(s, "overlap terms", test_overlap_terms);
     CU_add_test(s, "dp bucket", test_dp_bucket);
+    CU_add_test(s, "dp reduction kind and bytes", test_dp_reduce_kind);
     CU_add_test(s, "p2p scatter/gather", test_p2p_scatter_gather);
     CU_add_test(s, "overlap SM share", test_overlap_sm_share);
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
