@@ -166,12 +166,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         c[PLC_MEM_ACTIVATIONS] = inflight * ((double)(sp.layers - r) * act_kept + (double)r * act_full);
         c[PLC_MEM_LOGITS] = 0;
         if (sp.has_head) {
-            /* the rank's shard of the padded vocabulary, or all of it where
-             * the engine gathers the head's output over the tp group before
-             * the loss (gathered_logits) */
-            int64_t vocab = job->engine.gathered_logits > 0 ? plc_vocab_padded(m->vocab, l->tp)
-                                                             : plc_vocab_local(m->vocab, l->tp);
-            double elems = T * (double)vocab;
+            double elems = T * (double)plc_loss_vocab(job, l);
             /* fp32 softmax kept for the backward of every micro-batch in
              * flight, bf16 logits and the fp32 gradient of the current one,
              * final norm input and output */

@@ -5,6 +5,16 @@
 
 #include "compiler/solver/solver.h"
 
+/* The vocabulary a last-stage rank's logits and loss span: its shard of the
+ * padded vocabulary, or all of it where the engine gathers the head's
+ * output over the tp group before the loss (gathered_logits). The memory
+ * and time models both take it from here. */
+static inline int64_t plc_loss_vocab(const plc_job *job, const plc_layout *l)
+{
+    return job->engine.gathered_logits > 0 ? plc_vocab_padded(job->model.vocab, l->tp)
+                                           : plc_vocab_local(job->model.vocab, l->tp);
+}
+
 /* ---- collectives.c --------------------------------------------------------- */
 /* hierarchical latency-bandwidth costs of collectives and of
  * point-to-point messages, and which groups span nodes under the Megatron

@@ -241,9 +241,11 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
     int64_t Vl = plc_vocab_local(m->vocab, l->tp); /* padded: the padding columns cost their share */
     plc_precision hp = job->train.precision == PLC_PREC_FP8 ? PLC_PREC_BF16 : job->train.precision; /* head in bf16 under fp8 */
     double head = 3.0 * plc_cost_matmul(hw, hp, T, Vl, m->hidden);
+    double Vloss = (double)plc_loss_vocab(job, l); /* the shard, or all of it (gathered_logits) */
+    double xent = plc_cost_memory_bound(hw, (double)T * Vloss * XENT_BYTES);
     *gather = 0;
     if (l->tp == 1) {
-        *last = head + plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES);
+        *last = head + xent;
         return;
     }
     plc_layout_groups g;
@@ -253,14 +255,13 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
          * (a copy of the whole), its gradient split back to the rank's
          * slice (a copy, no communication), and the loss over the whole
          * padded vocabulary on every rank: tp times the shard's work */
-        double Vp = (double)plc_vocab_padded(m->vocab, l->tp);
-        *gather = plc_cost_group(hw, PLC_COLL_ALL_GATHER, (double)T * Vp * a, g.tp);
-        double copies = plc_cost_memory_bound(hw, (double)T * (2.0 * Vp + 2.0 * (double)Vl) * a);
-        *last = head + *gather + copies + plc_cost_memory_bound(hw, (double)T * Vp * XENT_BYTES);
+        *gather = plc_cost_group(hw, PLC_COLL_ALL_GATHER, (double)T * Vloss * a, g.tp);
+        double copies = plc_cost_memory_bound(hw, (double)T * (2.0 * Vloss + 2.0 * (double)Vl) * a);
+        *last = head + *gather + copies + xent;
         return;
     }
     /* vocab-parallel loss on the shard: max and sum all-reduces, tiny */
-    *last = head + plc_cost_memory_bound(hw, (double)T * (double)Vl * XENT_BYTES) +
+    *last = head + xent +
             3.0 * plc_cost_group(hw, PLC_COLL_ALL_REDUCE, (double)T * 4.0, g.tp);
 }
 
