@@ -98,7 +98,7 @@ __device__ __forceinline__ double plc_block_sum_f64(double x, double *scratch)
  * lane j (threadIdx.y) adds rows j, j + PLC_COL_LANES, ... in order, and the
  * lanes are then added in lane order: the same order whatever the grid. */
 #define PLC_COL_TILE 32
-#define PLC_COL_LANES 8
+#define PLC_COL_LANES 32 /* a block of 1024 threads: enough rows in flight to keep memory busy */
 
 /* the column's total in the threads with threadIdx.y == 0 (others get 0) */
 __device__ __forceinline__ double plc_col_lanes_sum(double x, double (*scratch)[PLC_COL_TILE])

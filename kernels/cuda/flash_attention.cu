@@ -5,10 +5,14 @@
  * log-sum-exp per query. Backward: dq by (b, h, query tile) over key tiles;
  * dk and dv by (b, kv head, key tile) over the group's heads and the query
  * tiles in order. Each thread owns fixed output elements and adds its terms
- * in a fixed order: no atomics, the same bits on every run. */
+ * in a fixed order: no atomics, the same bits on every run.
+ *
+ * These are the fp32 kernels and the fallback: bf16 with head dimension 64
+ * or 128 runs on tensor cores (flash_attention_tc.cu). */
 #include "kernels/common/reduce.h"
 #include "kernels/cuda/attention_shape.cuh"
 #include "kernels/cuda/cuda_common.cuh"
+#include "kernels/cuda/flash_attention_tc.cuh"
 
 #define FA_QT 16       /* queries per tile */
 #define FA_KT 16       /* keys per tile */
@@ -271,6 +275,9 @@ extern "C" int plc_cuda_flash_attention_forward(void *out, float *lse, const voi
 {
     if (flash_check(H, Hkv, hd)) return -1;
     if (B * H * Tq <= 0) return 0;
+    const void *tensors[] = {out, q, k, v};
+    if (plc_cuda_flash_tc_applies(dt, hd, tensors, 4))
+        return plc_cuda_flash_tc_forward(out, lse, q, k, v, q_pos, k_pos, B, Tq, Tk, H, Hkv, hd, stream);
     attn_dims s = attn_dims_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
     int64_t blocks = B * H * ((Tq + FA_QT - 1) / FA_QT);
     if (blocks > 2147483647) return plc_cuda_fail(__func__, "grid too large");
@@ -288,6 +295,10 @@ extern "C" int plc_cuda_flash_attention_backward(void *dq, void *dk, void *dv, c
 {
     if (flash_check(H, Hkv, hd)) return -1;
     if (B * H * Tq <= 0 || Tk <= 0) return 0;
+    const void *tensors[] = {dq, dk, dv, dout, q, k, v, out};
+    if (plc_cuda_flash_tc_applies(dt, hd, tensors, 8))
+        return plc_cuda_flash_tc_backward(dq, dk, dv, dout, q, k, v, out, lse, q_pos, k_pos, B, Tq, Tk, H, Hkv, hd,
+                                          stream);
     attn_dims s = attn_dims_make(B, Tq, Tk, H, Hkv, hd, q_pos, k_pos);
     int64_t qblocks = B * H * ((Tq + FA_QT - 1) / FA_QT), kblocks = B * Hkv * ((Tk + FA_KT - 1) / FA_KT);
     if (qblocks > 2147483647 || kblocks > 2147483647) return plc_cuda_fail(__func__, "grid too large");

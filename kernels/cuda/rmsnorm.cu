@@ -1,5 +1,5 @@
-/* kernels/cuda/rmsnorm.cu: RMSNorm, one block per row; dweight one thread
- * per column over the rows in order (no atomics, deterministic). */
+/* kernels/cuda/rmsnorm.cu: RMSNorm, one block per row; dweight by tiles of
+ * columns, each column's rows in a fixed order (no atomics, deterministic). */
 #include "kernels/common/reduce.h"
 #include "kernels/cuda/cuda_common.cuh"
 
@@ -41,14 +41,21 @@ __global__ void rmsnorm_bwd_din_k(T *din, const T *dout, const T *in, const T *w
     }
 }
 
+/* dweight: a block of PLC_COL_TILE x PLC_COL_LANES threads per tile of
+ * columns (cuda_common.cuh's column sums: a fixed order whatever the grid) */
 template <typename T>
 __global__ void rmsnorm_bwd_dw_k(float *dweight, const T *dout, const T *in, const float *rstd, int64_t rows,
                                  int64_t dim)
 {
-    for (int64_t c = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; c < dim; c += (int64_t)gridDim.x * blockDim.x) {
-        float acc = 0;
-        for (int64_t r = 0; r < rows; r++) acc += plc_ld(&dout[r * dim + c]) * plc_ld(&in[r * dim + c]) * rstd[r];
-        dweight[c] += acc;
+    __shared__ double scratch[PLC_COL_LANES][PLC_COL_TILE];
+    for (int64_t c0 = (int64_t)blockIdx.x * PLC_COL_TILE; c0 < dim; c0 += (int64_t)gridDim.x * PLC_COL_TILE) {
+        int64_t c = c0 + threadIdx.x;
+        double acc = 0;
+        if (c < dim)
+            for (int64_t r = threadIdx.y; r < rows; r += PLC_COL_LANES)
+                acc += (double)(plc_ld(&dout[r * dim + c]) * plc_ld(&in[r * dim + c]) * rstd[r]);
+        acc = plc_col_lanes_sum(acc, scratch);
+        if (threadIdx.y == 0 && c < dim) dweight[c] += (float)acc;
     }
 }
 
@@ -73,7 +80,8 @@ extern "C" int plc_cuda_rmsnorm_backward(void *din, float *dweight, const void *
                          (T *)din, (const T *)dout, (const T *)in, (const T *)weight, rstd, rows, dim));
     if (dweight)
         PLC_DISPATCH(dt, T,
-                     rmsnorm_bwd_dw_k<T><<<plc_blocks(dim, 64), 64, 0, plc_stream(stream)>>>(
-                         dweight, (const T *)dout, (const T *)in, rstd, rows, dim));
+                     rmsnorm_bwd_dw_k<T><<<plc_blocks(dim, PLC_COL_TILE), dim3(PLC_COL_TILE, PLC_COL_LANES), 0,
+                                           plc_stream(stream)>>>(dweight, (const T *)dout, (const T *)in, rstd,
+                                                                 rows, dim));
     return plc_cuda_check_launch(__func__);
 }

@@ -9,8 +9,9 @@
 #   3. repeatability: the same bf16 plan twice on the GPU, losses compared
 #      bit for bit;
 #   4. speed: a Llama-1B-class plan (scripts/gpu/llama1b.plan) with its
-#      predicted step time beside the measured one, and device memory
-#      (nvidia-smi, sampled) beside the plan's arena;
+#      predicted step time beside the measured one, device memory
+#      (nvidia-smi, sampled, and plrun's own report) beside the plan's arena,
+#      and where a traced step's time goes;
 #   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py).
 set -u
 cd "$(dirname "$0")/../.."
@@ -56,9 +57,11 @@ say "4. 1B: rc $rc | $(grep -E '^layout|^predicted' "$OUT/l1b.compile.log" | tr 
 say "   plan: $(grep -E 'stage 0 +arena' "$OUT/l1b.compile.log" | tr -s ' ')"
 say "   device memory used, peak sampled: $(sort -n "$t/mem.txt" | tail -n 1) MiB"
 say "   measured steps: $(grep -o '"step_time_s":[^,}]*\|"tokens_per_s":[^,}]*\|"loss":[^,]*' "$OUT/l1b.jsonl" | cut -d: -f2 | paste -sd' ')"
-grep -E "^time|^plrun" "$OUT/l1b.log" | tee -a "$sum"
+grep -E "^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
 timeout 100 bin/plrun "$t/l1b.bin" --backend cuda --steps 2 --trace "$OUT/l1b_trace.json" >"$OUT/l1b_trace.log" 2>&1
 say "   traced run (each kernel synchronised): rc $? | $(grep -E '^time' "$OUT/l1b_trace.log")"
+env -u LD_LIBRARY_PATH python3 scripts/gpu/trace_summary.py "$OUT/l1b_trace.json" 2>&1 | head -n 14 | tee -a "$sum"
+rm -f "$OUT/l1b_trace.json"
 rm -rf "$t"
 
 env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1

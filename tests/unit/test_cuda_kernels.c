@@ -195,6 +195,81 @@ static void test_attention(void)
     }
 }
 
+/* bf16 flash attention on tensor cores (head dimension 64 and 128) against
+ * the fp32 CPU kernels on the same bf16-exact inputs: 150 queries (tiles of
+ * 64 and a partial one), GQA, CP-style positions; gradients added into
+ * non-zero buffers; the backward twice gives the same bits. */
+static uint16_t *bf16_up(float *x, int64_t n)
+{
+    uint16_t *h = calloc((size_t)n, sizeof *h);
+    plc_k_cast_f32_to_bf16(h, x, n);
+    plc_k_cast_bf16_to_f32(x, h, n); /* the CPU sees exactly what the GPU sees */
+    uint16_t *d = UP(h, n);
+    free(h);
+    return d;
+}
+
+static void expect_close_bf16(const char *what, uint16_t *dev, const float *cpu, int64_t n, double tol)
+{
+    float *f = ZEROS(float, n);
+    CU_ASSERT(plc_cuda_cast_bf16_to_f32(f, dev, n, NULL) == 0);
+    expect_close(what, f, cpu, n, tol);
+}
+
+static void attention_tc_case(int64_t hd, int64_t Tq, const int32_t *qpos)
+{
+    const int64_t B = 2, Tk = 150, H = 4, Hkv = 2;
+    int64_t nq = B * Tq * H * hd, nkv = B * Tk * Hkv * hd, nl = B * H * Tq;
+    float *q = tk_alloc(nq), *k = tk_alloc(nkv), *v = tk_alloc(nkv), *g = tk_alloc(nq), *out = tk_alloc(nq);
+    float *lse = tk_alloc(nl), *dq = tk_alloc(nq), *dk = tk_alloc(nkv), *dv = tk_alloc(nkv);
+    tk_fill(q, nq, 40, 1.0f), tk_fill(k, nkv, 41, 1.0f), tk_fill(v, nkv, 42, 1.0f), tk_fill(g, nq, 43, 1.0f);
+    tk_fill(dq, nq, 44, 0.5f), tk_fill(dk, nkv, 45, 0.5f), tk_fill(dv, nkv, 46, 0.5f);
+    uint16_t *bq = bf16_up(q, nq), *bk = bf16_up(k, nkv), *bv = bf16_up(v, nkv), *bg = bf16_up(g, nq);
+    uint16_t *bdq = bf16_up(dq, nq), *bdk = bf16_up(dk, nkv), *bdv = bf16_up(dv, nkv);
+    uint16_t *bdq2 = bf16_up(dq, nq), *bdk2 = bf16_up(dk, nkv), *bdv2 = bf16_up(dv, nkv);
+    uint16_t *bo = ZEROS(uint16_t, nq);
+    float *dl = ZEROS(float, nl);
+    int32_t *dpos = qpos ? UP(qpos, Tq) : NULL;
+    plc_k_attention_forward(out, NULL, lse, q, k, v, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+    plc_k_attention_backward(dq, dk, dv, g, q, k, v, out, NULL, lse, qpos, NULL, B, Tq, Tk, H, Hkv, hd);
+    CU_ASSERT(plc_cuda_flash_attention_forward(bo, dl, bq, bk, bv, PLC_CUDA_BF16, dpos, NULL, B, Tq, Tk, H, Hkv, hd,
+                                               NULL) == 0);
+    CU_ASSERT(plc_cuda_flash_attention_backward(bdq, bdk, bdv, bg, bq, bk, bv, bo, dl, PLC_CUDA_BF16, dpos, NULL, B,
+                                                Tq, Tk, H, Hkv, hd, NULL) == 0);
+    CU_ASSERT(plc_cuda_flash_attention_backward(bdq2, bdk2, bdv2, bg, bq, bk, bv, bo, dl, PLC_CUDA_BF16, dpos, NULL,
+                                                B, Tq, Tk, H, Hkv, hd, NULL) == 0);
+    CU_ASSERT_FATAL(cudaDeviceSynchronize() == cudaSuccess);
+    int64_t most = nq > nkv ? nq : nkv;
+    uint16_t *x1 = calloc((size_t)most, 2), *x2 = calloc((size_t)most, 2);
+    CU_ASSERT(cudaMemcpy(x1, bdq, (size_t)nq * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(cudaMemcpy(x2, bdq2, (size_t)nq * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(memcmp(x1, x2, (size_t)nq * 2) == 0);
+    CU_ASSERT(cudaMemcpy(x1, bdk, (size_t)nkv * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(cudaMemcpy(x2, bdk2, (size_t)nkv * 2, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(memcmp(x1, x2, (size_t)nkv * 2) == 0);
+    free(x1), free(x2);
+    fprintf(stderr, "\n  tensor-core attention, hd %lld, %lld queries%s:", (long long)hd, (long long)Tq,
+            qpos ? " (CP positions)" : "");
+    expect_close_bf16("tc attention out", bo, out, nq, 1e-2);
+    expect_close("tc attention lse", dl, lse, nl, 1e-3);
+    expect_close_bf16("tc attention dq", bdq, dq, nq, 1e-2);
+    expect_close_bf16("tc attention dk", bdk, dk, nkv, 1e-2);
+    expect_close_bf16("tc attention dv", bdv, dv, nkv, 1e-2);
+    cudaFree(bq), cudaFree(bk), cudaFree(bv), cudaFree(bg), cudaFree(bdq2), cudaFree(bdk2), cudaFree(bdv2);
+    if (dpos) cudaFree(dpos);
+    free(q), free(k), free(v), free(g), free(out), free(lse), free(dq), free(dk), free(dv);
+}
+
+static void test_attention_tc(void)
+{
+    int32_t cp[70];
+    for (int i = 0; i < 70; i++) cp[i] = 80 + i; /* the last 70 queries, full K/V */
+    for (int64_t hd = 64; hd <= 128; hd += 64) {
+        attention_tc_case(hd, 150, NULL);
+        attention_tc_case(hd, 70, cp);
+    }
+}
+
 static void test_optimizer_bf16(void)
 {
     enum { N = 5000 };
@@ -354,6 +429,7 @@ void register_test_cuda_kernels(void)
     CU_add_test(s, "embedding and cross-entropy against the CPU", test_embedding_xent);
     CU_add_test(s, "attention (both forms, GQA, CP positions) against the CPU", test_attention);
     CU_add_test(s, "adamw, sum of squares, bf16 casts and bf16 flash", test_optimizer_bf16);
+    CU_add_test(s, "bf16 flash attention on tensor cores against the fp32 CPU kernels", test_attention_tc);
     CU_add_test(s, "layernorm, gelu, bias, positions (GPT block) against the CPU", test_gpt_block);
 }
 
