@@ -448,6 +448,7 @@ int main(int argc, char **argv)
         a->threads = per_rank > 0 ? per_rank : 1;
     }
     const char *gemm = strcmp(a->backend, "cpu") == 0 ? plc_gemm_name() : NULL;
+    double setup[4] = {plc_trace_now()}; /* start, backend up, arena up, weights in */
     r->be = plc_backend_create(a->backend, &r->comm, a->threads, plan, r->err, sizeof r->err);
     if (!r->be) return fail_all(r, EXIT_INPUT);
     if (plc_data_open(&r->data, &plan->model, &plan->train, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
@@ -462,12 +463,14 @@ int main(int argc, char **argv)
     marks.before_arena = plc_proc_rss_bytes();
     marks.dev_before = -1;
     if (r->be->ops->device_memory && r->be->ops->device_memory(r->be, &marks.dev_before)) marks.dev_before = -1;
+    setup[1] = plc_trace_now();
     if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
     marks.with_arena = plc_proc_rss_bytes();
     /* MPI's workspaces: its peak during the transfers (some are freed after each) */
     const int peak_from_arena = plc_proc_reset_peak() == 0;
     if (plc_exec_warm_comm(r->x, r->err, sizeof r->err))
         return fail_rank(r, r->comm.timed_out ? EXIT_INPUT : EXIT_INTERNAL);
+    setup[2] = plc_trace_now();
     marks.warmed = peak_from_arena ? plc_proc_peak_bytes() : plc_proc_rss_bytes();
     marks.code_warmed = plc_proc_rss_file_bytes();
     marks.peak_reset = plc_proc_reset_peak() == 0;
@@ -483,6 +486,7 @@ int main(int argc, char **argv)
     } else if (plc_exec_init_weights(r->x, r->err, sizeof r->err)) {
         return fail_all(r, EXIT_INPUT);
     }
+    setup[3] = plc_trace_now();
     const int64_t total = a->steps >= 0 ? a->steps : plan->train.steps;
     if (a->resume_path && plc_exec_next_step(r->x) >= total) {
         plc_fail(r->err, sizeof r->err,
@@ -501,6 +505,8 @@ int main(int argc, char **argv)
     say(r, "layout: %s; global batch %lld x %lld tokens\n", plc_layout_text(l, ltext, sizeof ltext),
         (long long)plan->train.global_batch, (long long)plan->model.seq_len);
     say(r, "data: %s\n", plc_data_describe(r->data));
+    say(r, "setup: %.2f s (backend and data %.2f, arena and transfers warmed %.2f, %s %.2f)\n", setup[3] - setup[0],
+        setup[1] - setup[0], setup[2] - setup[1], a->resume_path ? "checkpoint" : "weights", setup[3] - setup[2]);
     if (a->resume_path)
         say(r, "resumed from %s at step %lld\n", r->resume_file, (long long)plc_exec_next_step(r->x));
 

@@ -50,15 +50,15 @@ bin/plc compile scripts/gpu/llama1b.plan -D "cluster.gpu=\"$gpu\"" -o "$t/l1b.bi
     say "4. 1B: compile failed"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$t/mem.txt" 2>/dev/null &
 smi=$!
-timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 4 --metrics "$OUT/l1b.jsonl" >"$OUT/l1b.log" 2>&1
+stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 4 --metrics "$OUT/l1b.jsonl" >"$OUT/l1b.log" 2>&1
 rc=$?
 kill $smi 2>/dev/null; wait $smi 2>/dev/null
 say "4. 1B: rc $rc | $(grep -E '^layout|^predicted' "$OUT/l1b.compile.log" | tr -s ' ' | tr '\n' ' ')"
 say "   plan: $(grep -E 'stage 0 +arena' "$OUT/l1b.compile.log" | tr -s ' ')"
 say "   device memory used, peak sampled: $(sort -n "$t/mem.txt" | tail -n 1) MiB"
 say "   measured steps: $(grep -o '"step_time_s":[^,}]*\|"tokens_per_s":[^,}]*\|"loss":[^,]*' "$OUT/l1b.jsonl" | cut -d: -f2 | paste -sd' ')"
-grep -E "^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
-timeout 100 bin/plrun "$t/l1b.bin" --backend cuda --steps 2 --trace "$OUT/l1b_trace.json" >"$OUT/l1b_trace.log" 2>&1
+grep -E "^setup|^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
+stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 2 --trace "$OUT/l1b_trace.json" >"$OUT/l1b_trace.log" 2>&1
 say "   traced run (each kernel synchronised): rc $? | $(grep -E '^time' "$OUT/l1b_trace.log")"
 env -u LD_LIBRARY_PATH python3 scripts/gpu/trace_summary.py "$OUT/l1b_trace.json" 2>&1 | head -n 14 | tee -a "$sum"
 rm -f "$OUT/l1b_trace.json"
