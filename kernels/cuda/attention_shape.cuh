@@ -33,5 +33,11 @@ __device__ __forceinline__ bool attn_visible(const attn_dims &s, int64_t i, int6
     int64_t qp = s.q_pos ? s.q_pos[i] : i, kp = s.k_pos ? s.k_pos[j] : j;
     return kp <= qp;
 }
+/* Standard causal positions let a whole tile of keys from j0 on be skipped
+ * for queries up to i_last. */
+__device__ __forceinline__ bool tile_all_masked(const attn_dims &s, int64_t i_last, int64_t j0)
+{
+    return !s.q_pos && !s.k_pos && j0 > i_last;
+}
 
 #endif

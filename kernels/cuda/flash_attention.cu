@@ -19,12 +19,6 @@
 #define FA_THREADS 128
 #define FA_PER_THREAD (FA_QT * PLC_CUDA_MAX_HEAD_DIM / FA_THREADS) /* owned (row, d) elements */
 
-/* Standard causal positions let whole tiles be skipped. */
-__device__ __forceinline__ bool tile_all_masked(const attn_dims &s, int64_t i_last, int64_t j0)
-{
-    return !s.q_pos && !s.k_pos && j0 > i_last;
-}
-
 template <typename T>
 __device__ void load_rows(float *dst, const T *src, const attn_dims &s, int64_t b, int64_t r0, int64_t nrows,
                           int64_t limit, int64_t head, bool is_q)

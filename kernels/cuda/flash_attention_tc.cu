@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(TC_THREADS) tc_fwd_k(uint16_t *out, float *lse
     float m = -INFINITY, l = 0.0f;
 
     for (int64_t j0 = 0; j0 < s.Tk; j0 += TC_COLS) {
-        if (!s.q_pos && !s.k_pos && j0 > i_last) break;
+        if (tile_all_masked(s, i_last, j0)) break;
         __syncthreads(); /* the previous tile fully used */
         tc_load<HD>(ks, k, s, b, j0, s.Tk, kvh, false);
         tc_load<HD>(vs, v, s, b, j0, s.Tk, kvh, false);
@@ -287,7 +287,7 @@ __global__ void __launch_bounds__(TC_THREADS) tc_bwd_dq_k(uint16_t *dq, const ui
     for (int d = 0; d < HD / 16; d++) wmma::fill_fragment(acc[d], 0.0f);
 
     for (int64_t j0 = 0; j0 < s.Tk; j0 += TC_COLS) {
-        if (!s.q_pos && !s.k_pos && j0 > i_last) break;
+        if (tile_all_masked(s, i_last, j0)) break;
         __syncthreads();
         tc_load<HD>(ks, k, s, b, j0, s.Tk, kvh, false);
         tc_load<HD>(vs, v, s, b, j0, s.Tk, kvh, false);
@@ -340,7 +340,7 @@ __global__ void __launch_bounds__(TC_THREADS) tc_bwd_dkdv_k(uint16_t *dk, uint16
     for (int64_t h = kvh * s.group; h < (kvh + 1) * s.group; h++)
         for (int64_t i0 = 0; i0 < s.Tq; i0 += TC_COLS) {
             int64_t i_last = (i0 + TC_COLS < s.Tq ? i0 + TC_COLS : s.Tq) - 1;
-            if (!s.q_pos && !s.k_pos && j0 > i_last) continue;
+            if (tile_all_masked(s, i_last, j0)) continue;
             __syncthreads();
             tc_load<HD>(qs, q, s, b, i0, s.Tq, h, true);
             tc_load<HD>(gs, dout, s, b, i0, s.Tq, h, true);
