@@ -10,6 +10,9 @@
 #         boundary (2^-8 relative), and such differences compound over the
 #         steps; the CPU's bf16 curve stays within 1.5e-4 of its fp32 curve
 #         on this spec (tests/e2e/train_bf16.sh).
+#   bf16_tc: the bf16 spec with one head of 64 and flash2 attention, which
+#         runs on the tensor cores; the same tolerance (its P and dS keep
+#         about 16 bits; not yet run on a GPU: bench/gpu-results.md).
 # Skips where plrun has no CUDA backend or the machine no GPU.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
@@ -19,6 +22,10 @@ compile_tiny "$tmp/fp32.bin" 1
 "$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D train.precision=bf16 -D cluster.gpus_per_node=1 -D layout.dp=1 \
     -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 -o "$tmp/bf16.bin" >"$tmp/compile.log" 2>&1 ||
     { cat "$tmp/compile.log"; die "plc compile failed (bf16)"; }
+# one head of 64: bf16 flash attention on the tensor cores (flash_attention_tc.cu)
+"$PLC" compile "$PLC_ROOT/examples/tiny.plan" -D train.precision=bf16 -D cluster.gpus_per_node=1 -D layout.dp=1 \
+    -D layout.tp=1 -D layout.pp=1 -D layout.cp=1 -D model.heads=1 -D model.kv_heads=1 -D layout.attention=flash2 \
+    -o "$tmp/bf16_tc.bin" >"$tmp/compile.log" 2>&1 || { cat "$tmp/compile.log"; die "plc compile failed (bf16_tc)"; }
 
 # compare NAME TOLERANCE: the plan $tmp/NAME.bin on both backends
 compare() {
@@ -41,4 +48,5 @@ compare() {
 }
 compare fp32 1e-6
 compare bf16 1e-4
+compare bf16_tc 1e-4
 echo "gpu: ok"
