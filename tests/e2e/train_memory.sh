@@ -13,17 +13,9 @@ trap 'rm -rf "$tmp"' EXIT
 # tiny.plan, grown so that the arena (tens of MiB) dwarfs page rounding
 model="-D model.layers=4 -D model.hidden=128 -D model.ffn_hidden=352"
 
-# check NAME RANKS OVERRIDES...: compile, run 4 steps, compare every rank
-check() {
-    local name=$1 n=$2; shift 2
-    # shellcheck disable=SC2086
-    "$PLC" compile "$PLC_ROOT/examples/tiny.plan" $model -D cluster.gpus_per_node="$n" -D layout.cp=1 "$@" \
-        -o "$tmp/$name.bin" >"$tmp/$name.compile" || { cat "$tmp/$name.compile"; die "$name: plc compile failed"; }
-    run_ranks "$n" "$tmp/$name.bin" --steps 4 >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; die "$name: plrun failed"; }
-    sed -n '/^memory per rank/,/^runtime fixed costs/p' "$tmp/$name.log"
-    grep -q '^runtime fixed costs measured: [0-9.]* MiB' "$tmp/$name.log" || die "$name: no fixed costs line"
-    # the plan's arena per stage, as plc compile printed it
-    local planned
+# judge NAME RANKS: every rank of $tmp/NAME.log within 5% of an arena the plan has
+judge() {
+    local name=$1 n=$2 planned
     planned=$(awk '$1 == "stage" && $3 == "arena" { print $4 }' "$tmp/$name.compile" | sort -u | tr '\n' ' ')
     awk -v name="$name" -v n="$n" -v planned=" $planned" '
         /^  rank [0-9]+ / {
@@ -34,7 +26,31 @@ check() {
             if (d > 0.05) { printf "%s: %s: %.1f%% off the arena\n", name, $0, 100 * d; bad = 1 }
         }
         END { if (rows != n) { printf "%s: %d rank rows, expected %d\n", name, rows, n; bad = 1 } exit bad }' \
-        "$tmp/$name.log" || die "$name: the measured memory is not the plan's"
+        "$tmp/$name.log"
+}
+
+# check NAME RANKS OVERRIDES...: compile, run 4 steps, compare every rank.
+# MPI's own heap during the steps (eager messages that arrive before their
+# receive is posted, the temporaries of the nonblocking collectives alive
+# at once) depends on how the ranks' timing skews, which the dry
+# communication step that measures MPI's workspaces cannot reproduce: on
+# 2 cores with 4 ranks it moved one rank of tp2_zero from +0.4% to +5.8%
+# between two runs of the same plan. It only ever adds memory, so a second
+# run is taken when the first is off, and the test fails when both are.
+check() {
+    local name=$1 n=$2; shift 2
+    # shellcheck disable=SC2086
+    "$PLC" compile "$PLC_ROOT/examples/tiny.plan" $model -D cluster.gpus_per_node="$n" -D layout.cp=1 "$@" \
+        -o "$tmp/$name.bin" >"$tmp/$name.compile" || { cat "$tmp/$name.compile"; die "$name: plc compile failed"; }
+    local try
+    for try in 1 2; do
+        run_ranks "$n" "$tmp/$name.bin" --steps 4 >"$tmp/$name.log" 2>&1 || { cat "$tmp/$name.log"; die "$name: plrun failed"; }
+        sed -n '/^memory per rank/,/^runtime fixed costs/p' "$tmp/$name.log"
+        grep -q '^runtime fixed costs measured: [0-9.]* MiB' "$tmp/$name.log" || die "$name: no fixed costs line"
+        judge "$name" "$n" && return 0
+        [ "$try" -eq 1 ] && echo "$name: run again (MPI's heap depends on the ranks' timing)"
+    done
+    die "$name: the measured memory is not the plan's, in two runs"
 }
 check dp4 4 -D layout.dp=4 -D layout.tp=1 -D layout.pp=1
 check pp2 2 -D layout.dp=1 -D layout.tp=1 -D layout.pp=2
