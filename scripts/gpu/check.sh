@@ -12,7 +12,9 @@
 #      predicted step time beside the measured one, device memory
 #      (nvidia-smi, sampled, and plrun's own report) beside the plan's arena,
 #      and where a traced step's time goes;
-#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py).
+#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py);
+#   6. plrun's flash attention alone at the peer's shape
+#      (bin/bench_cuda_attention, where `make bench` built it).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/plc-gpu}
@@ -67,4 +69,9 @@ rm -rf "$t"
 env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
 say "5. peers: rc $?"
 cat "$OUT/peer.log" | tail -n 9 | tee -a "$sum"
+if [ -x bin/bench_cuda_attention ]; then # plrun's attention alone, the peer's shape (make bench builds it)
+    timeout 60 bin/bench_cuda_attention >"$OUT/attn.log" 2>&1
+    say "6. plrun's attention alone: rc $?"
+    tee -a "$sum" <"$OUT/attn.log"
+fi
 (cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl gpu.txt 2>/dev/null)
