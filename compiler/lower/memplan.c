@@ -434,7 +434,8 @@ out:
 typedef struct sky_item {
     int32_t buf;
     uint32_t fs, ls; /* first and last section it spans */
-    uint64_t size, key;
+    uint64_t size;
+    double key; /* its size times a power of its lifetime (rounded alike on every IEEE machine) */
 } sky_item;
 
 /* The skyline over sections of time (the spans between consecutive first
@@ -476,13 +477,13 @@ static bool sky_better(const sky_item *x, const sky_item *y)
  * lowest floor (see skyline), widens it to the run of neighbouring
  * sections at that floor that unplaced buffers span, and sets there the
  * unplaced buffer lying inside the run of the largest key (its size times
- * its lifetime, squared where squared is set); where none lies inside, the
+ * its lifetime to the power given); where none lies inside, the
  * run is raised to the lower of its neighbours, the space below wasted.
  * Burke, Kendall and Whitwell's best-fit for strip packing (Operations
  * Research 52(4), 2004), the buffers fixed in time. Returns -1 when out of
  * memory. */
 static int place_skyline(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
-                         uint64_t base, uint64_t *peak, uint32_t *peak_instr, bool squared)
+                         uint64_t base, uint64_t *peak, uint32_t *peak_instr, int power)
 {
     uint32_t nb = prog->nbuffers, ni = prog->ninstrs, n = 0;
     uint32_t *sec = calloc((size_t)ni + 1, sizeof *sec);
@@ -512,8 +513,10 @@ static int place_skyline(plc_program *prog, const int32_t *first, const int32_t 
     if (!S.floor || !S.rem || !S.tree || !bstart || !bcount || !pos) goto out;
     for (uint32_t b = 0; b < nb; b++) {
         if (persistent[b] || first[b] < 0) continue;
-        uint64_t size = align_up(prog->buffers[b].bytes), life = (uint64_t)(last[b] - first[b]) + 1;
-        it[n] = (sky_item){(int32_t)b, sec[first[b]], sec[last[b]], size, size * life * (squared ? life : 1)};
+        uint64_t size = align_up(prog->buffers[b].bytes);
+        double life = (double)(last[b] - first[b]) + 1, key = (double)size;
+        for (int p = 0; p < power; p++) key *= life;
+        it[n] = (sky_item){(int32_t)b, sec[first[b]], sec[last[b]], size, key};
         bcount[it[n].fs]++;
         for (uint32_t s = it[n].fs; s <= it[n].ls; s++) S.rem[s]++;
         n++;
@@ -785,7 +788,7 @@ out:
  * 1% of the largest live sum; the last four (by breadth) were added for
  * the 1044 stages of its later sweep. A program of at most
  * PLACE_RETRY_PAIRS pairs still more than 1% above the bound is then
- * placed on a skyline (place_skyline, by both its keys), and the smallest
+ * placed on a skyline (place_skyline, by two keys), and the smallest
  * region jostled (JOSTLE_PASSES). */
 static const order orders[] = {
     {cmp_item, 0, false, false, false},       {cmp_item_keys, 200, true, true, false},
@@ -859,9 +862,10 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
         if (place_by_size(prog, first, last, persistent, base, &pk, &at, orders[v])) goto out;
         keep_smaller(prog, best, pk, at, peak, peak_instr);
     }
-    /* the skyline, by both keys, while more than 1% above the bound */
+    /* the skyline, by size times lifetime and by size times its cube, while
+     * more than 1% above the bound */
     for (int k = 0; st->by_size && work <= PLACE_RETRY_PAIRS && k < 2 && *peak - bound > bound / 100; k++) {
-        if (place_skyline(prog, first, last, persistent, base, &pk, &at, k == 1)) goto out;
+        if (place_skyline(prog, first, last, persistent, base, &pk, &at, 1 + 2 * k)) goto out;
         keep_smaller(prog, best, pk, at, peak, peak_instr);
     }
     for (uint32_t b = 0; b < nb; b++)
