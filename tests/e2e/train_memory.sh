@@ -34,7 +34,7 @@ judge() {
 # receive is posted, the temporaries of the nonblocking collectives alive
 # at once) depends on how the ranks' timing skews, which the dry
 # communication step that measures MPI's workspaces cannot reproduce: on
-# 2 cores with 4 ranks it moved one rank of tp2_zero from +0.4% to +5.8%
+# 2 cores with 4 ranks it moved rank 0 of tp2_zero from +0.8% to +5.8%
 # between two runs of the same plan. It only ever adds memory, so a second
 # run is taken when the first is off, and the test fails when both are.
 check() {
