@@ -2,6 +2,7 @@
  * docs/solver.md for the accounting and its sources. */
 #include "compiler/solver/solver_int.h"
 
+#include <math.h>
 
 /* cuBLAS keeps a workspace per handle and stream (32 MiB on Hopper) */
 #define PLC_MATMUL_WORKSPACE (32.0 * 1024 * 1024)
@@ -60,6 +61,26 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
 
     if (policy == PLC_RECOMPUTE_FULL) return T * h * a / spd; /* the layer input */
 
+    if (policy == PLC_RECOMPUTE_SELECTIVE && job->engine.selective_ops > 0) {
+        /* op-level selective checkpointing (torchtitan): the block's input,
+         * the output of every second linear (plc_block_linears; a row-parallel
+         * one's is the partial sum, h wide on every tp rank), the
+         * reduce-scatters' outputs with sp, and the attention's output and
+         * log-sum-exp (the s x s core of a non-tiled kernel as without
+         * recompute); everything else is rebuilt in the backward */
+        plc_gemm_shape b[PLC_BLOCK_LINEARS_MAX];
+        int n = plc_block_linears(job, l, b);
+        double kept = h * a / spd + q / tp * a;
+        for (int i = 0; i < n; i++)
+            if (plc_op_sac_saves(i)) kept += (double)b[i].N * a;
+        if (l->sp && l->tp > 1) kept += 2.0 * h / tp * a;
+        if (materialises_scores(l->attention))
+            kept += (double)m->heads / tp * (double)m->seq_len * score_bytes(l->attention, a);
+        else
+            kept += (double)m->heads / tp * 4.0;
+        return T * kept;
+    }
+
     bool gpt = m->arch == PLC_ARCH_GPT;
     /* two norms: input and output each. RMSNorm unfused also keeps an fp32
      * copy of its input for the backward; LayerNorm keeps two fp32 statistics
@@ -106,6 +127,11 @@ static double layer_temporaries(const plc_job *job, const plc_layout *l)
         if (l->recompute == PLC_RECOMPUTE_SELECTIVE || whole) t += scores * score_bytes(l->attention, a);
     }
     if (whole) t += plc_act_layer_bytes(job, l, PLC_RECOMPUTE_NONE);
+    /* op-level selective checkpointing rebuilds the rest of the layer for
+     * its backward */
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE && job->engine.selective_ops > 0)
+        t += fmax(0.0, plc_act_layer_bytes(job, l, PLC_RECOMPUTE_NONE) -
+                           plc_act_layer_bytes(job, l, PLC_RECOMPUTE_SELECTIVE));
     return t;
 }
 
@@ -114,6 +140,13 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
 {
     plc_dtype_bytes d = plc_dtype_bytes_of(job);
     double shard = (double)(l->dp * l->cp);
+    /* an engine whose ZeRO 3 shard is the fp32 master (sharded_master:
+     * FSDP2's mixed precision casts it when it gathers) keeps no bf16 shard:
+     * the weights are the master, and the optimizer holds Adam's m and v */
+    if (l->zero >= 3 && job->engine.sharded_master > 0 && job->train.precision == PLC_PREC_BF16) {
+        d.weight = 4.0;
+        d.optimizer = 8.0;
+    }
     *w = params * (d.weight + d.fp8_weights) / (l->zero >= 3 ? shard : 1.0);
     *g = params * d.grad / (l->zero >= 2 ? shard : 1.0);
     /* plrun keeps an fp32 master shard of fp32 parameters under ZeRO 1

@@ -480,6 +480,16 @@ typedef struct plc_gemm_shape {
 } plc_gemm_shape;
 void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_LAYER_GEMMS]);
 
+/* The same layer's linear layers as an eager PyTorch block calls them, one
+ * GEMM each, in execution order (Llama: wq, wk, wv, wo, w1, w3, w2, as
+ * torchtitan's model does; GPT: qkv, wo, fc, proj). torchtitan's op-level
+ * selective checkpointing (engine figure selective_ops) saves the output of
+ * the first, third, fifth, ... of them and recomputes the others
+ * (plc_op_sac_saves). Returns the count. */
+enum { PLC_BLOCK_LINEARS_MAX = 7 };
+int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_BLOCK_LINEARS_MAX]);
+static inline bool plc_op_sac_saves(int linear) { return linear % 2 == 0; }
+
 /* An overlapped communication as the time model charges it: it runs for
  * comm seconds, exposed of them on the critical path (the rest hidden under
  * compute), and the step pays charged = exposed plus overlap_sm_share of the

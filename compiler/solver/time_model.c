@@ -109,6 +109,29 @@ void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape g[P
     g[3] = (plc_gemm_shape){"mlp-out", T, h, f / tp};
 }
 
+int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_BLOCK_LINEARS_MAX])
+{
+    const plc_model *m = &job->model;
+    int64_t tp = l->tp, T = l->micro_batch * m->seq_len / l->cp;
+    int64_t h = m->hidden, f = m->ffn_hidden, hd = plc_head_dim(m);
+    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
+    if (m->arch == PLC_ARCH_GPT) {
+        g[0] = (plc_gemm_shape){"qkv", T, (q + 2 * kv) / tp, h};
+        g[1] = (plc_gemm_shape){"wo", T, h, q / tp};
+        g[2] = (plc_gemm_shape){"fc", T, f / tp, h};
+        g[3] = (plc_gemm_shape){"proj", T, h, f / tp};
+        return 4;
+    }
+    g[0] = (plc_gemm_shape){"wq", T, q / tp, h};
+    g[1] = (plc_gemm_shape){"wk", T, kv / tp, h};
+    g[2] = (plc_gemm_shape){"wv", T, kv / tp, h};
+    g[3] = (plc_gemm_shape){"wo", T, h, q / tp};
+    g[4] = (plc_gemm_shape){"w1", T, f / tp, h};
+    g[5] = (plc_gemm_shape){"w3", T, f / tp, h};
+    g[6] = (plc_gemm_shape){"w2", T, h, f / tp};
+    return 7;
+}
+
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *o)
 {
     const plc_model *m = &job->model;
@@ -215,7 +238,19 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
 
     /* whole layers recomputed (full, block, every): their share of the
      * forward, averaged over the stage's layers */
-    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE && job->engine.selective_ops > 0) {
+        /* op-level selective checkpointing (torchtitan): the linears whose
+         * output it does not save, the element-wise forward, and the
+         * tensor-parallel collectives it does not save (with sp the
+         * all-gathers, half of the forward's; without it the all-reduces);
+         * attention's output is saved */
+        plc_gemm_shape b[PLC_BLOCK_LINEARS_MAX];
+        int n = plc_block_linears(job, l, b);
+        for (int i = 0; i < n; i++)
+            if (!plc_op_sac_saves(i)) o->recompute += plc_cost_matmul(hw, p, b[i].M, b[i].N, b[i].K);
+        o->recompute += elementwise / 3.0 + (l->sp ? 0.5 : 1.0) * o->tp_f +
+                        (double)(kernels_f - ak->kernels_f) * hw->kernel_launch;
+    } else if (l->recompute == PLC_RECOMPUTE_SELECTIVE) {
         /* an engine with tiled attention keeps its few statistics and skips
          * the recompute; plrun's plan recomputes the attention core in the
          * backward whatever the kernel (lower_layer.c) */

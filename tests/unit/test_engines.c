@@ -172,6 +172,8 @@ static void test_shipped_profiles(void)
     CU_ASSERT_TRUE(plc_engine_offers(fs, PLC_LD_zero, 3));
     CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_attention, PLC_ATTN_FUSED));
     CU_ASSERT_DOUBLE_EQUAL(fs->param_gather_overlap, 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(fs->selective_ops + fs->sharded_master, 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(pl->selective_ops + pl->sharded_master + mg->selective_ops + mg->sharded_master, 0, 0);
     free(out);
     plc_arena_free(&a);
 }
@@ -532,6 +534,89 @@ static void test_fused_swiglu_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL), 2048.0 * 5120.0 * 2.0 / 8.0, 0);
 }
 
+/* op-level selective checkpointing (selective_ops, torchtitan's 'op'
+ * policy) keeps the block input, the outputs of wq, wv, w1 and w2 (the
+ * first, third, fifth and seventh linear; w2's the partial sum, h wide),
+ * the two reduce-scatters' outputs under sp, attention's output and its
+ * log-sum-exp; in time it repeats wk, wo and w3 with the element-wise
+ * forward, never the attention */
+static void test_selective_ops(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l); /* 13B, tp 8 with sp, 2048 tokens, flash2 */
+    job.train.engine = PLC_ENGINE_FSDP2;
+    l.recompute = PLC_RECOMPUTE_SELECTIVE;
+    double meg = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_SELECTIVE);
+    job.engine.selective_ops = 1;
+    double op = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_SELECTIVE);
+    double per_token = 2.0 * (640 /* input */ + 640 /* wq */ + 640 /* wv */ + 640 /* attention */ + 1728 /* w1 */ +
+                              5120 /* w2 */ + 2 * 640 /* reduce-scatters */) +
+                       5 * 4.0; /* log-sum-exp of 40 / 8 heads */
+    CU_ASSERT_DOUBLE_EQUAL(op, 2048.0 * per_token, 0);
+    CU_ASSERT(op < meg && op > plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_FULL));
+    /* the other policies keep what they kept */
+    job.engine.selective_ops = 0;
+    double none = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    job.engine.selective_ops = 1;
+    CU_ASSERT_DOUBLE_EQUAL(plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE), none, 0);
+
+    /* time, at tp 1: the three linears it does not save and no attention */
+    l.tp = 1, l.sp = 0, l.dp = 16;
+    plc_layer_times t0, t1, tn;
+    job.engine.selective_ops = 0;
+    plc_layer_times_of(&job, &l, &t0);
+    job.engine.selective_ops = 1;
+    plc_layer_times_of(&job, &l, &t1);
+    l.recompute = PLC_RECOMPUTE_NONE;
+    plc_layer_times_of(&job, &l, &tn);
+    CU_ASSERT_DOUBLE_EQUAL(t0.recompute, 0, 0); /* Megatron's selective with flash2: nothing to repeat */
+    plc_gemm_shape b[PLC_BLOCK_LINEARS_MAX];
+    CU_ASSERT_EQUAL_FATAL(plc_block_linears(&job, &l, b), 7);
+    CU_ASSERT_STRING_EQUAL(b[1].name, "wk");
+    const plc_hw *hw = &job.cluster.hw;
+    double gemms = plc_cost_matmul(hw, job.train.precision, b[1].M, b[1].N, b[1].K) +
+                   plc_cost_matmul(hw, job.train.precision, b[3].M, b[3].N, b[3].K) +
+                   plc_cost_matmul(hw, job.train.precision, b[5].M, b[5].N, b[5].K);
+    /* the element-wise forward is the whole memory-bound forward under
+     * flash2; every launch of the forward but attention's one */
+    CU_ASSERT(gemms > 0 && tn.mem_f > 0);
+    CU_ASSERT_DOUBLE_EQUAL(t1.recompute, gemms + tn.mem_f + tn.launch_f - hw->kernel_launch, 1e-12 * t1.recompute);
+    CU_ASSERT(t1.recompute < tn.matmul_f); /* less than repeating the layer's linears */
+    CU_ASSERT_DOUBLE_EQUAL(t1.matmul_f, tn.matmul_f, 0);
+}
+
+/* an engine whose ZeRO 3 shard is the fp32 master (sharded_master, FSDP2)
+ * keeps 4 + 4 + 8 bytes per parameter over the shards, not 2 + 4 + 12;
+ * below ZeRO 3 nothing changes */
+static void test_sharded_master(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l);
+    job.train.engine = PLC_ENGINE_FSDP2;
+    l.tp = 1, l.sp = 0, l.dp = 16, l.zero = 3;
+    for (int z = 3; z >= 2; z--) {
+        l.zero = z;
+        plc_estimate e0, e1;
+        job.engine.sharded_master = 0;
+        CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e0), 0);
+        job.engine.sharded_master = 1;
+        CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e1), 0);
+        double p = e0.stage_params[0], w = e1.stage_mem[0][PLC_MEM_WEIGHTS], o = e1.stage_mem[0][PLC_MEM_OPTIMIZER];
+        if (z == 3) {
+            CU_ASSERT_DOUBLE_EQUAL(w, p * 4.0 / 16.0, 1e-6 * w);
+            CU_ASSERT_DOUBLE_EQUAL(o, p * 8.0 / 16.0, 1e-6 * o);
+            CU_ASSERT_DOUBLE_EQUAL(e0.stage_mem[0][PLC_MEM_WEIGHTS] + e0.stage_mem[0][PLC_MEM_OPTIMIZER] - w - o,
+                                   p * 2.0 / 16.0, 1e-6 * w);
+        } else {
+            CU_ASSERT_DOUBLE_EQUAL(w, e0.stage_mem[0][PLC_MEM_WEIGHTS], 0);
+            CU_ASSERT_DOUBLE_EQUAL(o, e0.stage_mem[0][PLC_MEM_OPTIMIZER], 0);
+        }
+        CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_GRADS], e0.stage_mem[0][PLC_MEM_GRADS], 0);
+    }
+}
+
 /* the layout at tp (sequence parallel above 1, 16 GPUs) estimated without
  * (e0) and with (e1) a gathered head output */
 static void gathered_pair(plc_job *job, plc_layout *l, int tp, plc_estimate *e0, plc_estimate *e1)
@@ -714,5 +799,7 @@ void register_test_engines(void)
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "gathered logits memory", test_gathered_logits_memory);
     CU_add_test(s, "gathered logits time", test_gathered_logits_time);
+    CU_add_test(s, "op-level selective checkpointing", test_selective_ops);
+    CU_add_test(s, "ZeRO 3 shard as the master", test_sharded_master);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);
 }
