@@ -228,7 +228,7 @@ static void write_torchtitan(FILE *out, const export_in *in)
             : l->zero == 2 ? "FSDP2 keeping parameters gathered after forward (fsdp_reshard_after_forward = never)"
                            : "FSDP2 (parameters, gradients and optimizer state sharded)",
             l->recompute == PLC_RECOMPUTE_SELECTIVE
-                ? "selective recompute as torchtitan's SelectiveAC (op-level: it keeps matmul outputs, recomputes the rest)"
+                ? "selective recompute as torchtitan's SelectiveAC (op-level: it keeps every second matmul's output and SDPA's, recomputes the rest)"
                 : l->recompute == PLC_RECOMPUTE_FULL  ? "full recompute as FullAC (every block)"
                 : l->recompute == PLC_RECOMPUTE_EVERY ? "every n-th block checkpointed (torchtitan's layer-selective AC; "
                                                         "set it by hand: this module leaves activation_checkpoint None)"
