@@ -20,8 +20,8 @@ expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 [ "$rows" -eq "$expect" ] || { echo "fidelity printed $rows rows for $expect ok/OOM runs"; exit 1; }
 [ "$rc" -eq 0 ] || exit "$rc"
 
-# --published: the published rows plus one plc cannot express (an SSM) and
-# an extra column, which is ignored
+# --published: the published rows plus one plc cannot express (an SSM), one
+# far too large to fit, and an extra column, which is ignored
 pub=$tmp/pub.csv
 /usr/bin/python3 - "$data/published_runs.csv" "$pub" <<'PY'
 import csv, sys
@@ -29,11 +29,13 @@ rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 for r in rows:
     r.pop(None, None)  # cells beyond the header
 odd = dict(rows[0], row_id="X-ssm", arch="mamba")
+# a layout far too large for the GPU: predicted not to fit, with its memory
+big = dict(rows[0], row_id="X-oom", micro_batch="64", recompute="none", global_batch=str(64 * int(rows[0]["dp"])))
 cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd]:
+    for r in rows + [odd, big]:
         w.writerow(dict(r, extra="ignored"))
 PY
 "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
@@ -43,8 +45,10 @@ n=$(($(wc -l < "$pub") - 1)); got=$(($(wc -l < "$tmp/pred.csv") - 1))
 [ "$got" -eq "$n" ] || { echo "FAIL: --published wrote $got rows for $n"; exit 1; }
 grep -qx 'X-ssm,n/a,,,' "$tmp/pred.csv" || { echo "FAIL: the SSM row is not n/a"; exit 1; }
 grep -q 'X-ssm.*architecture' "$tmp/pred.err" || { echo "FAIL: no reason on stderr for the n/a row"; exit 1; }
-# every expressible row has a prediction: fits 0/1, throughput and MFU numbers
-bad=$(grep -v '^row_id\|^X-ssm' "$tmp/pred.csv" | grep -cvE '^[^,]+,[01],[0-9.]+,0\.[0-9]+,[0-9.]+$')
+grep -qE '^X-oom,0,,,[0-9]+\.[0-9]{2}$' "$tmp/pred.csv" ||
+    { echo "FAIL: the row too large to fit is not pred_fits 0 with its memory"; grep X-oom "$tmp/pred.csv"; exit 1; }
+# every expressible row that fits has a prediction: throughput, MFU, memory
+bad=$(grep -v '^row_id\|^X-ssm\|^X-oom' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
 
 # --report: one line per data set (each sheet, each published source)
