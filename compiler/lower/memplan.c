@@ -3,7 +3,10 @@
  * buffers alive at one instruction, summed); several greedy orders are
  * tried and the smallest region kept (see orders[] below); where it is
  * still more than 1% above, a skyline placement is tried and the smallest
- * jostled (pushed up, dropped down). */
+ * jostled (pushed up, dropped down), and then a placement that uses the
+ * pipeline's structure: each micro-batch's stash (what its forward keeps
+ * for its backward) in a ring slot, the slots arranged so that the space
+ * a backward frees adjoins the space its own buffers need (place_slots). */
 #include "compiler/lower/lower_int.h"
 
 #include <stdio.h>
@@ -398,18 +401,21 @@ static bool is_stash(const plc_program *prog, int32_t first, int32_t last)
 #define MAX_SLOTS 64
 
 /* Places the stashes in ring slots, the other buffers around them: where
- * at most k micro-batches hold a stash at once and micro-batch m's ends
- * before m + k's starts, micro-batch m's stash takes slot m mod k, its
- * buffers side by side in order of first use, so that a backward frees its
- * slot from the end its last layer lies at. Slots 0 to k - 2 are stacked
- * from the bottom with that end up, slot k - 1 hangs from the ceiling
- * (the region's top, at least the slots' sum) with that end down, so the
- * space a backward frees joins the middle, where the other buffers are
- * placed in the order of orders[2] (see below). Returns 1 where the
- * stashes do not form a ring (or need more than MAX_SLOTS slots), -1 when
- * out of memory. */
+ * at most k micro-batches hold a stash at once and the micro-batches of
+ * each residue mod k hold theirs one after another, micro-batch m's stash
+ * takes slot m mod k, its buffers side by side in order of first use, so
+ * that a backward frees its slot from the end its last layer lies at.
+ * Slots 0 to k - 2 are stacked with that end up, slot k - 1 hangs from the
+ * ceiling (the region's top, at least the slots' sum) with that end down,
+ * so that the space a backward frees joins the middle, where the buffers
+ * it makes are placed (those of orders[2], in its order; see below). With
+ * band, the long-lived ones among the others (orders[2]'s) are first
+ * packed in a band below the slots, lowest gap first, so that the middle
+ * is left to the short-lived. Returns 1 where the stashes do not form a
+ * ring (or need more than MAX_SLOTS slots), -1 when out of memory. */
 static int place_slots(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
-                       uint64_t base, uint64_t ceiling, int32_t long_life, uint64_t *peak, uint32_t *peak_instr)
+                       uint64_t base, uint64_t ceiling, int32_t long_life, bool band, uint64_t *peak,
+                       uint32_t *peak_instr)
 {
     uint32_t nb = prog->nbuffers, ni = prog->ninstrs ? prog->ninstrs : 1, n = 0, ns = 0;
     int32_t nm = 0;
@@ -448,23 +454,32 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
     }
     rc = 1;
     if (k > MAX_SLOTS) goto out;
-    for (int32_t m = 0; m + k < nm; m++)
-        if (ml[m] >= 0 && ml[m + k] >= 0 && ml[m] >= mf[m + k]) goto out;
+    for (int32_t m = 0; m < nm; m++) /* a slot's stashes one after another */
+        for (int32_t q = m + k; q < nm && ml[m] >= 0; q += k)
+            if (ml[q] >= 0 && ml[m] >= mf[q] && ml[q] >= mf[m]) goto out;
     for (int32_t m = 0; m < nm; m++)
         if (msz[m] > slot_sz[m % k]) slot_sz[m % k] = msz[m];
-    for (int32_t j = 1; j < k; j++) slot_base[j] = slot_base[j - 1] + slot_sz[j - 1];
+    qsort(it + ns, n - ns, sizeof *it, cmp_item_keys);
+    int32_t pf = 0;
+    uint32_t npre = ns;
+    uint64_t band_top = 0;
+    if (band) {
+        while (npre < n && it[npre].k1 == 0) npre++;
+        rc = -1;
+        if (place_items(it + ns, npre - ns, 0, ni, true, &band_top, &pf)) goto out;
+    }
+    for (int32_t j = 0; j < k; j++) slot_base[j] = j ? slot_base[j - 1] + slot_sz[j - 1] : band_top;
     if (ceiling < slot_base[k - 1] + slot_sz[k - 1]) ceiling = slot_base[k - 1] + slot_sz[k - 1];
     qsort(it, ns, sizeof *it, cmp_item_keys);
-    for (uint32_t q = 0, in = 0; q < ns; q++) {
+    uint64_t in = 0; /* bytes of the micro-batch's stash placed */
+    for (uint32_t q = 0; q < ns; q++) {
         int32_t m = (int32_t)it[q].k1, j = m % k;
-        if (q == 0 || it[q - 1].k1 != it[q].k1) in = 0; /* by now: bytes of m's stash placed */
+        if (q == 0 || it[q - 1].k1 != it[q].k1) in = 0;
         it[q].off = k > 1 && j == k - 1 ? ceiling - in - it[q].size : slot_base[j] + in;
         in += it[q].size;
     }
-    qsort(it + ns, n - ns, sizeof *it, cmp_item_keys);
-    int32_t pf = 0;
     rc = -1;
-    if (place_items(it, n, ns, ni, false, peak, &pf)) goto out;
+    if (place_items(it, n, npre, ni, false, peak, &pf)) goto out;
     if (ns && *peak < ceiling) *peak = ceiling;
     *peak_instr = (uint32_t)pf;
     for (uint32_t q = 0; q < n; q++) prog->buffers[it[q].buf].offset = base + it[q].off;
@@ -830,13 +845,16 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
 #define JOSTLE_PASSES 2
 #define JOSTLE_WORK 1e7
 
-/* Still more than 1% above after that, the ring slots (place_slots) are
- * tried under SLOT_CEILINGS - 1 ceilings, evenly between the bound and the
- * region, each jostled up to SLOT_JOSTLE_PASSES times, within SLOT_WORK
- * pairs in all, and kept where smaller. */
+/* Still more than 1% above after that, a program of at most
+ * PLACE_RETRY_PAIRS pairs is placed in ring slots (place_slots), with a
+ * band and without, under SLOT_CEILINGS - 1 ceilings evenly between the
+ * bound and the region, each placement jostled up to SLOT_JOSTLE_PASSES
+ * times (SLOT_TRY placements at most), while the pairs visited stay within
+ * SLOT_WORK (about 0.13 s); the smallest region is kept. */
 #define SLOT_CEILINGS 4
 #define SLOT_JOSTLE_PASSES 6
-#define SLOT_WORK 4e7
+#define SLOT_TRY (1 + 2 * SLOT_JOSTLE_PASSES)
+#define SLOT_WORK 1e7
 
 /* up to this many pairs, a program placed online is also placed online on
  * mirrored time (its cost grows with the holes, not the pairs: the largest
@@ -891,8 +909,8 @@ out:
  * 1% of the largest live sum; the last four (by breadth) were added for
  * the 1044 stages of its later sweep. A program of at most
  * PLACE_RETRY_PAIRS pairs still more than 1% above the bound is then
- * placed on a skyline (place_skyline, by two keys), and the smallest
- * region jostled (JOSTLE_PASSES). */
+ * placed on a skyline (place_skyline, by two keys), the smallest region
+ * jostled (JOSTLE_PASSES), and then in ring slots (place_slots, SLOT_WORK). */
 static const order orders[] = {
     {cmp_item, 0, false, false, false},       {cmp_item_keys, 200, true, true, false},
     {cmp_item_keys, 50, false, false, false}, {cmp_item_keys, 100, true, true, false},
@@ -977,15 +995,15 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
     for (int p = 0; st->by_size && work <= PLACE_RETRY_PAIRS && p < JOSTLE_PASSES && *peak - bound > bound / 100 && (p + 1) * 2 * work <= JOSTLE_WORK;
          p++)
         if (jostle(prog, first, last, persistent, base, peak, peak_instr)) goto out;
-    /* the ring slots under ceilings between the bound and the region,
-     * each jostled, while more than 1% above the bound */
+    /* the ring slots under ceilings between the bound and the region, with
+     * a band and without, each jostled, while more than 1% above the bound */
     uint64_t from = *peak;
-    for (int c = 1; st->by_size && c < SLOT_CEILINGS && *peak - bound > bound / 100 &&
-                    c * (2 * SLOT_JOSTLE_PASSES + 1) * work <= SLOT_WORK;
-         c++) {
+    for (int c = 1, v = 0, r = 0; st->by_size && work <= PLACE_RETRY_PAIRS && !r && c < SLOT_CEILINGS &&
+                                  *peak - bound > bound / 100 && (2 * c - 1 + v) * SLOT_TRY * work <= SLOT_WORK;
+         c += v, v = !v) {
         for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
-        int r = place_slots(prog, first, last, persistent, base, bound + (from - bound) * (uint64_t)c / SLOT_CEILINGS,
-                            orders[2].long_life, &pk, &at);
+        r = place_slots(prog, first, last, persistent, base, bound + (from - bound) * (uint64_t)c / SLOT_CEILINGS,
+                        orders[2].long_life, v == 0, &pk, &at);
         if (r < 0) goto out;
         for (int p = 0; !r && p < SLOT_JOSTLE_PASSES && pk - bound > bound / 100; p++)
             if (jostle(prog, first, last, persistent, base, &pk, &at)) goto out;
@@ -995,7 +1013,6 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
         } else {
             for (uint32_t b = 0; b < nb; b++) prog->buffers[b].offset = best[b];
         }
-        if (r) break;
     }
     rc = 0;
 out:
