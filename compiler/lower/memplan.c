@@ -3,7 +3,10 @@
  * buffers alive at one instruction, summed); several greedy orders are
  * tried and the smallest region kept (see orders[] below); where it is
  * still more than 1% above, a skyline placement is tried and the smallest
- * jostled (pushed up, dropped down). */
+ * jostled (pushed up, dropped down), and then a placement that uses the
+ * pipeline's structure: each micro-batch's stash (what its forward keeps
+ * for its backward) in a ring slot, the slots arranged so that the space
+ * a backward frees adjoins the space its own buffers need (place_slots). */
 #include "compiler/lower/lower_int.h"
 
 #include <stdio.h>
@@ -326,7 +329,8 @@ static int placer_init(placer *P, uint32_t ni, uint32_t n)
  * tightest, or the lowest) among the items before it whose lifetimes
  * overlap its own; *peak gets the region's size and *peak_first the first
  * use of the item that sets it. Returns -1 when out of memory. */
-static int place_items(item *it, uint32_t n, uint32_t ni, bool first_fit, uint64_t *peak, int32_t *peak_first)
+static int place_items(item *it, uint32_t n, uint32_t npre, uint32_t ni, bool first_fit, uint64_t *peak,
+                       int32_t *peak_first)
 {
     placer P;
     if (placer_init(&P, ni, n)) return -1;
@@ -335,7 +339,7 @@ static int place_items(item *it, uint32_t n, uint32_t ni, bool first_fit, uint64
     *peak_first = 0;
     for (uint32_t k = 0; k < n && !rc; k++) {
         item *x = &it[k];
-        x->off = best_gap(&P.X, x, P.sp, P.tmp, first_fit);
+        if (k >= npre) x->off = best_gap(&P.X, x, P.sp, P.tmp, first_fit);
         if (x->off + x->size > *peak) {
             *peak = x->off + x->size;
             *peak_first = x->first;
@@ -372,13 +376,119 @@ static int place_by_size(plc_program *prog, const int32_t *first, const int32_t 
     }
     qsort(it, n, sizeof *it, ord.cmp);
     int32_t pf = 0;
-    if (place_items(it, n, ni, ord.first_fit, peak, &pf)) goto out;
+    if (place_items(it, n, 0, ni, ord.first_fit, peak, &pf)) goto out;
     *peak_instr = (uint32_t)(ord.reversed ? (int32_t)ni - 1 - pf : pf);
     for (uint32_t k = 0; k < n; k++) prog->buffers[it[k].buf].offset = base + it[k].off;
     rc = 0;
 out:
     free(R.v);
     free(it);
+    return rc;
+}
+
+/* ---- placement in ring slots ----------------------------------------------- */
+
+/* A micro-batch's stash: the buffers a forward instruction of the
+ * micro-batch creates on the compute stream and a later phase of the same
+ * micro-batch (its recompute or backward) reads last. */
+static bool is_stash(const plc_program *prog, int32_t first, int32_t last)
+{
+    const plc_instr *i0 = &prog->instrs[first], *i1 = &prog->instrs[last];
+    return i0->micro >= 0 && i0->micro == i1->micro && i0->phase == PLC_PHASE_FORWARD &&
+           i1->phase != PLC_PHASE_FORWARD && i0->stream == PLC_STREAM_COMPUTE;
+}
+
+#define MAX_SLOTS 64
+
+/* Places the stashes in ring slots, the other buffers around them: where
+ * at most k micro-batches hold a stash at once and the micro-batches of
+ * each residue mod k hold theirs one after another, micro-batch m's stash
+ * takes slot m mod k, its buffers side by side in order of first use, so
+ * that a backward frees its slot from the end its last layer lies at.
+ * Slots 0 to k - 2 are stacked with that end up, slot k - 1 hangs from the
+ * ceiling (the region's top, at least the slots' sum) with that end down,
+ * so that the space a backward frees joins the middle, where the buffers
+ * it makes are placed (those of orders[2], in its order; see below). With
+ * band, the long-lived ones among the others (orders[2]'s) are first
+ * packed in a band below the slots, lowest gap first, so that the middle
+ * is left to the short-lived. Returns 1 where the stashes do not form a
+ * ring (or need more than MAX_SLOTS slots), -1 when out of memory. */
+static int place_slots(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
+                       uint64_t base, uint64_t ceiling, int32_t long_life, bool band, uint64_t *peak,
+                       uint32_t *peak_instr)
+{
+    uint32_t nb = prog->nbuffers, ni = prog->ninstrs ? prog->ninstrs : 1, n = 0, ns = 0;
+    int32_t nm = 0;
+    for (uint32_t i = 0; i < prog->ninstrs; i++)
+        if (prog->instrs[i].micro + 1 > nm) nm = prog->instrs[i].micro + 1;
+    item *it = malloc(sizeof *it * (nb ? nb : 1));
+    int32_t *mf = malloc(sizeof *mf * ((size_t)nm + 1)), *ml = malloc(sizeof *ml * ((size_t)nm + 1));
+    uint64_t *msz = calloc((size_t)nm + 1, sizeof *msz), slot_sz[MAX_SLOTS] = {0}, slot_base[MAX_SLOTS] = {0};
+    int rc = -1;
+    if (!it || !mf || !ml || !msz) goto out;
+    for (int32_t m = 0; m < nm; m++) mf[m] = INT32_MAX, ml[m] = -1;
+    /* the stashes first, keyed by micro-batch and first use; the others
+     * keyed as orders[2] keys them */
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t b = 0; b < nb; b++) {
+            if (persistent[b] || first[b] < 0) continue;
+            bool stash = is_stash(prog, first[b], last[b]);
+            if (stash != (pass == 0)) continue;
+            uint64_t size = align_up(prog->buffers[b].bytes);
+            bool lng = last[b] - first[b] >= long_life;
+            int32_t m = prog->instrs[first[b]].micro;
+            it[n++] = stash ? (item){(int32_t)b, first[b], last[b], size, 0, m, first[b]}
+                            : (item){(int32_t)b, first[b], last[b], size, 0, lng ? 0 : 1, lng ? first[b] : 0};
+            if (!stash) continue;
+            ns++;
+            msz[m] += size;
+            if (first[b] < mf[m]) mf[m] = first[b];
+            if (last[b] > ml[m]) ml[m] = last[b];
+        }
+    /* k: the most stashes alive at the start of one */
+    int32_t k = 1;
+    for (int32_t m = 0; m < nm; m++) {
+        int32_t c = 0;
+        for (int32_t q = 0; q < nm && ml[m] >= 0; q++) c += ml[q] >= 0 && mf[q] <= mf[m] && ml[q] >= mf[m];
+        if (c > k) k = c;
+    }
+    rc = 1;
+    if (k > MAX_SLOTS) goto out;
+    for (int32_t m = 0; m < nm; m++) /* a slot's stashes one after another */
+        for (int32_t q = m + k; q < nm && ml[m] >= 0; q += k)
+            if (ml[q] >= 0 && ml[m] >= mf[q] && ml[q] >= mf[m]) goto out;
+    for (int32_t m = 0; m < nm; m++)
+        if (msz[m] > slot_sz[m % k]) slot_sz[m % k] = msz[m];
+    qsort(it + ns, n - ns, sizeof *it, cmp_item_keys);
+    int32_t pf = 0;
+    uint32_t npre = ns;
+    uint64_t band_top = 0;
+    if (band) {
+        while (npre < n && it[npre].k1 == 0) npre++;
+        rc = -1;
+        if (place_items(it + ns, npre - ns, 0, ni, true, &band_top, &pf)) goto out;
+    }
+    for (int32_t j = 0; j < k; j++) slot_base[j] = j ? slot_base[j - 1] + slot_sz[j - 1] : band_top;
+    if (ceiling < slot_base[k - 1] + slot_sz[k - 1]) ceiling = slot_base[k - 1] + slot_sz[k - 1];
+    qsort(it, ns, sizeof *it, cmp_item_keys);
+    uint64_t in = 0; /* bytes of the micro-batch's stash placed */
+    for (uint32_t q = 0; q < ns; q++) {
+        int32_t m = (int32_t)it[q].k1, j = m % k;
+        if (q == 0 || it[q - 1].k1 != it[q].k1) in = 0;
+        it[q].off = k > 1 && j == k - 1 ? ceiling - in - it[q].size : slot_base[j] + in;
+        in += it[q].size;
+    }
+    rc = -1;
+    if (place_items(it, n, npre, ni, false, peak, &pf)) goto out;
+    if (ns && *peak < ceiling) *peak = ceiling;
+    *peak_instr = (uint32_t)pf;
+    for (uint32_t q = 0; q < n; q++) prog->buffers[it[q].buf].offset = base + it[q].off;
+    rc = 0;
+out:
+    free(it);
+    free(mf);
+    free(ml);
+    free(msz);
     return rc;
 }
 
@@ -413,10 +523,10 @@ static int jostle(plc_program *prog, const int32_t *first, const int32_t *last, 
     int32_t pf = 0;
     int rc = -1;
     qsort(it, n, sizeof *it, cmp_item_off);
-    if (place_items(it, n, ni, true, &up, &pf)) goto out;
+    if (place_items(it, n, 0, ni, true, &up, &pf)) goto out;
     for (uint32_t k = 0; k < n; k++) it[k].off = up - it[k].off - it[k].size;
     qsort(it, n, sizeof *it, cmp_item_off);
-    if (place_items(it, n, ni, true, &down, &pf)) goto out;
+    if (place_items(it, n, 0, ni, true, &down, &pf)) goto out;
     if (down <= *peak) {
         *peak = down;
         *peak_instr = (uint32_t)pf;
@@ -735,6 +845,17 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
 #define JOSTLE_PASSES 2
 #define JOSTLE_WORK 1e7
 
+/* Still more than 1% above after that, a program of at most
+ * PLACE_RETRY_PAIRS pairs is placed in ring slots (place_slots), with a
+ * band and without, under SLOT_CEILINGS - 1 ceilings evenly between the
+ * bound and the region, each placement jostled up to SLOT_JOSTLE_PASSES
+ * times (SLOT_TRY placements at most), while the pairs visited stay within
+ * SLOT_WORK (about 0.13 s); the smallest region is kept. */
+#define SLOT_CEILINGS 4
+#define SLOT_JOSTLE_PASSES 6
+#define SLOT_TRY (1 + 2 * SLOT_JOSTLE_PASSES)
+#define SLOT_WORK 1e7
+
 /* up to this many pairs, a program placed online is also placed online on
  * mirrored time (its cost grows with the holes, not the pairs: the largest
  * plans of make bench are left to one sweep) */
@@ -788,8 +909,8 @@ out:
  * 1% of the largest live sum; the last four (by breadth) were added for
  * the 1044 stages of its later sweep. A program of at most
  * PLACE_RETRY_PAIRS pairs still more than 1% above the bound is then
- * placed on a skyline (place_skyline, by two keys), and the smallest
- * region jostled (JOSTLE_PASSES). */
+ * placed on a skyline (place_skyline, by two keys), the smallest region
+ * jostled (JOSTLE_PASSES), and then in ring slots (place_slots, SLOT_WORK). */
 static const order orders[] = {
     {cmp_item, 0, false, false, false},       {cmp_item_keys, 200, true, true, false},
     {cmp_item_keys, 50, false, false, false}, {cmp_item_keys, 100, true, true, false},
@@ -874,6 +995,25 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
     for (int p = 0; st->by_size && work <= PLACE_RETRY_PAIRS && p < JOSTLE_PASSES && *peak - bound > bound / 100 && (p + 1) * 2 * work <= JOSTLE_WORK;
          p++)
         if (jostle(prog, first, last, persistent, base, peak, peak_instr)) goto out;
+    /* the ring slots under ceilings between the bound and the region, with
+     * a band and without, each jostled, while more than 1% above the bound */
+    uint64_t from = *peak;
+    for (int c = 1, v = 0, r = 0; st->by_size && work <= PLACE_RETRY_PAIRS && !r && c < SLOT_CEILINGS &&
+                                  *peak - bound > bound / 100 && (2 * c - 1 + v) * SLOT_TRY * work <= SLOT_WORK;
+         c += v, v = !v) {
+        for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
+        r = place_slots(prog, first, last, persistent, base, bound + (from - bound) * (uint64_t)c / SLOT_CEILINGS,
+                        orders[2].long_life, v == 0, &pk, &at);
+        if (r < 0) goto out;
+        for (int p = 0; !r && p < SLOT_JOSTLE_PASSES && pk - bound > bound / 100; p++)
+            if (jostle(prog, first, last, persistent, base, &pk, &at)) goto out;
+        if (!r && pk < *peak) {
+            *peak = pk;
+            *peak_instr = at;
+        } else {
+            for (uint32_t b = 0; b < nb; b++) prog->buffers[b].offset = best[b];
+        }
+    }
     rc = 0;
 out:
     free(best);

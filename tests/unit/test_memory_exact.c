@@ -173,13 +173,14 @@ static void test_estimate_against_arena(void)
      * above it by the placement's fragmentation (memplan.c) */
     CU_ASSERT(live_within == stages); /* the replay counts what the plan holds, stage by stage */
     CU_ASSERT(lerrs[0] >= -0.01 && lerrs[stages - 1] <= 0.01);
-    CU_ASSERT(within * 1000 >= stages * 955); /* 1000 of 1044 */
-    /* below: the placement's fragmentation, at most 4.0% (an fp32 1F1B stage with
-     * selective recompute and naive attention; the most, 8.7% of the dynamic part, on
-     * a bf16 one: the backward of a stage's last layer frees its MLP's stash below the
-     * later micro-batches' stash, and its attention's probabilities need one block) */
-    CU_ASSERT(errs[0] >= -0.041 && errs[stages - 1] <= 0.01);
-    CU_ASSERT(frags[stages - 1] <= 0.088);
+    CU_ASSERT(within * 1000 >= stages * 958); /* 1001 of 1044 */
+    /* below: the placement's fragmentation, at most 3.2% (a bf16 interleaved
+     * stage with selective recompute and naive attention); the most, 6.5% of
+     * the dynamic part, on a 1F1B stage holding three micro-batches' stashes
+     * (memplan.c's ring slots let a backward's buffers join the space it frees
+     * on two slots of three) */
+    CU_ASSERT(errs[0] >= -0.032 && errs[stages - 1] <= 0.01);
+    CU_ASSERT(frags[stages - 1] <= 0.065);
 }
 
 void register_test_memory_exact(void);
