@@ -57,6 +57,19 @@ plc_verdict plc_model_rules(const plc_model *m)
 
 #define KNOWN(in, dim) (((in)->known & PLC_LD_BIT(dim)) != 0)
 
+/* May the stages hold unequal layer counts (plc_stage_layers)? Where the
+ * engine's profile says it splits them (uneven_stages), vpp is 1 and the
+ * schedule is GPipe or 1F1B (contiguous stages, one chunk a rank); an
+ * unknown vpp or schedule does not refuse it (the front end's partial
+ * check), an unknown engine does. */
+static bool plc_uneven_stages_ok(const plc_rule_input *in)
+{
+    const plc_layout *l = &in->layout;
+    if (!in->engine || in->engine->uneven_stages <= 0) return false;
+    if (KNOWN(in, vpp) && l->vpp != 1) return false;
+    return !KNOWN(in, schedule) || l->schedule == PLC_SCHED_GPIPE || l->schedule == PLC_SCHED_1F1B;
+}
+
 plc_verdict plc_layout_rules(const plc_rule_input *in)
 {
     const plc_model *m = in->model;
@@ -88,7 +101,9 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     }
     if (KNOWN(in, pp)) {
         if (CHECK(in, PLC_RULE_PP_MAX) && l->pp > PLC_RULES_MAX_STAGES) return broke(PLC_RULE_PP_MAX);
-        if (CHECK(in, PLC_RULE_PP_LAYERS) && m->layers % l->pp) return broke(PLC_RULE_PP_LAYERS);
+        /* equal stages, or unequal ones (plc_stage_layers) of a layer at least */
+        if (CHECK(in, PLC_RULE_PP_LAYERS) && m->layers % l->pp && (!plc_uneven_stages_ok(in) || l->pp > m->layers))
+            return broke(PLC_RULE_PP_LAYERS);
     }
     /* load-balanced context parallelism cuts the sequence into 2 cp chunks */
     if (CHECK(in, PLC_RULE_CP_SEQ) && KNOWN(in, cp) && l->cp > 1 && m->seq_len % (2 * l->cp)) return broke(PLC_RULE_CP_SEQ);
@@ -125,7 +140,8 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     if (CHECK(in, PLC_RULE_INTERLEAVED_PP) && inter && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_INTERLEAVED_PP);
     if (CHECK(in, PLC_RULE_VPP_PP1) && KNOWN(in, vpp) && KNOWN(in, pp) && l->vpp > 1 && l->pp == 1) return broke(PLC_RULE_VPP_PP1);
     if (CHECK(in, PLC_RULE_INTERLEAVED_VPP) && inter && KNOWN(in, vpp) && l->vpp < 2) return broke(PLC_RULE_INTERLEAVED_VPP);
-    if (CHECK(in, PLC_RULE_VPP_LAYERS) && KNOWN(in, pp) && KNOWN(in, vpp) && m->layers % (l->pp * l->vpp)) return broke(PLC_RULE_VPP_LAYERS);
+    if (CHECK(in, PLC_RULE_VPP_LAYERS) && KNOWN(in, pp) && KNOWN(in, vpp) && l->vpp > 1 && m->layers % (l->pp * l->vpp))
+        return broke(PLC_RULE_VPP_LAYERS);
     if (CHECK(in, PLC_RULE_INTERLEAVED_MICRO) && inter && gb > 0 && KNOWN(in, pp) && KNOWN(in, dp) && KNOWN(in, micro_batch) &&
         plc_micro_batches(gb, l) % l->pp)
         return broke(PLC_RULE_INTERLEAVED_MICRO);
@@ -142,7 +158,7 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     }
     if (CHECK(in, PLC_RULE_RECOMPUTE_LAYERS_STAGE) && by_layers && KNOWN(in, recompute_layers) && KNOWN(in, pp) &&
         KNOWN(in, vpp) && l->pp >= 1 && l->vpp >= 1 &&
-        l->recompute_layers > m->layers / l->pp / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1))
+        l->recompute_layers > plc_stage_layers_most(m->layers, l->pp) / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1))
         return broke(PLC_RULE_RECOMPUTE_LAYERS_STAGE);
 
     if (CHECK(in, PLC_RULE_FLASH_FP32) && in->precision_known && in->precision == PLC_PREC_FP32 && KNOWN(in, attention) &&
@@ -225,7 +241,19 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_TP_KV_HEADS: SAY("tp = %lld does not divide kv_heads = %lld", LL(l->tp), LL(m->kv_heads)); break;
     case PLC_RULE_TP_FFN: SAY("tp = %lld does not divide ffn_hidden = %lld", LL(l->tp), LL(m->ffn_hidden)); break;
     case PLC_RULE_PP_MAX: SAY("pp = %lld: at most %d pipeline stages", LL(l->pp), PLC_RULES_MAX_STAGES); break;
-    case PLC_RULE_PP_LAYERS: SAY("pp = %lld does not divide layers = %lld", LL(l->pp), LL(m->layers)); break;
+    case PLC_RULE_PP_LAYERS:
+        if (!in->engine || in->engine->uneven_stages <= 0)
+            SAY("pp = %lld does not divide layers = %lld; engine %s runs equal stages only", LL(l->pp),
+                LL(m->layers), plc_engine_name(in->engine_id));
+        else if (l->pp > m->layers)
+            SAY("pp = %lld is more than layers = %lld: every stage needs a layer", LL(l->pp), LL(m->layers));
+        else if (KNOWN(in, schedule) && l->schedule != PLC_SCHED_GPIPE && l->schedule != PLC_SCHED_1F1B)
+            SAY("pp = %lld does not divide layers = %lld; unequal stages need schedule gpipe or 1f1b, not %s",
+                LL(l->pp), LL(m->layers), plc_schedule_name(l->schedule));
+        else
+            SAY("pp = %lld does not divide layers = %lld; unequal stages need vpp = 1, not %lld", LL(l->pp),
+                LL(m->layers), LL(l->vpp));
+        break;
     case PLC_RULE_CP_SEQ:
         SAY("cp = %lld needs seq_len = %lld to split into 2 * cp = %lld equal chunks", LL(l->cp), LL(m->seq_len),
             LL(2 * l->cp));
@@ -270,10 +298,10 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_RECOMPUTE_LAYERS_STAGE:
         if (l->recompute == PLC_RECOMPUTE_BLOCK)
             SAY("recompute_layers = %lld is more than the %lld layers of a stage (layers / (pp * vpp))",
-                LL(l->recompute_layers), LL(m->layers / l->pp / l->vpp));
+                LL(l->recompute_layers), LL(plc_stage_layers_most(m->layers, l->pp) / l->vpp));
         else
             SAY("recompute_layers = %lld is more than the %lld layers of a rank (layers / pp)", LL(l->recompute_layers),
-                LL(m->layers / l->pp));
+                LL(plc_stage_layers_most(m->layers, l->pp)));
         break;
     case PLC_RULE_FLASH_FP32:
         SAY("attention = %s needs bf16; fp32 training uses naive or fused attention", plc_attention_name(l->attention));

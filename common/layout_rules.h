@@ -136,16 +136,61 @@ uint64_t plc_rule_family_mask(plc_rule r);
 static inline int64_t plc_vocab_local(int64_t vocab, int64_t tp) { return plc_shard_block(vocab, tp); }
 static inline int64_t plc_vocab_padded(int64_t vocab, int64_t tp) { return plc_vocab_local(vocab, tp) * (tp > 1 ? tp : 1); }
 
-/* Micro-batches per data-parallel rank per step (0 when the batch does not
- * split: a rule says why). */
+/* ---- layers per pipeline stage ----------------------------------------------
+ * Stage s of pp holds plc_stage_layers(layers, pp, s) consecutive layers,
+ * from layer plc_stage_first_layer(layers, pp, s). When pp divides layers
+ * every stage holds layers / pp. Otherwise (an engine with uneven_stages,
+ * vpp 1, a GPipe or 1F1B schedule: rule PP_LAYERS) the middle stages hold
+ * ceil(layers / pp) each and the first and last share the rest, the first
+ * taking the odd layer: the two ends, which also hold the embedding and
+ * the head and loss, get the fewer layers, as Meta did for Llama 3.1 405B
+ * (126 layers on pp 8: 15, 16 x 6, 15) and as BLOOM-176B's 70 layers run on
+ * pp 12 (5, 6 x 10, 5). Equal middle stages are what Megatron-Core's
+ * --decoder-first/last-pipeline-num-layers can express, and torchtitan's
+ * first/last_stage_less_layers too (plc export). Where ceil leaves an end
+ * stage empty (few layers per stage: 13 on pp 12) the middle stages hold
+ * floor(layers / pp) instead. With pp = 2 stage 0 takes the odd layer. */
+static inline int64_t plc_stage_layers_middle(int64_t layers, int64_t pp)
+{
+    if (pp <= 2) return 0;
+    int64_t mid = (layers + pp - 1) / pp;
+    return layers - (pp - 2) * mid >= 2 ? mid : layers / pp;
+}
+
+static inline int64_t plc_stage_layers(int64_t layers, int64_t pp, int64_t stage)
+{
+    if (pp <= 1) return layers;
+    int64_t ends = layers - (pp - 2) * plc_stage_layers_middle(layers, pp);
+    if (stage == 0) return ends - ends / 2;
+    if (stage == pp - 1) return ends / 2;
+    return plc_stage_layers_middle(layers, pp);
+}
+
+static inline int64_t plc_stage_first_layer(int64_t layers, int64_t pp, int64_t stage)
+{
+    if (stage <= 0) return 0;
+    return plc_stage_layers(layers, pp, 0) + (stage - 1) * plc_stage_layers_middle(layers, pp);
+}
+
+/* the most and the fewest layers a stage holds */
+static inline int64_t plc_stage_layers_most(int64_t layers, int64_t pp)
+{
+    int64_t a = plc_stage_layers(layers, pp, 0), b = plc_stage_layers(layers, pp, pp > 2 ? 1 : 0);
+    return a > b ? a : b;
+}
+static inline int64_t plc_stage_layers_fewest(int64_t layers, int64_t pp)
+{
+    int64_t a = plc_stage_layers(layers, pp, pp > 1 ? pp - 1 : 0), b = plc_stage_layers(layers, pp, pp > 2 ? 1 : 0);
+    return a < b ? a : b;
+}
+
 /* Whole layers of one pipeline stage's rank that recompute = block / every
- * recomputes (layers / pp of them on the rank): block, the first
+ * recomputes (per_rank layers on the rank: plc_stage_layers): block, the first
  * recompute_layers of each of its vpp chunks (Megatron counts per virtual
  * stage); every, each recompute_layers-th of its layers; full, all; 0
  * otherwise. */
-static inline int64_t plc_recomputed_layers(const plc_model *m, const plc_layout *l)
+static inline int64_t plc_recomputed_layers_of(const plc_layout *l, int64_t per_rank)
 {
-    int64_t per_rank = l->pp > 0 ? m->layers / l->pp : m->layers;
     int64_t vpp = l->vpp > 0 ? l->vpp : 1, k = l->recompute_layers;
     switch (l->recompute) {
     case PLC_RECOMPUTE_FULL: return per_rank;
@@ -155,6 +200,14 @@ static inline int64_t plc_recomputed_layers(const plc_model *m, const plc_layout
     }
 }
 
+/* the same on the stage with the most layers */
+static inline int64_t plc_recomputed_layers(const plc_model *m, const plc_layout *l)
+{
+    return plc_recomputed_layers_of(l, plc_stage_layers_most(m->layers, l->pp > 0 ? l->pp : 1));
+}
+
+/* Micro-batches per data-parallel rank per step (0 when the batch does not
+ * split: a rule says why). */
 static inline int64_t plc_micro_batches(int64_t global_batch, const plc_layout *l)
 {
     int64_t per = l->dp * l->micro_batch;

@@ -52,10 +52,17 @@ static const engine engines[] = {
     {"torchtitan", "--torchtitan", PLC_ENGINE_FSDP2, write_torchtitan},
 };
 
-/* why an engine whose profile is p cannot run layout l, or NULL when it
- * can: the first dimension whose value the profile does not offer */
-static const char *cannot_run(const engine *e, const plc_engine_profile *p, const plc_layout *l, char *buf, size_t size)
+/* why an engine whose profile is p cannot run layout l of model m, or NULL
+ * when it can: the first dimension whose value the profile does not offer,
+ * or unequal stages (plc_stage_layers) where its uneven_stages is 0 */
+static const char *cannot_run(const engine *e, const plc_engine_profile *p, const plc_model *m, const plc_layout *l,
+                              char *buf, size_t size)
 {
+    if (l->pp > 0 && m->layers % l->pp && p->uneven_stages <= 0) {
+        snprintf(buf, size, "pp = %lld stages of unequal layer counts (layers = %lld), which %s runs equal only (%s)",
+                 (long long)l->pp, (long long)m->layers, e->name, p->describes);
+        return buf;
+    }
     static const char *const what[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "interleaved 1F1B", "layered gradient accumulation",
                                                       "modular pipeline placement"};
     for (int d = 0; d < PLC_LD_COUNT; d++) {
@@ -150,6 +157,9 @@ static void write_megatron(FILE *out, const export_in *in)
     fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
             (long long)l->tp, (long long)l->pp, (long long)l->cp);
     if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
+    if (l->pp > 1 && m->layers % l->pp) /* unequal stages: the ends' counts, the middle ones share the rest */
+        fprintf(out, "    --decoder-first-pipeline-num-layers %lld --decoder-last-pipeline-num-layers %lld\n",
+                (long long)plc_stage_layers(m->layers, l->pp, 0), (long long)plc_stage_layers(m->layers, l->pp, l->pp - 1));
     if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
         fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld%s\n", (long long)l->vpp,
                 p->p2p_overlap > 0 ? "" : " --no-overlap-p2p-communication");
@@ -195,6 +205,38 @@ static void write_megatron(FILE *out, const export_in *in)
 }
 
 /* ---- torchtitan --------------------------------------------------------------- */
+
+/* torchtitan's stage split (torchtitan/distributed/pipeline_parallel.py,
+ * _generate_llm_fqn_per_model_part): with layers_per_stage n and the
+ * first and last stage counting the embedding and the head as fi and fo
+ * layers, the layers plus fi + fo are dealt n to a stage and the ends hold
+ * n - fi and n - fo. plc's stages (plc_stage_layers) are that with n the
+ * middle stages' count (or stage 0's when it holds more, pp = 2), fi and
+ * fo what the ends hold less; where an end holds more than the middle
+ * (few layers per stage) each stage's modules are named instead. */
+static void write_torchtitan_split(FILE *out, int64_t layers, const plc_layout *l)
+{
+    int64_t first = plc_stage_layers(layers, l->pp, 0), last = plc_stage_layers(layers, l->pp, l->pp - 1);
+    int64_t n = l->pp > 2 ? plc_stage_layers_middle(layers, l->pp) : first;
+    if (l->vpp > 1 || layers % l->pp == 0) {
+        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)(layers / (l->pp * l->vpp)));
+        fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = 0\n");
+        fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = 0\n");
+    } else if (first <= n && last <= n) {
+        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)n);
+        fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = %lld\n", (long long)(n - first));
+        fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = %lld\n", (long long)(n - last));
+    } else {
+        fprintf(out, "    p.module_fqns_per_model_part = [\n");
+        for (int64_t s = 0; s < l->pp; s++) {
+            int64_t lo = plc_stage_first_layer(layers, l->pp, s), hi = lo + plc_stage_layers(layers, l->pp, s);
+            fprintf(out, "        [%s", s == 0 ? "\"tok_embeddings\", " : "");
+            for (int64_t i = lo; i < hi; i++) fprintf(out, "%s\"layers.%lld\"", i > lo ? ", " : "", (long long)i);
+            fprintf(out, "%s],\n", s == l->pp - 1 ? ", \"norm\", \"lm_head\"" : "");
+        }
+        fprintf(out, "    ]\n");
+    }
+}
 
 static void write_torchtitan(FILE *out, const export_in *in)
 {
@@ -251,9 +293,7 @@ static void write_torchtitan(FILE *out, const export_in *in)
     if (l->pp > 1) {
         int64_t micro = t->global_batch / (dp * l->micro_batch);
         fprintf(out, "    p.pipeline_parallel_schedule = \"%s\"\n", sched[l->schedule]);
-        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)(m->layers / (l->pp * l->vpp)));
-        fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = 0\n");
-        fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = 0\n");
+        write_torchtitan_split(out, m->layers, l);
         fprintf(out, "    p.num_pp_microbatches = %lld\n", (long long)micro);
     }
     fprintf(out, "    config.activation_checkpoint = %s\n",
@@ -362,9 +402,10 @@ static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p,
     if (plc_solve(&job, a, &s)) return PLC_EXIT_INPUT;
     const plc_candidate *best = best_of(&s);
     char why[256];
-    const char *no = best ? cannot_run(e, p, &best->layout, why, sizeof why) : NULL;
+    const char *no = best ? cannot_run(e, p, &job.model, &best->layout, why, sizeof why) : NULL;
     if (no) {
         plc_job j2 = job;
+        j2.engine.uneven_stages = p->uneven_stages; /* the rulebook's stages for the target engine */
         plc_solution s2;
         const plc_candidate *alt = NULL;
         if (restrict_to_profile(&j2.layout, p) && plc_solve(&j2, a, &s2) == 0) alt = best_of(&s2);
@@ -402,7 +443,7 @@ static int from_plan(plc_arena *a, const engine *e, const plc_engine_profile *pr
     plc_plan p;
     if (plc_cmd_load_plan("export", a, path, &p)) return PLC_EXIT_INPUT;
     char why[256];
-    const char *no = cannot_run(e, prof, &p.layout, why, sizeof why);
+    const char *no = cannot_run(e, prof, &p.model, &p.layout, why, sizeof why);
     if (no) {
         fprintf(stderr,
                 "plc export: error: %s: the plan's layout uses %s\n"

@@ -81,7 +81,8 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
         break;
     case PLC_RULE_PP_LAYERS:
         plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->layers));
-        plc_diag_hint(d, "every pipeline stage holds the same number of layers");
+        plc_diag_hint(d, "stages hold equal layer counts, unless the engine's profile has uneven_stages "
+                         "(engines.yaml; megatron, fsdp2) and vpp = 1 with schedule gpipe or 1f1b");
         break;
     case PLC_RULE_VPP_LAYERS:
         plc_diag_error(d, loc, "%s", msg);

@@ -53,7 +53,7 @@ typedef struct sim {
     const plc_layout *l;
     plc_step_parts P;
     plc_pipe_shape sh;
-    int64_t M, per_chunk; /* micro-batches; layers per chunk */
+    int64_t M;            /* micro-batches */
     double whole;         /* share of layers recomputed whole */
     plc_engine_trace_summary *sum;
     ev *v;
@@ -104,15 +104,18 @@ static void hidden(sim *S, int64_t r, int track, int comm, const char *what, int
     if (d > 0) add(S, r, track, K_HIDDEN, comm, what, mb, c, t, t + d);
 }
 
+/* layers of chunk c (unequal stages where pp does not divide layers) */
+static int64_t chunk_layers(const sim *S, int64_t c) { return plc_pipe_chunk_hi(&S->sh, c) - plc_pipe_chunk_lo(&S->sh, c); }
+
 /* the ZeRO-3 gather of a unit: the depth-first (and pp = 1) form spreads
  * the step's gathers of a direction evenly over the rank's units of that
  * direction; the layer-major form charges each layer's gather over its
  * micro-batches, as the makespan walk does */
-static plc_overlap unit_gather(const sim *S, bool bwd)
+static plc_overlap unit_gather(const sim *S, int64_t c, bool bwd)
 {
     const plc_step_parts *P = &S->P;
     if (S->l->pp > 1 && P->layer_major) {
-        double g = (double)S->per_chunk * P->layer_gather / (double)S->M;
+        double g = (double)chunk_layers(S, c) * P->layer_gather / (double)S->M;
         return (plc_overlap){g, g, g};
     }
     const plc_overlap *o = bwd ? &P->gathers_b : &P->gathers_f;
@@ -142,8 +145,8 @@ static double run_unit(sim *S, int64_t r, plc_pipe_unit u, bool recv, double t)
 {
     const plc_step_parts *P = &S->P;
     const plc_layer_times *lt = &P->lt;
-    double n = (double)S->per_chunk, slow = 0;
     int64_t mb = u.micro, c = u.chunk;
+    double n = (double)chunk_layers(S, c), slow = 0;
     if (recv) { /* depth-first: the step's messages, one share each */
         double count = 2.0 * (double)S->M * (double)S->sh.vpp;
         double exposed = P->pp.exposed / count;
@@ -152,7 +155,7 @@ static double run_unit(sim *S, int64_t r, plc_pipe_unit u, bool recv, double t)
         t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_PP, "p2p recv", mb, c, exposed);
         slow += (P->pp.charged - P->pp.exposed) / count;
     }
-    plc_overlap g = unit_gather(S, u.bwd);
+    plc_overlap g = unit_gather(S, c, u.bwd);
     hidden(S, r, T_GATHER, PLC_ETRACE_GATHER, "zero-3 gather", mb, c, t, g.comm - g.exposed);
     t = piece(S, r, t, K_EXPOSED, PLC_ETRACE_GATHER, "zero-3 gather", mb, c, g.exposed);
     slow += g.charged - g.exposed;
@@ -401,7 +404,6 @@ plc_status plc_engine_trace(const plc_job *job, const plc_layout *l, FILE *json,
         snprintf(err, errlen, "the schedule does not split %lld layers", (long long)job->model.layers);
         return PLC_E_INPUT;
     }
-    S.per_chunk = job->model.layers / S.sh.nchunks;
     int64_t units = 2 * S.sh.nchunks * S.M; /* a step's forwards and backwards over all stages */
     if (S.M > PLC_ENGINE_TRACE_MAX_UNITS || units > PLC_ENGINE_TRACE_MAX_UNITS) {
         snprintf(err, errlen,

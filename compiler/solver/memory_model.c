@@ -171,7 +171,6 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     double act_full = plc_act_layer_bytes(job, l, PLC_RECOMPUTE_FULL);
     double act_kept = plc_act_layer_bytes(job, l, l->recompute == PLC_RECOMPUTE_SELECTIVE ? PLC_RECOMPUTE_SELECTIVE
                                                                                           : PLC_RECOMPUTE_NONE);
-    int64_t whole = plc_recomputed_layers(m, l);
     double temps = layer_temporaries(job, l);
     double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
 
@@ -185,9 +184,12 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     est->peak_bytes = 0;
     est->peak_stage = 0;
     for (int64_t s = 0; s < l->pp; s++) {
-        /* the first and last stage bound the others (middle stages hold no
-         * embedding or head and no more micro-batches than the first) */
-        if (!all_stages && s != 0 && s != l->pp - 1) continue;
+        /* with equal stages the first and last bound the others (middle
+         * stages hold no embedding or head, no more layers and no more
+         * micro-batches than the first); with unequal ones a middle stage
+         * holds more layers than the first (plc_stage_layers) and may be
+         * the peak: every stage is evaluated */
+        if (!all_stages && s != 0 && s != l->pp - 1 && m->layers % l->pp == 0) continue;
         plc_stage_params sp;
         plc_stage_params_of(m, l->tp, l->pp, s, &sp);
         double params = plc_stage_params_total(&sp);
@@ -195,7 +197,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         est->stage_params[s] = params;
         static_state(job, l, params, &c[PLC_MEM_WEIGHTS], &c[PLC_MEM_GRADS], &c[PLC_MEM_OPTIMIZER]);
         double inflight = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, s);
-        int64_t r = whole < sp.layers ? whole : sp.layers;
+        int64_t r = plc_recomputed_layers_of(l, sp.layers); /* of the stage's layers, recomputed whole */
         c[PLC_MEM_ACTIVATIONS] = inflight * ((double)(sp.layers - r) * act_kept + (double)r * act_full);
         c[PLC_MEM_LOGITS] = 0;
         if (sp.has_head) {

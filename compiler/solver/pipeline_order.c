@@ -1,6 +1,7 @@
 /* pipeline_order.c: chunks, owners and per-rank unit order of every pipeline
  * schedule (see solver.h). */
 #include "compiler/solver/solver_int.h"
+#include "common/layout_rules.h"
 
 int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out)
 {
@@ -19,9 +20,25 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
     case PLC_SCHED_MODULAR: out->nchunks = layers; out->looping = true; break;
     default: return -1;
     }
-    if (layers % out->nchunks || out->nchunks % pp) return -1;
+    if (out->nchunks % pp) return -1;
+    /* GPipe and 1F1B: one contiguous stage a rank, of plc_stage_layers
+     * layers (unequal where pp does not divide layers: rule PP_LAYERS);
+     * the others cut the layers into equal chunks */
+    out->uneven = layers % out->nchunks != 0;
+    if (out->uneven && (out->looping || out->nchunks != pp || layers < pp)) return -1;
     out->per_rank = out->nchunks / pp;
     return 0;
+}
+
+int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c)
+{
+    return sh->uneven ? plc_stage_first_layer(sh->layers, sh->pp, c) : c * (sh->layers / sh->nchunks);
+}
+
+int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c)
+{
+    return sh->uneven ? plc_stage_first_layer(sh->layers, sh->pp, c) + plc_stage_layers(sh->layers, sh->pp, c)
+                      : (c + 1) * (sh->layers / sh->nchunks);
 }
 
 int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c)

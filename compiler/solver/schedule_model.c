@@ -36,7 +36,6 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
     plc_pipe_shape sh;
     if (micro < 1 || plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return -1;
     sim S = {.micro = micro, .nchunks = sh.nchunks};
-    int64_t per_chunk_layers = layers / S.nchunks;
     int64_t cells = S.nchunks * micro;
     S.chunk_rank = calloc((size_t)S.nchunks, sizeof *S.chunk_rank);
     S.t_f = calloc((size_t)S.nchunks, sizeof *S.t_f);
@@ -61,8 +60,9 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
     }
     for (int64_t c = 0; c < S.nchunks; c++) {
         S.chunk_rank[c] = (int32_t)plc_pipe_chunk_rank(&sh, c);
-        S.t_f[c] = tf * (double)per_chunk_layers;
-        S.t_b[c] = tb * (double)per_chunk_layers;
+        double n = (double)(plc_pipe_chunk_hi(&sh, c) - plc_pipe_chunk_lo(&sh, c)); /* its layers */
+        S.t_f[c] = tf * n;
+        S.t_b[c] = tb * n;
     }
     /* embedding and head: on the first and last chunk */
     S.t_f[0] += first_extra / 3.0;

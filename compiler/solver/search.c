@@ -274,7 +274,7 @@ static void layer_values(const plc_job *job, const plc_layout *l, values *vs)
         add_value(vs, c, 0);
         return;
     }
-    int64_t most = job->model.layers / l->pp / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1);
+    int64_t most = plc_stage_layers_most(job->model.layers, l->pp) / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1);
     /* block with every layer and every 1st layer are recompute = full: the
      * search offers them as full (a pinned value is still estimated) */
     int64_t lo = l->recompute == PLC_RECOMPUTE_EVERY && most > 1 ? 2 : 1;
@@ -531,12 +531,16 @@ static void layer_work(const plc_job *job, plc_layout l, const inner_values *iv,
 static double time_lower_bound(const plc_job *job, const plc_layout *l, double work)
 {
     int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
-    double busy = (double)micro * (double)(job->model.layers / l->pp) * work;
+    /* the stage with the most layers works at least this much; the bubble
+     * is charged on the mean stage (time_model.c), mean / most of it */
+    int64_t most = plc_stage_layers_most(job->model.layers, l->pp);
+    double busy = (double)micro * (double)most * work;
+    double mean = (double)job->model.layers / (double)l->pp;
     double bubble = 0;
     if (l->pp > 1 && (l->schedule == PLC_SCHED_GPIPE || l->schedule == PLC_SCHED_1F1B ||
                       l->schedule == PLC_SCHED_INTERLEAVED))
         bubble = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, job->model.layers, micro, 2.0);
-    return busy * (1.0 + bubble);
+    return busy * (1.0 + bubble * (mean / (double)most));
 }
 
 

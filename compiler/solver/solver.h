@@ -312,7 +312,8 @@ int64_t plc_params_total(const plc_model *m);
  * copy of the embedding as its head). Matrices and the vocabulary (padded to
  * a multiple of tp) are split over tp; norms, row-parallel biases and the
  * position table are replicated.
- * Every stage holds layers / pp layers (contiguous, interleaved or modular). */
+ * Stage `stage` holds plc_stage_layers(layers, pp, stage) layers (common/layout_rules.h:
+ * layers / pp when pp divides layers; contiguous, interleaved or modular). */
 typedef struct plc_stage_params {
     double layer_matrices; /* per rank, all its layers */
     double norms;          /* per rank: everything replicated over tp except the position table */
@@ -361,8 +362,9 @@ double plc_flops_per_token_palm(const plc_model *m);
 double plc_flops_per_token_megatron(const plc_model *m);
 
 /* Share of a rank's layers recomputed whole in the backward: 1 with
- * recompute = full, plc_recomputed_layers / (layers / pp) with block and
- * every, 0 otherwise. */
+ * recompute = full, plc_recomputed_layers / (its layers) with block and
+ * every, 0 otherwise; on the stage with the most layers where they are
+ * unequal. */
 double plc_recompute_share(const plc_model *m, const plc_layout *l);
 
 /* ---- pipeline_order.c ------------------------------------------------------ */
@@ -405,16 +407,19 @@ typedef struct plc_pipe_shape {
     int64_t nchunks;  /* chunks over all ranks */
     int64_t per_rank; /* chunks per rank */
     bool looping;     /* chunk c on rank c mod pp (else contiguous blocks) */
+    bool uneven;      /* GPipe, 1F1B: stages of plc_stage_layers, unequal */
 } plc_pipe_shape;
 
 /* The chunks of a schedule; -1 when the layers do not split (a layout the
- * rulebook refuses). vpp counts only for the interleaved schedule. */
+ * rulebook refuses). vpp counts only for the interleaved schedule. GPipe
+ * and 1F1B take any layers >= pp (unequal stages, common/layout_rules.h);
+ * the others chunks of equal size. */
 int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out);
 
 /* pipeline rank owning chunk c; its layers [lo, hi) */
 int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c);
-static inline int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c) { return c * (sh->layers / sh->nchunks); }
-static inline int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c) { return (c + 1) * (sh->layers / sh->nchunks); }
+int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c);
+int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c);
 
 /* units a rank runs per step with M micro-batches: 2 M per_rank */
 static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M) { return 2 * M * sh->per_rank; }
@@ -506,10 +511,11 @@ typedef struct plc_overlap {
  * pieces out in the schedule's order. */
 typedef struct plc_step_parts {
     plc_layer_times lt;       /* one layer, one micro-batch */
-    int64_t micro, layers;    /* micro-batches per step; transformer layers per stage */
+    int64_t micro, layers;    /* micro-batches per step; transformer layers of the busiest stage */
+    int64_t busiest;          /* that stage: the most work per micro-batch (layers and ends) */
     double first, last;       /* embedding (first stage), head and loss (last stage): per micro-batch, forward + backward */
     double logits_gather;     /* of last: the logits' all-gather over tp (gathered_logits), else 0 */
-    double ends;              /* the busiest stage's share of those per micro-batch */
+    double ends;              /* the busiest stage's share of those per micro-batch (0 in the middle) */
     double tf, tb;            /* one layer, one micro-batch, forward and backward (recompute included) as charged */
     bool layer_major;         /* layered or modular schedule */
     double msg;               /* one pipeline message */

@@ -310,9 +310,7 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     plc_layer_times_of(job, l, &P->lt);
     const plc_layer_times lt = P->lt;
     int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
-    int64_t layers = m->layers / l->pp;
     P->micro = micro;
-    P->layers = layers;
     double first, last;
     ends_times(job, l, &first, &last, &P->logits_gather);
     P->first = first;
@@ -323,8 +321,29 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     P->tf = tf;
     P->tb = tb;
     double layer_mb = tf + tb;
-    /* busiest stage per micro-batch: the last (head) or the first (embedding) */
-    double ends = l->pp == 1 ? first + last : fmax(first, last);
+    /* the busiest stage per micro-batch: with equal stages the last (head
+     * and loss) or the first (embedding); with unequal ones
+     * (plc_stage_layers) the most of its layers' work and its ends, over
+     * the first, a middle and the last stage (the middle ones are alike) */
+    int64_t layers, busiest;
+    double ends;
+    if (m->layers % l->pp == 0) {
+        layers = m->layers / l->pp;
+        ends = l->pp == 1 ? first + last : fmax(first, last);
+        busiest = last >= first ? l->pp - 1 : 0;
+    } else {
+        busiest = l->pp - 1;
+        layers = plc_stage_layers(m->layers, l->pp, busiest);
+        ends = last;
+        int64_t others[2] = {l->pp > 2 ? 1 : 0, 0};
+        for (int i = 0; i < 2; i++) {
+            int64_t s = others[i], n = plc_stage_layers(m->layers, l->pp, s);
+            double e = s == 0 ? first : 0.0;
+            if ((double)n * layer_mb + e > (double)layers * layer_mb + ends) { busiest = s; layers = n; ends = e; }
+        }
+    }
+    P->layers = layers;
+    P->busiest = busiest;
     P->ends = ends;
 
     plc_layout_groups g;
@@ -395,11 +414,17 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
         /* depth-first schedules: the closed forms' idle share of a balanced
          * pipeline (stage imbalance is in the busiest stage's work: the
          * ends term of the components below), and every message a unit
-         * receives waited for */
+         * receives waited for. The balanced pipeline's stage is the mean
+         * one, layers / pp layers and the ends shared; with unequal stages
+         * (plc_stage_layers) this is an approximation: a GPipe or 1F1B
+         * pipeline of stage times t_s idles sum(t_s) - max(t_s) on its
+         * busiest stage, which the form charges as (pp - 1) mean(t_s): by
+         * max(t_s) - mean(t_s) too much, under one layer's work where the
+         * middle stages hold one layer more than the ends (docs/solver.md) */
         double ratio = tf > 0 ? tb / tf : 2.0;
         double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
                                                      round(ratio * 2.0) / 2.0);
-        double balanced_mb = (double)layers * layer_mb + (first + last) / (double)l->pp;
+        double balanced_mb = (double)m->layers / (double)l->pp * layer_mb + (first + last) / (double)l->pp;
         /* ZeRO 3's gathers run on the compute stream inside the units, so
          * the fill and drain wait for them too (the simulated timeline,
          * plc trace SPEC, shows them there) */
@@ -419,8 +444,10 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
      * weights after the optimizer, ZeRO 3 gathers of a layer's weights on
      * the compute stream whenever a stage enters the layer. */
     double params = 0, tensors = 0;
-    int64_t ends_stages[2] = {0, l->pp - 1}; /* middle stages hold the fewest */
-    for (int i = 0; i < 2; i++) {
+    /* the ends, and a middle stage (which holds the fewest unless its
+     * stages are unequal: plc_stage_layers) */
+    int64_t ends_stages[3] = {0, l->pp - 1, l->pp > 2 && m->layers % l->pp ? 1 : 0};
+    for (int i = 0; i < 3; i++) {
         plc_stage_params sp;
         plc_stage_params_of(m, l->tp, l->pp, ends_stages[i], &sp);
         double p = plc_stage_params_total(&sp);
@@ -503,7 +530,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     /* embedding and head work of the busiest stage counts as compute, the
      * logits' all-gather (gathered_logits) as tp communication where the
      * head's stage is the busiest */
-    double logits_gather = (l->pp == 1 || P.last >= P.first) ? P.logits_gather : 0.0;
+    double logits_gather = P.busiest == l->pp - 1 ? P.logits_gather : 0.0;
     t[PLC_TIME_COMPUTE] += (double)micro * (P.ends - logits_gather);
     t[PLC_TIME_COMM_TP] += (double)micro * logits_gather;
     t[PLC_TIME_COMM_PP] = P.pp_exposed;

@@ -348,7 +348,8 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(dp_allreduce_always,  "dp_allreduce_always",  0, 1, "1: ZeRO 1, 2 all-reduce the gradients (no reduce-scatter)") \
     X(gathered_logits,      "gathered_logits",      0, 1, "1: the loss spans the whole vocabulary on every tp rank") \
     X(selective_ops,        "selective_ops",        0, 1, "1: selective saves every second linear's output, not the attention core (op-level SAC)") \
-    X(sharded_master,       "sharded_master",       0, 1, "1: under ZeRO 3 the fp32 shard is the master; no bf16 shard is kept")
+    X(sharded_master,       "sharded_master",       0, 1, "1: under ZeRO 3 the fp32 shard is the master; no bf16 shard is kept") \
+    X(uneven_stages,        "uneven_stages",        0, 1, "1: pipeline stages may hold unequal layer counts (vpp 1, GPipe or 1F1B)")
 
 typedef struct plc_engine_profile {
     char describes[96]; /* "Megatron-Core r0.8 profile" */

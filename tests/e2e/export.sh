@@ -121,6 +121,52 @@ PLC_ENGINES="$tmp/engines-1f1b.yaml" "$PLC" export --megatron "$ex/llama7b-a100.
 [ $rc -eq 2 ] && grep -q 'hint: Megatron-LM runs schedule 1f1b;.* zero 0 1;' "$tmp/err" ||
     die "narrowed profile, pinned spec: exit $rc, want 2 and what it runs"
 
+# unequal stages (uneven_stages, docs/engines.md): 32 layers on pp 6 run as
+# 4, 6 x 4, 4; Megatron-LM names the ends' counts, torchtitan the middle's
+# and what the ends hold less; with few layers a stage (9 on pp 8: 2, 1 x 6,
+# 1) torchtitan gets each stage's modules; plc compile (plrun) refuses
+"$PLC" export --megatron "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -D train.engine=megatron \
+    -o "$tmp/uneven.sh" || die "export --megatron, pp 6 over 32 layers"
+megatron_ok "$tmp/uneven.sh"
+[ "$(arg "$tmp/uneven.sh" --decoder-first-pipeline-num-layers)" = 4 ] &&
+    [ "$(arg "$tmp/uneven.sh" --decoder-last-pipeline-num-layers)" = 4 ] || die "uneven stages: the ends' layer counts"
+grep -q -- '--decoder-first' "$tmp/7b.sh" && die "equal stages exported with --decoder-first-pipeline-num-layers"
+"$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -D train.engine=fsdp2 \
+    -D layout.zero=3 -o "$tmp/uneven_tt.py" || die "export --torchtitan, pp 6 over 32 layers"
+"$PLC" export --torchtitan "$ex/tiny.plan" -D model.layers=9 -D layout.pp=8 -D train.engine=fsdp2 -D layout.zero=3 \
+    -D train.precision=bf16 -o "$tmp/uneven_fqns.py" || die "export --torchtitan, pp 8 over 9 layers"
+/usr/bin/python3 - "$keys" "$tmp/uneven_tt.py" "$tmp/uneven_fqns.py" <<'PY' || die "torchtitan module, unequal stages"
+import ast, sys
+known = {l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}
+def fields(path):
+    got = {}
+    for n in ast.walk(ast.parse(open(path).read())):
+        if isinstance(n, ast.Assign) and isinstance(n.targets[0], ast.Attribute) and ast.unparse(n.targets[0].value) == "p":
+            key = "parallelism." + n.targets[0].attr
+            assert key in known, (path, key)
+            got[key] = ast.literal_eval(n.value)
+    return got
+def split(layers, pp, per, first_less, last_less):
+    # torchtitan's _generate_llm_fqn_per_model_part: layers plus the two
+    # weights dealt evenly, the extra to the first stages, the weights off the ends
+    eff = layers + first_less + last_less
+    assert -(-eff // per) == pp, "layers_per_stage gives another stage count"
+    n = [eff // pp + (s < eff % pp) for s in range(pp)]
+    n[0] -= first_less; n[-1] -= last_less
+    return n
+g = fields(sys.argv[2])
+assert split(32, 6, g["parallelism.pipeline_parallel_layers_per_stage"],
+             g["parallelism.pipeline_parallel_first_stage_less_layers"],
+             g["parallelism.pipeline_parallel_last_stage_less_layers"]) == [4, 6, 6, 6, 6, 4], g
+parts = fields(sys.argv[3])["parallelism.module_fqns_per_model_part"]
+assert [len([m for m in p if m.startswith("layers.")]) for p in parts] == [2, 1, 1, 1, 1, 1, 1, 1], parts
+assert parts[0][0] == "tok_embeddings" and parts[-1][-2:] == ["norm", "lm_head"]
+assert [m for p in parts for m in p if m.startswith("layers.")] == ["layers.%d" % i for i in range(9)]
+PY
+"$PLC" compile "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -o "$tmp/uneven.bin" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'pp = 6 does not divide layers = 32; engine plrun runs equal stages only' "$tmp/err" ||
+    die "plc compile of unequal stages: exit $rc, want 1 and the reason"
+
 # tiny (fp32, no pipeline): both exports work
 "$PLC" export --megatron "$ex/tiny.plan" -o "$tmp/tiny.sh" || die "tiny megatron"
 megatron_ok "$tmp/tiny.sh"

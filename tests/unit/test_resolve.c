@@ -139,7 +139,7 @@ static void test_type(void) { expect_error("cluster.gpu = A100", "'gpu' expects 
 static void test_kv_heads(void) { expect_error("model.kv_heads = 3", "kv_heads = 3 does not divide heads = 8; valid: 1, 2, 4, 8"); }
 static void test_tp_heads(void) { expect_error("layout.tp = 16", "tp = 16 does not divide heads = 8; valid: 1, 2, 4"); }
 /* 3 does not divide the 16 GPUs either: two errors */
-static void test_pp_layers(void) { expect_errors("layout.pp = 3", NULL, 2, "pp = 3 does not divide layers = 4; valid: 1, 2, 4"); }
+static void test_pp_layers(void) { expect_errors("layout.pp = 3", NULL, 2, "pp = 3 does not divide layers = 4; engine plrun runs equal stages only; valid: 1, 2, 4"); }
 static void test_cp_seq(void)
 {
     expect_errors("layout.cp = 3", NULL, 2, "cp = 3 needs seq_len = 128 to split into 2 * cp = 6 equal chunks; valid: 1, 2, 4, 8, 16, 32, 64");

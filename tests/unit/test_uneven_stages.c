@@ -1,0 +1,260 @@
+/* test_uneven_stages.c: pipeline stages of unequal layer counts
+ * (plc_stage_layers in common/layout_rules.h): the split itself, the rule
+ * PP_LAYERS per engine (uneven_stages in engines.yaml), and the analytic
+ * memory and time models on BLOOM-176B's split, 70 layers on pp 12. */
+#include <CUnit/CUnit.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/layout_rules.h"
+#include "compiler/frontend/frontend_int.h"
+#include "compiler/solver/solver.h"
+#include "compiler/solver/solver_int.h"
+#include "test_solver_fixtures.h"
+
+/* the split: every layer placed once, in order, each stage at least one;
+ * the ends never hold more than the middle unless the middle holds
+ * floor(layers / pp) (few layers per stage) */
+static void test_split(void)
+{
+    for (int64_t pp = 1; pp <= 40; pp++) {
+        for (int64_t L = pp; L <= 300; L++) {
+            int64_t sum = 0, lo = plc_stage_layers(L, pp, 0), hi = lo;
+            for (int64_t s = 0; s < pp; s++) {
+                int64_t n = plc_stage_layers(L, pp, s);
+                CU_ASSERT_EQUAL(plc_stage_first_layer(L, pp, s), sum);
+                CU_ASSERT_TRUE(n >= 1);
+                sum += n;
+                if (n < lo) lo = n;
+                if (n > hi) hi = n;
+            }
+            CU_ASSERT_EQUAL(sum, L);
+            CU_ASSERT_EQUAL(plc_stage_layers_most(L, pp), hi);
+            CU_ASSERT_EQUAL(plc_stage_layers_fewest(L, pp), lo);
+            if (L % pp == 0) CU_ASSERT_EQUAL(hi - lo, 0);
+            if (pp > 2 && plc_stage_layers_middle(L, pp) == (L + pp - 1) / pp) {
+                CU_ASSERT_TRUE(plc_stage_layers(L, pp, 0) <= plc_stage_layers(L, pp, 1));
+                CU_ASSERT_TRUE(plc_stage_layers(L, pp, pp - 1) <= plc_stage_layers(L, pp, 0));
+            }
+        }
+    }
+    /* BLOOM-176B: 5, 6 x 10, 5; Llama 3.1 405B: 15, 16 x 6, 15 on pp 8 and
+     * 7, 8 x 14, 7 on pp 16 (one layer less on the first and last stage) */
+    CU_ASSERT_EQUAL(plc_stage_layers(70, 12, 0), 5);
+    CU_ASSERT_EQUAL(plc_stage_layers(70, 12, 1), 6);
+    CU_ASSERT_EQUAL(plc_stage_layers(70, 12, 10), 6);
+    CU_ASSERT_EQUAL(plc_stage_layers(70, 12, 11), 5);
+    CU_ASSERT_EQUAL(plc_stage_layers(126, 8, 0), 15);
+    CU_ASSERT_EQUAL(plc_stage_layers(126, 8, 3), 16);
+    CU_ASSERT_EQUAL(plc_stage_layers(126, 8, 7), 15);
+    CU_ASSERT_EQUAL(plc_stage_layers(126, 16, 0), 7);
+    CU_ASSERT_EQUAL(plc_stage_layers(126, 16, 8), 8);
+    CU_ASSERT_EQUAL(plc_stage_layers(126, 16, 15), 7);
+    /* 10 on pp 4: 3 in the middle, the ends 2 and 2; 9: the first 2, the last 1 */
+    CU_ASSERT_EQUAL(plc_stage_layers(10, 4, 0), 2);
+    CU_ASSERT_EQUAL(plc_stage_layers(10, 4, 3), 2);
+    CU_ASSERT_EQUAL(plc_stage_layers(9, 4, 0), 2);
+    CU_ASSERT_EQUAL(plc_stage_layers(9, 4, 3), 1);
+    /* pp 2: the odd layer on stage 0 (the last holds the head and loss) */
+    CU_ASSERT_EQUAL(plc_stage_layers(7, 2, 0), 4);
+    CU_ASSERT_EQUAL(plc_stage_layers(7, 2, 1), 3);
+    /* 13 on pp 12: ceil would leave the ends one layer together; floor: 1 in
+     * the middle, 2 and 1 at the ends */
+    CU_ASSERT_EQUAL(plc_stage_layers_middle(13, 12), 1);
+    CU_ASSERT_EQUAL(plc_stage_layers(13, 12, 0), 2);
+    CU_ASSERT_EQUAL(plc_stage_layers(13, 12, 11), 1);
+
+    /* the schedules' chunks: GPipe and 1F1B take the split; the
+     * interleaved, layered and modular ones need equal chunks */
+    plc_pipe_shape sh;
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_1F1B, 12, 1, 70, &sh), 0);
+    CU_ASSERT_TRUE(sh.uneven);
+    CU_ASSERT_EQUAL(plc_pipe_chunk_lo(&sh, 0), 0);
+    CU_ASSERT_EQUAL(plc_pipe_chunk_hi(&sh, 0), 5);
+    CU_ASSERT_EQUAL(plc_pipe_chunk_lo(&sh, 1), 5);
+    CU_ASSERT_EQUAL(plc_pipe_chunk_hi(&sh, 1), 11);
+    CU_ASSERT_EQUAL(plc_pipe_chunk_hi(&sh, 11), 70);
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_GPIPE, 12, 1, 70, &sh), 0);
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_1F1B, 12, 1, 11, &sh), -1);
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_INTERLEAVED, 12, 2, 70, &sh), -1);
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_LAYERED, 12, 1, 70, &sh), -1);
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_MODULAR, 12, 1, 70, &sh), -1);
+    CU_ASSERT_EQUAL(plc_pipe_shape_of(PLC_SCHED_1F1B, 12, 1, 72, &sh), 0);
+    CU_ASSERT_FALSE(sh.uneven);
+    CU_ASSERT_EQUAL(plc_pipe_chunk_lo(&sh, 5), 30);
+    /* 1F1B holds pp - s micro-batches on stage s whatever its layers */
+    CU_ASSERT_EQUAL(plc_sched_inflight(PLC_SCHED_1F1B, 12, 1, 70, 64, 1), 11.0);
+}
+
+/* the shipped profiles (examples/engines.yaml), loaded once for the suite */
+static plc_arena profiles_arena;
+static plc_engine_set profiles;
+
+static int load_profiles(void)
+{
+    plc_arena_init(&profiles_arena);
+    plc_diag d;
+    plc_diag_init(&d, stderr, 100);
+    return plc_engines_load(&profiles_arena, &d, "../examples/engines.yaml", &profiles) == 0 ? 0 : -1;
+}
+
+static int free_profiles(void)
+{
+    plc_arena_free(&profiles_arena);
+    return 0;
+}
+
+/* a 70-layer Llama of 13B's width on 3 x 8 A100: pp 12, dp 2, 1F1B,
+ * no recompute, ZeRO 1, 64 micro-batches of one sequence per rank */
+static void job70(plc_job *job, plc_engine e, int64_t vocab, plc_layout *l)
+{
+    fixture_llama13b(job, 3);
+    job->model.layers = 70;
+    job->model.vocab = vocab;
+    job->train.global_batch = 128;
+    job->train.engine = e;
+    job->engine = profiles.profile[e];
+    *l = (plc_layout){.dp = 2, .tp = 1, .pp = 12, .cp = 1, .vpp = 1, .micro_batch = 1, .schedule = PLC_SCHED_1F1B,
+                      .recompute = PLC_RECOMPUTE_NONE, .zero = 1, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};
+}
+
+static void rule_message(const plc_job *job, const plc_layout *l, plc_rule rule, const char *want)
+{
+    plc_verdict v = plc_layout_rules_job(job, l);
+    CU_ASSERT_EQUAL(v.rule, rule);
+    char msg[256];
+    plc_layout_rules_job_message(job, l, v, msg, sizeof msg);
+    if (want && strcmp(msg, want)) {
+        fprintf(stderr, "\nexpected \"%s\", got \"%s\"\n", want, msg);
+        CU_FAIL("message");
+    }
+}
+
+/* PP_LAYERS per engine: plrun runs equal stages only; megatron and fsdp2
+ * run 70 layers on pp 12 with vpp 1 and GPipe or 1F1B, not interleaved */
+static void test_rule_per_engine(void)
+{
+    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_PLRUN].uneven_stages, 0);
+    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_MEGATRON].uneven_stages, 1);
+    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_FSDP2].uneven_stages, 1);
+    plc_job job;
+    plc_layout l;
+    job70(&job, PLC_ENGINE_PLRUN, 128000, &l);
+    rule_message(&job, &l, PLC_RULE_PP_LAYERS, "pp = 12 does not divide layers = 70; engine plrun runs equal stages only");
+    job70(&job, PLC_ENGINE_MEGATRON, 128000, &l);
+    rule_message(&job, &l, PLC_RULE_OK, NULL);
+    l.schedule = PLC_SCHED_INTERLEAVED;
+    l.vpp = 2;
+    rule_message(&job, &l, PLC_RULE_PP_LAYERS,
+                 "pp = 12 does not divide layers = 70; unequal stages need schedule gpipe or 1f1b, not interleaved");
+    job70(&job, PLC_ENGINE_FSDP2, 128000, &l);
+    l.zero = 3;
+    l.schedule = PLC_SCHED_GPIPE;
+    rule_message(&job, &l, PLC_RULE_OK, NULL);
+    /* every stage needs a layer */
+    job.model.layers = 11;
+    rule_message(&job, &l, PLC_RULE_PP_LAYERS, "pp = 12 is more than layers = 11: every stage needs a layer");
+    /* the front end's partial check: vpp unknown does not refuse, a known
+     * vpp of 2 does */
+    job70(&job, PLC_ENGINE_MEGATRON, 128000, &l);
+    plc_rule_input in = {.model = &job.model, .layout = l, .known = PLC_LD_BIT(pp), .engine = &job.engine,
+                         .engine_id = PLC_ENGINE_MEGATRON};
+    CU_ASSERT_EQUAL(plc_layout_rules(&in).rule, PLC_RULE_OK);
+    in.known |= PLC_LD_BIT(vpp);
+    in.layout.vpp = 2;
+    CU_ASSERT_EQUAL(plc_layout_rules(&in).rule, PLC_RULE_PP_LAYERS);
+    /* block recompute may name up to the most layers of a stage (6) */
+    l.recompute = PLC_RECOMPUTE_BLOCK;
+    l.recompute_layers = 6;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+    l.recompute_layers = 7;
+    CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_RECOMPUTE_LAYERS_STAGE);
+}
+
+/* Memory of 70 layers on pp 12 (5, 6 x 10, 5) with 1F1B: stage s holds
+ * 12 - s micro-batches in flight, so the layer activations held are
+ * 12 x 5 = 60 layers' worth on stage 0, 11 x 6 = 66 on stage 1, 10 x 6 = 60
+ * on stage 2 and 1 x 5 on stage 11. With a 1000-token vocabulary the
+ * embedding (5.1M parameters) is far below a layer (13B / 40 = 318M), so
+ * stage 1 (6 layers, 66 in flight) holds more than stage 0 (5 layers and
+ * the table, 60 in flight) in every component: it is the peak, found with
+ * or without all_stages. */
+static void test_memory(void)
+{
+    plc_job job;
+    plc_layout l;
+    job70(&job, PLC_ENGINE_MEGATRON, 1000, &l);
+    for (int all = 0; all < 2; all++) {
+        plc_estimate est;
+        memset(&est, 0, sizeof est);
+        est.valid = true;
+        plc_memory_estimate(&job, &l, all, &est);
+        CU_ASSERT_EQUAL(est.peak_stage, 1);
+        double act0 = est.stage_mem[0][PLC_MEM_ACTIVATIONS], act1 = est.stage_mem[1][PLC_MEM_ACTIVATIONS];
+        double act2 = est.stage_mem[2][PLC_MEM_ACTIVATIONS], act11 = est.stage_mem[11][PLC_MEM_ACTIVATIONS];
+        CU_ASSERT_DOUBLE_EQUAL(act1 / act0, 66.0 / 60.0, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(act2 / act0, 1.0, 1e-12);
+        CU_ASSERT_DOUBLE_EQUAL(act11 / act0, 5.0 / 60.0, 1e-12);
+        /* weights: 6 layers on stage 1 against 5 and the table on stage 0 */
+        double layer = (double)plc_params_layer(&job.model);
+        CU_ASSERT_DOUBLE_EQUAL(est.stage_params[1], 6.0 * layer, 1.0);
+        CU_ASSERT_DOUBLE_EQUAL(est.stage_params[0], 5.0 * layer + 1000.0 * 5120.0, 1.0);
+    }
+}
+
+/* Step time of 70 layers on pp 12. Per micro-batch a middle stage works
+ * 6 (tf + tb), stage 0 5 (tf + tb) + first, stage 11 5 (tf + tb) + last.
+ * With a 1000-token vocabulary the head and loss are far below one layer,
+ * so a middle stage is the busiest: busy = micro x 6 (tf + tb), no ends.
+ * With 128000 tokens the head (5120 x 128000 = 655M weights, two layers'
+ * worth) makes the last stage the busiest: micro x (5 (tf + tb) + last).
+ * The bubble is 1F1B's closed form, (pp - 1) / micro of micro x (70 / 12
+ * (tf + tb) + (first + last) / 12). */
+static void test_time(void)
+{
+    plc_job job;
+    plc_layout l;
+    job70(&job, PLC_ENGINE_MEGATRON, 1000, &l);
+    plc_step_parts P;
+    plc_step_parts_of(&job, &l, &P);
+    double mb = P.tf + P.tb, M = (double)P.micro;
+    CU_ASSERT_EQUAL(P.micro, 64);
+    CU_ASSERT_TRUE(P.last < mb);
+    CU_ASSERT_EQUAL(P.busiest, 1);
+    CU_ASSERT_EQUAL(P.layers, 6);
+    CU_ASSERT_DOUBLE_EQUAL(P.ends, 0.0, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(P.busy, M * 6.0 * mb, 1e-12 * P.busy);
+    double bubble = 11.0 / M * M * (70.0 / 12.0 * mb + (P.first + P.last) / 12.0);
+    CU_ASSERT_DOUBLE_EQUAL(P.bubble, bubble, 1e-9 * bubble);
+
+    job70(&job, PLC_ENGINE_MEGATRON, 128000, &l);
+    plc_step_parts_of(&job, &l, &P);
+    mb = P.tf + P.tb;
+    CU_ASSERT_TRUE(P.last > mb);
+    CU_ASSERT_EQUAL(P.busiest, 11);
+    CU_ASSERT_EQUAL(P.layers, 5);
+    CU_ASSERT_DOUBLE_EQUAL(P.ends, P.last, 0.0);
+    CU_ASSERT_DOUBLE_EQUAL(P.busy, M * (5.0 * mb + P.last), 1e-12 * P.busy);
+    /* the step: the busiest stage's work, its bubble and the rest */
+    plc_estimate est;
+    memset(&est, 0, sizeof est);
+    plc_time_estimate(&job, &l, &est);
+    CU_ASSERT_TRUE(est.step_time_s >= P.busy + P.bubble);
+    /* 72 layers (6 a stage) work more than 70 on every stage */
+    job.model.layers = 72;
+    plc_step_parts Q;
+    plc_step_parts_of(&job, &l, &Q);
+    CU_ASSERT_EQUAL(Q.layers, 6);
+    CU_ASSERT_TRUE(Q.busy > P.busy);
+}
+
+void register_test_uneven_stages(void);
+void register_test_uneven_stages(void)
+{
+    CU_pSuite s = CU_add_suite("uneven stages", load_profiles, free_profiles);
+    CU_add_test(s, "the split", test_split);
+    CU_add_test(s, "rule per engine", test_rule_per_engine);
+    CU_add_test(s, "memory of 70 layers on pp 12", test_memory);
+    CU_add_test(s, "step time of 70 layers on pp 12", test_time);
+}
