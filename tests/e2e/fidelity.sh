@@ -21,7 +21,9 @@ expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 [ "$rc" -eq 0 ] || exit "$rc"
 
 # --published: the published rows plus one plc cannot express (an SSM), one
-# far too large to fit, and an extra column, which is ignored
+# far too large to fit, two whose pp does not divide the layers (run by
+# Megatron-Core, which splits them unequally, and by the Megatron-LM of
+# 2021, which cannot), and an extra column, which is ignored
 pub=$tmp/pub.csv
 /usr/bin/python3 - "$data/published_runs.csv" "$pub" <<'PY'
 import csv, sys
@@ -31,11 +33,14 @@ for r in rows:
 odd = dict(rows[0], row_id="X-ssm", arch="mamba")
 # a layout far too large for the GPU: predicted not to fit, with its memory
 big = dict(rows[0], row_id="X-oom", micro_batch="64", recompute="none", global_batch=str(64 * int(rows[0]["dp"])))
+by_id = {r["row_id"]: r for r in rows}
+uneven = dict(by_id["MH-5"], row_id="X-uneven", layers=str(int(by_id["MH-5"]["layers"]) + 1))
+uneven21 = dict(by_id["NA-5"], row_id="X-uneven-2021", layers=str(int(by_id["NA-5"]["layers"]) + 1))
 cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd, big]:
+    for r in rows + [odd, big, uneven, uneven21]:
         w.writerow(dict(r, extra="ignored"))
 PY
 "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
@@ -47,8 +52,10 @@ grep -qx 'X-ssm,n/a,,,' "$tmp/pred.csv" || { echo "FAIL: the SSM row is not n/a"
 grep -q 'X-ssm.*architecture' "$tmp/pred.err" || { echo "FAIL: no reason on stderr for the n/a row"; exit 1; }
 grep -qE '^X-oom,0,,,[0-9]+\.[0-9]{2}$' "$tmp/pred.csv" ||
     { echo "FAIL: the row too large to fit is not pred_fits 0 with its memory"; grep X-oom "$tmp/pred.csv"; exit 1; }
+grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs equal stages only' "$tmp/pred.err" ||
+    { echo "FAIL: the 2021 profile's row of unequal stages is not n/a with its reason"; exit 1; }
 # every expressible row that fits has a prediction: throughput, MFU, memory
-bad=$(grep -v '^row_id\|^X-ssm\|^X-oom' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
+bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
 
 # --report: one line per data set (each sheet, each published source)
