@@ -62,7 +62,7 @@ plc_verdict plc_model_rules(const plc_model *m)
  * schedule is GPipe or 1F1B (contiguous stages, one chunk a rank); an
  * unknown vpp or schedule does not refuse it (the front end's partial
  * check), an unknown engine does. */
-static bool plc_uneven_stages_ok(const plc_rule_input *in)
+static bool uneven_ok(const plc_rule_input *in)
 {
     const plc_layout *l = &in->layout;
     if (!in->engine || in->engine->uneven_stages <= 0) return false;
@@ -102,7 +102,7 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     if (KNOWN(in, pp)) {
         if (CHECK(in, PLC_RULE_PP_MAX) && l->pp > PLC_RULES_MAX_STAGES) return broke(PLC_RULE_PP_MAX);
         /* equal stages, or unequal ones (plc_stage_layers) of a layer at least */
-        if (CHECK(in, PLC_RULE_PP_LAYERS) && m->layers % l->pp && (!plc_uneven_stages_ok(in) || l->pp > m->layers))
+        if (CHECK(in, PLC_RULE_PP_LAYERS) && m->layers % l->pp && (!uneven_ok(in) || l->pp > m->layers))
             return broke(PLC_RULE_PP_LAYERS);
     }
     /* load-balanced context parallelism cuts the sequence into 2 cp chunks */
@@ -297,10 +297,12 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
         break;
     case PLC_RULE_RECOMPUTE_LAYERS_STAGE:
         if (l->recompute == PLC_RECOMPUTE_BLOCK)
-            SAY("recompute_layers = %lld is more than the %lld layers of a stage (layers / (pp * vpp))",
+            SAY("recompute_layers = %lld is more than the %lld layers of a stage (layers / (pp * vpp); of the largest "
+                "where they are unequal)",
                 LL(l->recompute_layers), LL(plc_stage_layers_most(m->layers, l->pp) / l->vpp));
         else
-            SAY("recompute_layers = %lld is more than the %lld layers of a rank (layers / pp)", LL(l->recompute_layers),
+            SAY("recompute_layers = %lld is more than the %lld layers of a rank (layers / pp; of the largest stage "
+                "where they are unequal)", LL(l->recompute_layers),
                 LL(plc_stage_layers_most(m->layers, l->pp)));
         break;
     case PLC_RULE_FLASH_FP32:

@@ -186,10 +186,12 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     for (int64_t s = 0; s < l->pp; s++) {
         /* with equal stages the first and last bound the others (middle
          * stages hold no embedding or head, no more layers and no more
-         * micro-batches than the first); with unequal ones a middle stage
-         * holds more layers than the first (plc_stage_layers) and may be
-         * the peak: every stage is evaluated */
-        if (!all_stages && s != 0 && s != l->pp - 1 && m->layers % l->pp == 0) continue;
+         * micro-batches than the first); with unequal ones (GPipe, 1F1B:
+         * plc_stage_layers) a middle stage holds a layer more than the ends
+         * and may be the peak: stage 1 bounds the middle ones (as many
+         * layers, at least as many micro-batches in flight) */
+        bool uneven_middle = s == 1 && m->layers % l->pp != 0;
+        if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
         plc_stage_params sp;
         plc_stage_params_of(m, l->tp, l->pp, s, &sp);
         double params = plc_stage_params_total(&sp);

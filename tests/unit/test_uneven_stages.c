@@ -179,7 +179,7 @@ static void test_rule_per_engine(void)
  * embedding (5.1M parameters) is far below a layer (13B / 40 = 318M), so
  * stage 1 (6 layers, 66 in flight) holds more than stage 0 (5 layers and
  * the table, 60 in flight) in every component: it is the peak, found with
- * or without all_stages. */
+ * or without all_stages (without, stages 0, 1 and 11 are evaluated). */
 static void test_memory(void)
 {
     plc_job job;
@@ -194,7 +194,7 @@ static void test_memory(void)
         double act0 = est.stage_mem[0][PLC_MEM_ACTIVATIONS], act1 = est.stage_mem[1][PLC_MEM_ACTIVATIONS];
         double act2 = est.stage_mem[2][PLC_MEM_ACTIVATIONS], act11 = est.stage_mem[11][PLC_MEM_ACTIVATIONS];
         CU_ASSERT_DOUBLE_EQUAL(act1 / act0, 66.0 / 60.0, 1e-12);
-        CU_ASSERT_DOUBLE_EQUAL(act2 / act0, 1.0, 1e-12);
+        if (all) CU_ASSERT_DOUBLE_EQUAL(act2 / act0, 1.0, 1e-12); /* else stage 1 stands for the middle ones */
         CU_ASSERT_DOUBLE_EQUAL(act11 / act0, 5.0 / 60.0, 1e-12);
         /* weights: 6 layers on stage 1 against 5 and the table on stage 0 */
         double layer = (double)plc_params_layer(&job.model);
