@@ -172,16 +172,11 @@ static inline int64_t plc_stage_first_layer(int64_t layers, int64_t pp, int64_t 
     return plc_stage_layers(layers, pp, 0) + (stage - 1) * plc_stage_layers_middle(layers, pp);
 }
 
-/* the most and the fewest layers a stage holds */
+/* the most layers a stage holds (stage 0's or a middle stage's) */
 static inline int64_t plc_stage_layers_most(int64_t layers, int64_t pp)
 {
     int64_t a = plc_stage_layers(layers, pp, 0), b = plc_stage_layers(layers, pp, pp > 2 ? 1 : 0);
     return a > b ? a : b;
-}
-static inline int64_t plc_stage_layers_fewest(int64_t layers, int64_t pp)
-{
-    int64_t a = plc_stage_layers(layers, pp, pp > 1 ? pp - 1 : 0), b = plc_stage_layers(layers, pp, pp > 2 ? 1 : 0);
-    return a < b ? a : b;
 }
 
 /* Whole layers of one pipeline stage's rank that recompute = block / every

@@ -418,9 +418,9 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
          * one, layers / pp layers and the ends shared; with unequal stages
          * (plc_stage_layers) this is an approximation: a GPipe or 1F1B
          * pipeline of stage times t_s idles sum(t_s) - max(t_s) on its
-         * busiest stage, which the form charges as (pp - 1) mean(t_s): by
-         * max(t_s) - mean(t_s) too much, under one layer's work where the
-         * middle stages hold one layer more than the ends (docs/solver.md) */
+         * busiest stage, which the form charges as (pp - 1) mean(t_s),
+         * max(t_s) - mean(t_s) more, as with equal stages whose ends differ
+         * (docs/solver.md) */
         double ratio = tf > 0 ? tb / tf : 2.0;
         double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
                                                      round(ratio * 2.0) / 2.0);
