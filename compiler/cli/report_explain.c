@@ -138,12 +138,12 @@ static void memory_table(FILE *out, const plc_estimate *e)
 {
     fprintf(out, "memory per rank, GiB (limit %.1f; peak %.2f on stage %d):\n", e->limit_bytes / PLC_GIB,
             e->peak_bytes / PLC_GIB, e->peak_stage);
-    fprintf(out, "  %-6s", "stage");
+    fprintf(out, "  %-6s %6s", "stage", "layers");
     for (int c = 0; c < PLC_MEM_COUNT; c++) fprintf(out, " %11s", plc_mem_component_name((plc_mem_component)c));
     fprintf(out, " %9s %12s\n", "total", "params/rank");
     for (int s = 0; s < e->stages; s++) {
         double total = 0;
-        fprintf(out, "  %-6d", s);
+        fprintf(out, "  %-6d %6lld", s, (long long)e->stage_layers[s]);
         for (int c = 0; c < PLC_MEM_COUNT; c++) {
             fprintf(out, " %11.2f", e->stage_mem[s][c] / PLC_GIB);
             total += e->stage_mem[s][c];

@@ -77,6 +77,7 @@ void plc_report_yaml_estimate(plc_yaml *y, const char *key, const plc_estimate *
     for (int s = 0; s < e->stages; s++) {
         plc_yaml_map(y, NULL);
         plc_yaml_int(y, "stage", s);
+        plc_yaml_int(y, "layers", e->stage_layers[s]);
         plc_yaml_num(y, "parameters", e->stage_params[s]);
         double total = 0;
         plc_yaml_map(y, "predicted_bytes");

@@ -135,6 +135,43 @@ static double layer_temporaries(const plc_job *job, const plc_layout *l)
     return t;
 }
 
+/* The last stage's head and loss, into c[PLC_MEM_LOGITS] (and
+ * c[PLC_MEM_TEMPORARIES], a layer's backward temporaries, as given). Both
+ * accountings hold the final norm's input and output of every micro-batch in
+ * flight.
+ * - plc's own (engine figure loss_peak_bytes 0): one sum of the fp32
+ *   softmax kept for the backward of every micro-batch in flight, the
+ *   logits and the fp32 gradient of the current one, and a layer's
+ *   backward temporaries.
+ * - an engine whose loss is read from its code (loss_peak_bytes > 0): each
+ *   micro-batch in flight but the current one keeps loss_saved_bytes per
+ *   logit for its backward; the current one's loss holds loss_peak_bytes
+ *   at its own peak (its forward, or its backward with the gradient it
+ *   makes). The loss's backward runs, and frees its buffers, before the
+ *   layers' backward starts, so the stage's peak is the larger moment: the
+ *   loss's, or a layer's backward beside the kept losses. */
+static void head_memory(const plc_job *job, const plc_layout *l, double inflight, double c[PLC_MEM_COUNT])
+{
+    const plc_engine_profile *e = &job->engine;
+    double a = plc_dtype_bytes_of(job).act;
+    double T = tokens_per_micro_batch(job, l);
+    double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
+    double elems = T * (double)plc_loss_vocab(job, l);
+    double norm = inflight * 2.0 * T * (double)job->model.hidden * a / spd;
+    if (e->loss_peak_bytes <= 0) {
+        c[PLC_MEM_LOGITS] = inflight * elems * 4.0 + elems * (a + 4.0) + norm;
+        return;
+    }
+    double held = (inflight > 1 ? inflight - 1 : 0) * elems * e->loss_saved_bytes + norm;
+    double loss = held + elems * e->loss_peak_bytes;
+    if (loss >= held + c[PLC_MEM_TEMPORARIES]) {
+        c[PLC_MEM_LOGITS] = loss;
+        c[PLC_MEM_TEMPORARIES] = 0;
+    } else {
+        c[PLC_MEM_LOGITS] = held;
+    }
+}
+
 static void static_state(const plc_job *job, const plc_layout *l, double params, double *w,
                          double *g, double *o)
 {
@@ -163,7 +200,6 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     const plc_model *m = &job->model;
     const plc_hw *hw = &job->cluster.hw;
     plc_dtype_bytes d = plc_dtype_bytes_of(job);
-    double T = tokens_per_micro_batch(job, l);
     int64_t local = job->train.global_batch / l->dp;
     int64_t micro = local / l->micro_batch;
     /* layers recomputed whole keep their input; the others what the policy
@@ -172,8 +208,6 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     double act_kept = plc_act_layer_bytes(job, l, l->recompute == PLC_RECOMPUTE_SELECTIVE ? PLC_RECOMPUTE_SELECTIVE
                                                                                           : PLC_RECOMPUTE_NONE);
     double temps = layer_temporaries(job, l);
-    double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
-
     double comm = comm_library_bytes(hw, l);
     double layer_w = (double)plc_params_layer_matrices(m) / (double)l->tp;
     if (l->zero >= 3) comm += 2.0 * layer_w * d.weight; /* gathered layer + prefetch */
@@ -191,9 +225,10 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
          * and may be the peak: stage 1 bounds the middle ones (as many
          * layers, at least as many micro-batches in flight) */
         bool uneven_middle = s == 1 && m->layers % l->pp != 0;
-        if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
         plc_stage_params sp;
         plc_stage_params_of(m, l->tp, l->pp, s, &sp);
+        est->stage_layers[s] = sp.layers;
+        if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
         double params = plc_stage_params_total(&sp);
         double *c = est->stage_mem[s];
         est->stage_params[s] = params;
@@ -202,26 +237,19 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         int64_t r = plc_recomputed_layers_of(l, sp.layers); /* of the stage's layers, recomputed whole */
         c[PLC_MEM_ACTIVATIONS] = inflight * ((double)(sp.layers - r) * act_kept + (double)r * act_full);
         c[PLC_MEM_LOGITS] = 0;
-        if (sp.has_head) {
-            double elems = T * (double)plc_loss_vocab(job, l);
-            /* fp32 softmax kept for the backward of every micro-batch in
-             * flight, bf16 logits and the fp32 gradient of the current one,
-             * final norm input and output */
-            c[PLC_MEM_LOGITS] = inflight * elems * 4.0 + elems * (d.act + 4.0) +
-                                inflight * 2.0 * T * (double)m->hidden * d.act / spd;
-        }
         c[PLC_MEM_TEMPORARIES] = temps;
+        if (sp.has_head) head_memory(job, l, inflight, c);
         /* plrun: the plan's own buffers (the recompute policies it lowers) */
         if (job->train.engine == PLC_ENGINE_PLRUN && l->recompute <= PLC_RECOMPUTE_FULL) {
             double dyn[PLC_MEM_COUNT];
             plc_plrun_stage_memory(job, l, s, dyn);
             c[PLC_MEM_ACTIVATIONS] = dyn[PLC_MEM_ACTIVATIONS];
             c[PLC_MEM_LOGITS] = 0;
-            c[PLC_MEM_TEMPORARIES] = temps = dyn[PLC_MEM_TEMPORARIES];
+            c[PLC_MEM_TEMPORARIES] = dyn[PLC_MEM_TEMPORARIES];
         }
         /* a caching allocator (not plc's static plan) loses a share of the
          * memory that churns every micro-batch to fragmentation */
-        double frag = hw->alloc_overhead * (c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + temps);
+        double frag = hw->alloc_overhead * (c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + c[PLC_MEM_TEMPORARIES]);
         c[PLC_MEM_RESERVED] = hw->runtime_reserved + frag;
         c[PLC_MEM_COMM] = comm;
         c[PLC_MEM_WORKSPACE] = PLC_MATMUL_WORKSPACE; /* with comm_library_bytes and runtime_reserved: plc_runtime_fixed_bytes */

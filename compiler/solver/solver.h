@@ -76,6 +76,7 @@ typedef struct plc_estimate {
     int stages;         /* = pp; entries of stage_mem in use */
     double stage_mem[PLC_MAX_STAGES][PLC_MEM_COUNT];
     double stage_params[PLC_MAX_STAGES]; /* parameters per rank of each stage */
+    int64_t stage_layers[PLC_MAX_STAGES]; /* transformer layers per rank of each stage */
 
     /* time */
     double step_time_s;

@@ -617,6 +617,53 @@ static void test_sharded_master(void)
     }
 }
 
+/* the loss read from an engine's code (loss_saved_bytes, loss_peak_bytes):
+ * the last stage holds the larger of two moments, the loss's (its peak
+ * bytes per logit for the current micro-batch, its saved bytes for each
+ * other one in flight) or a layer's backward beside the saved losses, never
+ * their sum; plc's own accounting (peak 0) sums 4 per micro-batch in flight
+ * + 2 + 4 and the temporaries */
+static void test_loss_moments(void)
+{
+    plc_job job;
+    plc_layout l;
+    overlap_job(&job, &l); /* tp 8, sp, pp 1, one micro-batch of 2048 tokens */
+    job.train.engine = PLC_ENGINE_MEGATRON; /* the analytic memory model */
+    const double T = 2048.0, elems = T * (double)plc_vocab_local(128000, 8);
+    const double norm1 = 2.0 * T * (double)job.model.hidden * 2.0 / 8.0; /* final norm in and out, sp */
+    plc_estimate e0, e1;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e0), 0);
+    CU_ASSERT_DOUBLE_EQUAL(e0.stage_mem[0][PLC_MEM_LOGITS], elems * (4.0 + 2.0 + 4.0) + norm1, 1.0);
+    double temps = e0.stage_mem[0][PLC_MEM_TEMPORARIES];
+    CU_ASSERT(temps > 0 && temps < 6.0 * elems);
+    /* Megatron-Core's vocab-parallel loss: 6 bytes at its peak, 4 saved */
+    job.engine.loss_saved_bytes = 4, job.engine.loss_peak_bytes = 6;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_LOGITS], 6.0 * elems + norm1, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_TEMPORARIES], 0, 0);
+    for (int c = 0; c < PLC_MEM_COUNT; c++)
+        if (c != PLC_MEM_LOGITS && c != PLC_MEM_TEMPORARIES && c != PLC_MEM_RESERVED)
+            CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][c], e0.stage_mem[0][c], 0);
+    CU_ASSERT(e1.peak_bytes < e0.peak_bytes);
+    /* a loss smaller than a layer's backward: the layer's moment, the
+     * temporaries as before and the norm's buffers only */
+    job.engine.loss_peak_bytes = 0.5 * temps / elems;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e1), 0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_LOGITS], norm1, 1.0);
+    CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_TEMPORARIES], temps, 0);
+    /* GPipe over two stages, 8 micro-batches: the last stage keeps the
+     * saved loss of the 7 others in flight at either moment */
+    job.engine.loss_peak_bytes = 6;
+    l.pp = 2, l.dp = 1, l.schedule = PLC_SCHED_GPIPE;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &e1), 0);
+    int64_t micro = job.train.global_batch / l.dp / l.micro_batch;
+    CU_ASSERT_FATAL(micro > 1);
+    double n = (double)micro;
+    CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[1][PLC_MEM_LOGITS], (n - 1.0) * 4.0 * elems + 6.0 * elems + n * norm1,
+                           1e-9 * e1.stage_mem[1][PLC_MEM_LOGITS]);
+    CU_ASSERT_DOUBLE_EQUAL(e1.stage_mem[0][PLC_MEM_LOGITS], 0, 0); /* no head on the first stage */
+}
+
 /* the layout at tp (sequence parallel above 1, 16 GPUs) estimated without
  * (e0) and with (e1) a gathered head output */
 static void gathered_pair(plc_job *job, plc_layout *l, int tp, plc_estimate *e0, plc_estimate *e1)
@@ -799,6 +846,7 @@ void register_test_engines(void)
     CU_add_test(s, "fused SwiGLU memory", test_fused_swiglu_memory);
     CU_add_test(s, "gathered logits memory", test_gathered_logits_memory);
     CU_add_test(s, "gathered logits time", test_gathered_logits_time);
+    CU_add_test(s, "the loss as its own moment", test_loss_moments);
     CU_add_test(s, "op-level selective checkpointing", test_selective_ops);
     CU_add_test(s, "ZeRO 3 shard as the master", test_sharded_master);
     CU_add_test(s, "recompute granularity", test_recompute_granularity);

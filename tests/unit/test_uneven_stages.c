@@ -195,6 +195,8 @@ static void test_memory(void)
         CU_ASSERT_DOUBLE_EQUAL(act1 / act0, 66.0 / 60.0, 1e-12);
         if (all) CU_ASSERT_DOUBLE_EQUAL(act2 / act0, 1.0, 1e-12); /* else stage 1 stands for the middle ones */
         CU_ASSERT_DOUBLE_EQUAL(act11 / act0, 5.0 / 60.0, 1e-12);
+        /* every stage's layer count, evaluated or not (plc explain prints them) */
+        for (int s = 0; s < 12; s++) CU_ASSERT_EQUAL(est.stage_layers[s], s == 0 || s == 11 ? 5 : 6);
         /* weights: 6 layers on stage 1 against 5 and the table on stage 0 */
         double layer = (double)plc_params_layer(&job.model);
         CU_ASSERT_DOUBLE_EQUAL(est.stage_params[1], 6.0 * layer, 1.0);
