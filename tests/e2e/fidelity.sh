@@ -23,7 +23,9 @@ expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 # --published: the published rows plus one plc cannot express (an SSM), one
 # far too large to fit, two whose pp does not divide the layers (run by
 # Megatron-Core, which splits them unequally, and by the Megatron-LM of
-# 2021, which cannot), and an extra column, which is ignored
+# 2021, which cannot), two spelled as other sources write them (the arch
+# as a family name, FlashAttention-3, "bf16-mixed"; recompute block:K), and
+# an extra column, which is ignored
 pub=$tmp/pub.csv
 /usr/bin/python3 - "$data/published_runs.csv" "$pub" <<'PY'
 import csv, sys
@@ -36,11 +38,13 @@ big = dict(rows[0], row_id="X-oom", micro_batch="64", recompute="none", global_b
 by_id = {r["row_id"]: r for r in rows}
 uneven = dict(by_id["MH-5"], row_id="X-uneven", layers=str(int(by_id["MH-5"]["layers"]) + 1))
 uneven21 = dict(by_id["NA-5"], row_id="X-uneven-2021", layers=str(int(by_id["NA-5"]["layers"]) + 1))
+spelled = dict(by_id["MH-2"], row_id="X-spelled", arch="GPT-3", attention="flash3", precision="bf16-mixed")
+block = dict(by_id["MH-2"], row_id="X-block", recompute="block:2")
 cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd, big, uneven, uneven21]:
+    for r in rows + [odd, big, uneven, uneven21, spelled, block]:
         w.writerow(dict(r, extra="ignored"))
 PY
 "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
@@ -54,6 +58,14 @@ grep -qE '^X-oom,0,,,[0-9]+\.[0-9]{2}$' "$tmp/pred.csv" ||
     { echo "FAIL: the row too large to fit is not pred_fits 0 with its memory"; grep X-oom "$tmp/pred.csv"; exit 1; }
 grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs equal stages only' "$tmp/pred.err" ||
     { echo "FAIL: the 2021 profile's row of unequal stages is not n/a with its reason"; exit 1; }
+# other spellings: modelled as what they name, with a warning; the same
+# prediction as the row they respell
+[ "$(grep '^X-spelled,' "$tmp/pred.csv" | cut -d, -f2-)" = "$(grep '^MH-2,' "$tmp/pred.csv" | cut -d, -f2-)" ] &&
+    grep -q "row X-spelled: attention 'flash3' modelled as flash2" "$tmp/pred.err" &&
+    grep -q "row X-spelled: arch 'GPT-3' modelled as plc's gpt block" "$tmp/pred.err" ||
+    { echo "FAIL: the respelled row is not MH-2's prediction with its warnings"; grep 'X-spelled\|MH-2' "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
+grep -qE '^X-block,1,' "$tmp/pred.csv" ||
+    { echo "FAIL: recompute block:2 is not predicted"; grep X-block "$tmp/pred.csv"; exit 1; }
 # every expressible row that fits has a prediction: throughput, MFU, memory
 bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
