@@ -93,6 +93,28 @@ static void eff_report_of(const plc_job *job, const plc_estimate *w, eff_report 
     }
 }
 
+/* Memory's least certain part for an engine other than plrun (whose
+ * memory is its plan's, exact): the share of the churning memory
+ * (activations, logits, temporaries) a caching allocator loses to
+ * fragmentation, on the peak stage, against the margin to the limit */
+static double alloc_share(const plc_job *job, const plc_estimate *w)
+{
+    const double *c = w->stage_mem[w->peak_stage];
+    return job->cluster.hw.alloc_overhead * (c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + c[PLC_MEM_TEMPORARIES]);
+}
+
+static void memory_uncertainty(FILE *out, const plc_job *job, const plc_estimate *w)
+{
+    double share = alloc_share(job, w), margin = w->limit_bytes - w->peak_bytes;
+    if (share <= 0) return;
+    fprintf(out, "memory's least certain part: the allocator share, %.2f GiB on stage %d (alloc_overhead %.2f of "
+                 "activations, logits and temporaries; engines.yaml gives its source); the peak is %.2f GiB %s the "
+                 "limit%s\n\n",
+            share / PLC_GIB, w->peak_stage, job->cluster.hw.alloc_overhead, fabs(margin) / PLC_GIB,
+            margin >= 0 ? "below" : "above",
+            fabs(margin) < share ? ", so whether it fits turns on that figure" : "");
+}
+
 static void efficiency_lines(FILE *out, const plc_job *job, const plc_estimate *w)
 {
     const plc_hw *hw = &job->cluster.hw;
@@ -130,6 +152,8 @@ static void efficiency_yaml(plc_yaml *y, const plc_job *job, const plc_estimate 
     plc_yaml_map(y, "uncertainty");
     plc_yaml_num(y, "step_share", r.share);
     plc_yaml_str(y, "source", r.what);
+    plc_yaml_num(y, "alloc_share_bytes", alloc_share(job, w));
+    plc_yaml_num(y, "memory_margin_bytes", w->limit_bytes - w->peak_bytes);
     plc_yaml_map_end(y);
     plc_yaml_map_end(y);
 }
@@ -284,7 +308,8 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
         plc_report_memplan(out, lowered->plan, w, lowered->stats);
         fputc('\n', out);
     } else if (lowered && lowered->why) {
-        fprintf(out, "the plan's exact memory is not available: %s\n\n", lowered->why);
+        fprintf(out, "the plan's exact memory is not available: %s\n", lowered->why);
+        memory_uncertainty(out, job, w);
     }
     time_table(out, w);
     fputc('\n', out);

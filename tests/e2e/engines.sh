@@ -45,6 +45,11 @@ for e in plrun megatron fsdp2; do
     if [ $e != plrun ]; then # no plrun plan to compare the memory with
         grep -qF "the plan's exact memory is not available: plans are plrun's, and train.engine = $e" "$tmp/$e.explain" ||
             fail "explain lowered a plan for $e"
+        # the allocator share of the profile's alloc_overhead (0.2) against the margin to the limit
+        grep -qE "^memory's least certain part: the allocator share, [0-9.]+ GiB on stage [0-9]+ \(alloc_overhead 0\.20 .* the peak is [0-9.]+ GiB (below|above) the limit" "$tmp/$e.explain" ||
+            fail "explain under $e does not name the allocator share"
+    else
+        ! grep -q "least certain part" "$tmp/$e.explain" || fail "explain under plrun names an allocator share"
     fi
     "$plc" solve --top 3 --format yaml "$tmp/s.plan" -D train.engine=$e > "$tmp/$e.yaml" || fail "yaml solve under $e"
     "$py" - "$tmp/$e.yaml" "$e" <<'PY' || fail "yaml under $e"

@@ -101,5 +101,6 @@ import sys, yaml
 e = yaml.safe_load(open(sys.argv[1]))["efficiencies"]
 assert 0 < e["gemm_min"] <= e["gemm_max"] <= e["matmul_efficiency"] * e["framework_efficiency"] <= 0.85, e
 assert 0 < e["uncertainty"]["step_share"] <= 1 and e["uncertainty"]["source"], e
+assert e["uncertainty"]["alloc_share_bytes"] >= 0 and "memory_margin_bytes" in e["uncertainty"], e
 PY
 echo "reports: ok"
