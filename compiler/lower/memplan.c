@@ -409,9 +409,12 @@ static bool is_stash(const plc_program *prog, int32_t first, int32_t last)
  * ceiling (the region's top, at least the slots' sum) with that end down,
  * so that the space a backward frees joins the middle, where the buffers
  * it makes are placed (those of orders[2], in its order; see below). With
- * band, the long-lived ones among the others (orders[2]'s) are first
- * packed in a band below the slots, lowest gap first, so that the middle
- * is left to the short-lived. Returns 1 where the stashes do not form a
+ * band, the long-lived ones among the others (orders[2]'s) that share
+ * time with a stash are first packed in a band below the slots, lowest gap
+ * first, so that the middle is left to the short-lived (those alive only
+ * before the first stash or after the last, such as the gradient shards
+ * of the step's end, would raise the band where no slot needs it: they
+ * are placed with the others). Returns 1 where the stashes do not form a
  * ring (or need more than MAX_SLOTS slots), -1 when out of memory. */
 static int place_slots(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
                        uint64_t base, uint64_t ceiling, int32_t long_life, bool band, uint64_t *peak,
@@ -429,13 +432,14 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
     for (int32_t m = 0; m < nm; m++) mf[m] = INT32_MAX, ml[m] = -1;
     /* the stashes first, keyed by micro-batch and first use; the others
      * keyed as orders[2] keys them */
+    int32_t sf = INT32_MAX, sl = -1; /* the stashes' first and last use */
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t b = 0; b < nb; b++) {
             if (persistent[b] || first[b] < 0) continue;
             bool stash = is_stash(prog, first[b], last[b]);
             if (stash != (pass == 0)) continue;
             uint64_t size = align_up(prog->buffers[b].bytes);
-            bool lng = last[b] - first[b] >= long_life;
+            bool lng = last[b] - first[b] >= long_life && first[b] <= sl && last[b] >= sf;
             int32_t m = prog->instrs[first[b]].micro;
             it[n++] = stash ? (item){(int32_t)b, first[b], last[b], size, 0, m, first[b]}
                             : (item){(int32_t)b, first[b], last[b], size, 0, lng ? 0 : 1, lng ? first[b] : 0};
@@ -444,6 +448,8 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
             msz[m] += size;
             if (first[b] < mf[m]) mf[m] = first[b];
             if (last[b] > ml[m]) ml[m] = last[b];
+            if (first[b] < sf) sf = first[b];
+            if (last[b] > sl) sl = last[b];
         }
     /* k: the most stashes alive at the start of one */
     int32_t k = 1;
