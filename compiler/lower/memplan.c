@@ -439,7 +439,8 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
     if (!it || !mf || !ml || !msz) goto out;
     for (int32_t m = 0; m < nm; m++) mf[m] = INT32_MAX, ml[m] = -1;
     /* the stashes first, keyed by micro-batch and first use; the others
-     * keyed as orders[2] keys them */
+     * keyed as orders[2] keys them, long-lived only where they share time
+     * with a stash (see above) */
     int32_t sf = INT32_MAX, sl = -1; /* the stashes' first and last use */
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t b = 0; b < nb; b++) {
@@ -865,9 +866,10 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
  * band_order in turn, under SLOT_CEILINGS - 1 ceilings evenly between the
  * bound and the region, each placement jostled up to SLOT_JOSTLE_PASSES
  * times (SLOT_TRY placements at most), while the pairs visited stay within
- * SLOT_WORK (about 0.2 s); the smallest region is kept. */
+ * SLOT_WORK (about 0.2 s: every placement that 1e7 allowed with the first
+ * two band orders is still tried); the smallest region is kept. */
 #define SLOT_CEILINGS 4
-#define SLOT_BANDS 3
+#define SLOT_BANDS (BAND_BY_SIZE + 1) /* every band_order */
 #define SLOT_JOSTLE_PASSES 6
 #define SLOT_TRY (1 + 2 * SLOT_JOSTLE_PASSES)
 #define SLOT_WORK 1.5e7
