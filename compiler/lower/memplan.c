@@ -409,12 +409,23 @@ static bool is_stash(const plc_program *prog, int32_t first, int32_t last)
  * ceiling (the region's top, at least the slots' sum) with that end down,
  * so that the space a backward frees joins the middle, where the buffers
  * it makes are placed (those of orders[2], in its order; see below). With
- * band, the long-lived ones among the others (orders[2]'s) are first
- * packed in a band below the slots, lowest gap first, so that the middle
- * is left to the short-lived. Returns 1 where the stashes do not form a
- * ring (or need more than MAX_SLOTS slots), -1 when out of memory. */
+ * a band, the long-lived ones among the others (orders[2]'s) that share
+ * time with a stash are first packed in a band below the slots, lowest gap
+ * first, in the order band names, so that the middle is left to the
+ * short-lived (those alive only before the first stash or after the last,
+ * such as the gradient shards of the step's end, would raise the band
+ * where no slot needs it: they are placed with the others). Returns 1
+ * where the stashes do not form a ring (or need more than MAX_SLOTS
+ * slots), -1 when out of memory. */
+typedef enum band_order {
+    BAND_BY_FIRST_USE, /* what is made once per micro-batch stacks in time */
+    BAND_NONE,
+    BAND_BY_SIZE, /* largest first: tighter where the band holds many buffers of a few sizes (under
+                   * ZeRO 2 and 3, each layer's gradient blocks, made once per micro-batch) */
+} band_order;
+
 static int place_slots(plc_program *prog, const int32_t *first, const int32_t *last, const bool *persistent,
-                       uint64_t base, uint64_t ceiling, int32_t long_life, bool band, uint64_t *peak,
+                       uint64_t base, uint64_t ceiling, int32_t long_life, band_order band, uint64_t *peak,
                        uint32_t *peak_instr)
 {
     uint32_t nb = prog->nbuffers, ni = prog->ninstrs ? prog->ninstrs : 1, n = 0, ns = 0;
@@ -428,14 +439,16 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
     if (!it || !mf || !ml || !msz) goto out;
     for (int32_t m = 0; m < nm; m++) mf[m] = INT32_MAX, ml[m] = -1;
     /* the stashes first, keyed by micro-batch and first use; the others
-     * keyed as orders[2] keys them */
+     * keyed as orders[2] keys them, long-lived only where they share time
+     * with a stash (see above) */
+    int32_t sf = INT32_MAX, sl = -1; /* the stashes' first and last use */
     for (int pass = 0; pass < 2; pass++)
         for (uint32_t b = 0; b < nb; b++) {
             if (persistent[b] || first[b] < 0) continue;
             bool stash = is_stash(prog, first[b], last[b]);
             if (stash != (pass == 0)) continue;
             uint64_t size = align_up(prog->buffers[b].bytes);
-            bool lng = last[b] - first[b] >= long_life;
+            bool lng = last[b] - first[b] >= long_life && first[b] <= sl && last[b] >= sf;
             int32_t m = prog->instrs[first[b]].micro;
             it[n++] = stash ? (item){(int32_t)b, first[b], last[b], size, 0, m, first[b]}
                             : (item){(int32_t)b, first[b], last[b], size, 0, lng ? 0 : 1, lng ? first[b] : 0};
@@ -444,6 +457,8 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
             msz[m] += size;
             if (first[b] < mf[m]) mf[m] = first[b];
             if (last[b] > ml[m]) ml[m] = last[b];
+            if (first[b] < sf) sf = first[b];
+            if (last[b] > sl) sl = last[b];
         }
     /* k: the most stashes alive at the start of one */
     int32_t k = 1;
@@ -463,9 +478,10 @@ static int place_slots(plc_program *prog, const int32_t *first, const int32_t *l
     int32_t pf = 0;
     uint32_t npre = ns;
     uint64_t band_top = 0;
-    if (band) {
+    if (band != BAND_NONE) {
         while (npre < n && it[npre].k1 == 0) npre++;
         rc = -1;
+        if (band == BAND_BY_SIZE) qsort(it + ns, npre - ns, sizeof *it, cmp_item_start);
         if (place_items(it + ns, npre - ns, 0, ni, true, &band_top, &pf)) goto out;
     }
     for (int32_t j = 0; j < k; j++) slot_base[j] = j ? slot_base[j - 1] + slot_sz[j - 1] : band_top;
@@ -846,15 +862,17 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
 #define JOSTLE_WORK 1e7
 
 /* Still more than 1% above after that, a program of at most
- * PLACE_RETRY_PAIRS pairs is placed in ring slots (place_slots), with a
- * band and without, under SLOT_CEILINGS - 1 ceilings evenly between the
+ * PLACE_RETRY_PAIRS pairs is placed in ring slots (place_slots), in each
+ * band_order in turn, under SLOT_CEILINGS - 1 ceilings evenly between the
  * bound and the region, each placement jostled up to SLOT_JOSTLE_PASSES
  * times (SLOT_TRY placements at most), while the pairs visited stay within
- * SLOT_WORK (about 0.13 s); the smallest region is kept. */
+ * SLOT_WORK (about 0.2 s: every placement that 1e7 allowed with the first
+ * two band orders is still tried); the smallest region is kept. */
 #define SLOT_CEILINGS 4
+#define SLOT_BANDS (BAND_BY_SIZE + 1) /* every band_order */
 #define SLOT_JOSTLE_PASSES 6
 #define SLOT_TRY (1 + 2 * SLOT_JOSTLE_PASSES)
-#define SLOT_WORK 1e7
+#define SLOT_WORK 1.5e7
 
 /* up to this many pairs, a program placed online is also placed online on
  * mirrored time (its cost grows with the holes, not the pairs: the largest
@@ -995,15 +1013,16 @@ static int memplan_place(plc_program *prog, const int32_t *first, const int32_t 
     for (int p = 0; st->by_size && work <= PLACE_RETRY_PAIRS && p < JOSTLE_PASSES && *peak - bound > bound / 100 && (p + 1) * 2 * work <= JOSTLE_WORK;
          p++)
         if (jostle(prog, first, last, persistent, base, peak, peak_instr)) goto out;
-    /* the ring slots under ceilings between the bound and the region, with
-     * a band and without, each jostled, while more than 1% above the bound */
+    /* the ring slots under ceilings between the bound and the region, in
+     * each band order, each jostled, while more than 1% above the bound */
     uint64_t from = *peak;
     for (int c = 1, v = 0, r = 0; st->by_size && work <= PLACE_RETRY_PAIRS && !r && c < SLOT_CEILINGS &&
-                                  *peak - bound > bound / 100 && (2 * c - 1 + v) * SLOT_TRY * work <= SLOT_WORK;
-         c += v, v = !v) {
+                                  *peak - bound > bound / 100 &&
+                                  ((c - 1) * SLOT_BANDS + v + 1) * SLOT_TRY * work <= SLOT_WORK;
+         c += v == SLOT_BANDS - 1, v = (v + 1) % SLOT_BANDS) {
         for (uint32_t b = 0; b < nb; b++) best[b] = prog->buffers[b].offset;
         r = place_slots(prog, first, last, persistent, base, bound + (from - bound) * (uint64_t)c / SLOT_CEILINGS,
-                        orders[2].long_life, v == 0, &pk, &at);
+                        orders[2].long_life, (band_order)v, &pk, &at);
         if (r < 0) goto out;
         for (int p = 0; !r && p < SLOT_JOSTLE_PASSES && pk - bound > bound / 100; p++)
             if (jostle(prog, first, last, persistent, base, &pk, &at)) goto out;
