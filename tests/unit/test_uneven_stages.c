@@ -337,6 +337,31 @@ static void test_memory_interleaved(void)
         CU_ASSERT_DOUBLE_EQUAL(est.stage_params[1], 16.0 * layer, 1.0);
         CU_ASSERT_DOUBLE_EQUAL(est.stage_params[0], 15.0 * layer + 1000.0 * 5120.0, 1.0);
     }
+    /* ranks 0, 1 and pp - 1 bound the others: the peak without all_stages
+     * is the peak over every rank, for every layer count from 40 to 130
+     * on pp 4 and 8 with vpp 2 and 3 that the rules take (a 128k
+     * vocabulary too, whose head outweighs a layer) */
+    for (int64_t vocab = 1000; vocab <= 128000; vocab += 127000)
+        for (int64_t pp = 4; pp <= 8; pp += 4)
+            for (int64_t vpp = 2; vpp <= 3; vpp++)
+                for (int64_t L = 40; L <= 130; L++) {
+                    plc_job j;
+                    plc_layout k;
+                    job126(&j, PLC_ENGINE_FSDP2, &k);
+                    j.model.layers = L;
+                    j.model.vocab = vocab;
+                    k.pp = pp;
+                    k.dp = 8 / pp;
+                    k.vpp = vpp;
+                    if (plc_layout_rules_job(&j, &k).rule != PLC_RULE_OK) continue;
+                    plc_estimate a, b;
+                    memset(&a, 0, sizeof a);
+                    memset(&b, 0, sizeof b);
+                    a.valid = b.valid = true;
+                    plc_memory_estimate(&j, &k, false, &a);
+                    plc_memory_estimate(&j, &k, true, &b);
+                    CU_ASSERT_DOUBLE_EQUAL(a.peak_bytes, b.peak_bytes, 0.0);
+                }
     /* the held forwards in whole-rank micro-batches */
     CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_INTERLEAVED, 8, 2, 126, 16, 0), 169.0 / 15.0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(plc_sched_inflight(PLC_SCHED_INTERLEAVED, 8, 2, 126, 16, 1), 21.0 / 2.0, 1e-12);
