@@ -57,15 +57,19 @@ plc_verdict plc_model_rules(const plc_model *m)
 
 #define KNOWN(in, dim) (((in)->known & PLC_LD_BIT(dim)) != 0)
 
-/* May the stages hold unequal layer counts (plc_stage_layers)? Where the
- * engine's profile says it splits them (uneven_stages), vpp is 1 and the
- * schedule is GPipe or 1F1B (contiguous stages, one chunk a rank); an
- * unknown vpp or schedule does not refuse it (the front end's partial
+/* May the stages hold unequal layer counts (plc_rank_layers)? Where the
+ * engine's profile says it splits them (uneven_stages): 1, with vpp 1 and
+ * a GPipe or 1F1B schedule (contiguous stages, one chunk a rank); 2, also
+ * with the interleaved schedule (its pp * vpp virtual stages split alike).
+ * An unknown vpp or schedule does not refuse it (the front end's partial
  * check), an unknown engine does. */
 static bool uneven_ok(const plc_rule_input *in)
 {
     const plc_layout *l = &in->layout;
-    if (!in->engine || in->engine->uneven_stages <= 0) return false;
+    int figure = in->engine ? in->engine->uneven_stages : 0;
+    bool inter = KNOWN(in, schedule) && l->schedule == PLC_SCHED_INTERLEAVED;
+    if (figure <= 0) return false;
+    if (figure >= 2 && (inter || !KNOWN(in, schedule))) return true;
     if (KNOWN(in, vpp) && l->vpp != 1) return false;
     return !KNOWN(in, schedule) || l->schedule == PLC_SCHED_GPIPE || l->schedule == PLC_SCHED_1F1B;
 }
@@ -140,7 +144,9 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     if (CHECK(in, PLC_RULE_INTERLEAVED_PP) && inter && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_INTERLEAVED_PP);
     if (CHECK(in, PLC_RULE_VPP_PP1) && KNOWN(in, vpp) && KNOWN(in, pp) && l->vpp > 1 && l->pp == 1) return broke(PLC_RULE_VPP_PP1);
     if (CHECK(in, PLC_RULE_INTERLEAVED_VPP) && inter && KNOWN(in, vpp) && l->vpp < 2) return broke(PLC_RULE_INTERLEAVED_VPP);
-    if (CHECK(in, PLC_RULE_VPP_LAYERS) && KNOWN(in, pp) && KNOWN(in, vpp) && l->vpp > 1 && m->layers % (l->pp * l->vpp))
+    /* equal virtual stages, or unequal ones (uneven_stages 2) in the ceil form */
+    if (CHECK(in, PLC_RULE_VPP_LAYERS) && KNOWN(in, pp) && KNOWN(in, vpp) && l->vpp > 1 && m->layers % (l->pp * l->vpp) &&
+        (!uneven_ok(in) || !plc_stage_layers_ceil_form(m->layers, l->pp * l->vpp)))
         return broke(PLC_RULE_VPP_LAYERS);
     if (CHECK(in, PLC_RULE_INTERLEAVED_MICRO) && inter && gb > 0 && KNOWN(in, pp) && KNOWN(in, dp) && KNOWN(in, micro_batch) &&
         plc_micro_batches(gb, l) % l->pp)
@@ -158,7 +164,7 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     }
     if (CHECK(in, PLC_RULE_RECOMPUTE_LAYERS_STAGE) && by_layers && KNOWN(in, recompute_layers) && KNOWN(in, pp) &&
         KNOWN(in, vpp) && l->pp >= 1 && l->vpp >= 1 &&
-        l->recompute_layers > plc_stage_layers_most(m->layers, l->pp) / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1))
+        l->recompute_layers > plc_recompute_layers_max(m->layers, l))
         return broke(PLC_RULE_RECOMPUTE_LAYERS_STAGE);
 
     if (CHECK(in, PLC_RULE_FLASH_FP32) && in->precision_known && in->precision == PLC_PREC_FP32 && KNOWN(in, attention) &&
@@ -248,8 +254,10 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
         else if (l->pp > m->layers)
             SAY("pp = %lld is more than layers = %lld: every stage needs a layer", LL(l->pp), LL(m->layers));
         else if (KNOWN(in, schedule) && l->schedule != PLC_SCHED_GPIPE && l->schedule != PLC_SCHED_1F1B)
-            SAY("pp = %lld does not divide layers = %lld; unequal stages need schedule gpipe or 1f1b, not %s",
-                LL(l->pp), LL(m->layers), plc_schedule_name(l->schedule));
+            SAY("pp = %lld does not divide layers = %lld; engine %s runs unequal stages with schedule %s only, not %s",
+                LL(l->pp), LL(m->layers), plc_engine_name(in->engine_id),
+                in->engine->uneven_stages >= 2 ? "gpipe, 1f1b or interleaved" : "gpipe or 1f1b",
+                plc_schedule_name(l->schedule));
         else
             SAY("pp = %lld does not divide layers = %lld; unequal stages need vpp = 1, not %lld", LL(l->pp),
                 LL(m->layers), LL(l->vpp));
@@ -280,7 +288,13 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_INTERLEAVED_PP: SAY("the interleaved schedule needs pp >= 2"); break;
     case PLC_RULE_INTERLEAVED_VPP: SAY("the interleaved schedule needs vpp >= 2"); break;
     case PLC_RULE_VPP_LAYERS:
-        SAY("pp * vpp = %lld does not divide layers = %lld", LL(l->pp * l->vpp), LL(m->layers));
+        if (uneven_ok(in)) {
+            int64_t n = l->pp * l->vpp, mid = (m->layers + n - 1) / n;
+            SAY("pp * vpp = %lld does not divide layers = %lld, and unequal virtual stages need layers >= %lld: "
+                "ceil(layers / (pp * vpp)) = %lld on each but the first and last, a layer at least on those",
+                LL(n), LL(m->layers), LL((n - 2) * mid + 2), LL(mid));
+        } else
+            SAY("pp * vpp = %lld does not divide layers = %lld", LL(l->pp * l->vpp), LL(m->layers));
         break;
     case PLC_RULE_INTERLEAVED_MICRO:
         SAY("the interleaved schedule needs the micro-batch count (%lld) to be a multiple of pp = %lld",
@@ -299,11 +313,10 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
         if (l->recompute == PLC_RECOMPUTE_BLOCK)
             SAY("recompute_layers = %lld is more than the %lld layers of a stage (layers / (pp * vpp); of the largest "
                 "where they are unequal)",
-                LL(l->recompute_layers), LL(plc_stage_layers_most(m->layers, l->pp) / l->vpp));
+                LL(l->recompute_layers), LL(plc_recompute_layers_max(m->layers, l)));
         else
-            SAY("recompute_layers = %lld is more than the %lld layers of a rank (layers / pp; of the largest stage "
-                "where they are unequal)", LL(l->recompute_layers),
-                LL(plc_stage_layers_most(m->layers, l->pp)));
+            SAY("recompute_layers = %lld is more than the %lld layers of a rank (layers / pp; of the largest rank "
+                "where they are unequal)", LL(l->recompute_layers), LL(plc_recompute_layers_max(m->layers, l)));
         break;
     case PLC_RULE_FLASH_FP32:
         SAY("attention = %s needs bf16; fp32 training uses naive or fused attention", plc_attention_name(l->attention));

@@ -139,22 +139,34 @@ static inline int64_t plc_vocab_padded(int64_t vocab, int64_t tp) { return plc_v
 /* ---- layers per pipeline stage ----------------------------------------------
  * Stage s of pp holds plc_stage_layers(layers, pp, s) consecutive layers,
  * from layer plc_stage_first_layer(layers, pp, s). When pp divides layers
- * every stage holds layers / pp. Otherwise (an engine with uneven_stages,
- * vpp 1, a GPipe or 1F1B schedule: rule PP_LAYERS) the middle stages hold
- * ceil(layers / pp) each and the first and last share the rest, the first
- * taking the odd layer: the two ends, which also hold the embedding and
- * the head and loss, get the fewer layers, as Meta did for Llama 3.1 405B
- * (126 layers on pp 8: 15, 16 x 6, 15) and as BLOOM-176B's 70 layers run on
- * pp 12 (5, 6 x 10, 5). Equal middle stages are what Megatron-Core's
+ * every stage holds layers / pp. Otherwise (an engine with uneven_stages:
+ * rule PP_LAYERS) the middle stages hold ceil(layers / pp) each and the
+ * first and last share the rest, the first taking the odd layer: the two
+ * ends, which also hold the embedding and the head and loss, get the fewer
+ * layers, as Meta did for Llama 3.1 405B (126 layers on pp 8: 15, 16 x 6,
+ * 15) and as BLOOM-176B's 70 layers run on pp 12 (5, 6 x 10, 5). Equal
+ * middle stages are what Megatron-Core's
  * --decoder-first/last-pipeline-num-layers can express, and torchtitan's
  * first/last_stage_less_layers too (plc export). Where ceil leaves an end
  * stage empty (few layers per stage: 13 on pp 12) the middle stages hold
- * floor(layers / pp) instead. With pp = 2 stage 0 takes the odd layer. */
+ * floor(layers / pp) instead. With pp = 2 stage 0 takes the odd layer.
+ * With the interleaved schedule the split is over the pp * vpp virtual
+ * stages, rank r holding virtual stages r, r + pp, ... (plc_rank_layers),
+ * in the ceil form only (plc_stage_layers_ceil_form: rule VPP_LAYERS):
+ * floor's ends would hold many times a middle stage's layers (80 layers
+ * on 64 virtual stages: 9, 1 x 62, 9). */
 static inline int64_t plc_stage_layers_middle(int64_t layers, int64_t pp)
 {
     if (pp <= 2) return 0;
     int64_t mid = (layers + pp - 1) / pp;
     return layers - (pp - 2) * mid >= 2 ? mid : layers / pp;
+}
+
+/* is the split over n > 2 stages the ceil form (middle stages
+ * ceil(layers / n), the ends no more and a layer at least)? */
+static inline bool plc_stage_layers_ceil_form(int64_t layers, int64_t n)
+{
+    return n > 2 && plc_stage_layers_middle(layers, n) == (layers + n - 1) / n;
 }
 
 static inline int64_t plc_stage_layers(int64_t layers, int64_t pp, int64_t stage)
@@ -172,15 +184,61 @@ static inline int64_t plc_stage_first_layer(int64_t layers, int64_t pp, int64_t 
     return plc_stage_layers(layers, pp, 0) + (stage - 1) * plc_stage_layers_middle(layers, pp);
 }
 
-/* the most layers a stage holds (stage 0's or a middle stage's) */
-static inline int64_t plc_stage_layers_most(int64_t layers, int64_t pp)
+/* Layers of pipeline rank `rank` of pp, each rank holding vpp virtual
+ * stages (vpp > 1: the interleaved schedule): the sum of
+ * plc_stage_layers(layers, pp * vpp, v) over its virtual stages v = rank,
+ * rank + pp, ..., rank + (vpp - 1) pp, as torchtitan splits an interleaved
+ * pipeline (Llama 3.1 405B's 126 layers on pp 8, vpp 2: virtual stages 7,
+ * 8 x 14, 7; ranks 15, 16 x 6, 15). vpp 1 is plc_stage_layers. */
+static inline int64_t plc_rank_layers(int64_t layers, int64_t pp, int64_t vpp, int64_t rank)
 {
-    int64_t a = plc_stage_layers(layers, pp, 0), b = plc_stage_layers(layers, pp, pp > 2 ? 1 : 0);
-    return a > b ? a : b;
+    if (vpp <= 1) return plc_stage_layers(layers, pp, rank);
+    int64_t n = 0;
+    for (int64_t v = 0; v < vpp; v++) n += plc_stage_layers(layers, pp * vpp, rank + v * pp);
+    return n;
+}
+
+/* do the ranks hold unequal layer counts (pp * vpp does not divide layers)? */
+static inline bool plc_ranks_uneven(int64_t layers, int64_t pp, int64_t vpp)
+{
+    int64_t chunks = (pp > 0 ? pp : 1) * (vpp > 0 ? vpp : 1);
+    return layers % chunks != 0;
+}
+
+/* The uneven_stages figure an engine needs to run layout l's stages
+ * (include/plc/job.h): 0 where pp * vpp divides layers, 1 for unequal
+ * stages with vpp 1, 2 for unequal virtual stages (vpp > 1). */
+static inline int plc_uneven_stages_needed(int64_t layers, const plc_layout *l)
+{
+    if (!plc_ranks_uneven(layers, l->pp, l->vpp)) return 0;
+    return l->vpp > 1 ? 2 : 1;
+}
+
+/* the most layers a rank holds: rank 0's, the last's or a middle rank's
+ * (the middle ranks hold only middle virtual stages, alike) */
+static inline int64_t plc_rank_layers_most(int64_t layers, int64_t pp, int64_t vpp)
+{
+    int64_t most = 0, ranks[3] = {0, pp > 2 ? 1 : 0, pp > 1 ? pp - 1 : 0};
+    for (int i = 0; i < 3; i++) {
+        int64_t n = plc_rank_layers(layers, pp, vpp, ranks[i]);
+        if (n > most) most = n;
+    }
+    return most;
+}
+
+/* The most recompute_layers may be: with block (Megatron counts per
+ * virtual stage) the layers of the largest virtual stage, else of the
+ * rank with the most layers (rule RECOMPUTE_LAYERS_STAGE, the search's
+ * values). */
+static inline int64_t plc_recompute_layers_max(int64_t layers, const plc_layout *l)
+{
+    int64_t pp = l->pp > 0 ? l->pp : 1, vpp = l->vpp > 0 ? l->vpp : 1;
+    return l->recompute == PLC_RECOMPUTE_BLOCK ? plc_rank_layers_most(layers, pp * vpp, 1)
+                                               : plc_rank_layers_most(layers, pp, vpp);
 }
 
 /* Whole layers of one pipeline stage's rank that recompute = block / every
- * recomputes (per_rank layers on the rank: plc_stage_layers): block, the first
+ * recomputes (per_rank layers on the rank: plc_rank_layers): block, the first
  * recompute_layers of each of its vpp chunks (Megatron counts per virtual
  * stage); every, each recompute_layers-th of its layers; full, all; 0
  * otherwise. */
@@ -195,10 +253,10 @@ static inline int64_t plc_recomputed_layers_of(const plc_layout *l, int64_t per_
     }
 }
 
-/* the same on the stage with the most layers */
+/* the same on the rank with the most layers */
 static inline int64_t plc_recomputed_layers(const plc_model *m, const plc_layout *l)
 {
-    return plc_recomputed_layers_of(l, plc_stage_layers_most(m->layers, l->pp > 0 ? l->pp : 1));
+    return plc_recomputed_layers_of(l, plc_rank_layers_most(m->layers, l->pp > 0 ? l->pp : 1, l->vpp > 0 ? l->vpp : 1));
 }
 
 /* Micro-batches per data-parallel rank per step (0 when the batch does not

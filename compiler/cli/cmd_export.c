@@ -54,13 +54,20 @@ static const engine engines[] = {
 
 /* why an engine whose profile is p cannot run layout l of model m, or NULL
  * when it can: the first dimension whose value the profile does not offer,
- * or unequal stages (plc_stage_layers) where its uneven_stages is 0 */
+ * or unequal stages (plc_rank_layers) beyond its uneven_stages */
 static const char *cannot_run(const engine *e, const plc_engine_profile *p, const plc_model *m, const plc_layout *l,
                               char *buf, size_t size)
 {
-    if (l->pp > 0 && m->layers % l->pp && p->uneven_stages <= 0) {
-        snprintf(buf, size, "pp = %lld stages of unequal layer counts (layers = %lld), which %s runs equal only (%s)",
-                 (long long)l->pp, (long long)m->layers, e->name, p->describes);
+    int need = plc_uneven_stages_needed(m->layers, l);
+    if (need > p->uneven_stages) {
+        if (need == 2 && p->uneven_stages == 1)
+            snprintf(buf, size,
+                     "pp * vpp = %lld virtual stages of unequal layer counts (layers = %lld), which %s runs with vpp 1 "
+                     "only (%s)",
+                     (long long)(l->pp * l->vpp), (long long)m->layers, e->name, p->describes);
+        else
+            snprintf(buf, size, "pp = %lld stages of unequal layer counts (layers = %lld), which %s runs equal only (%s)",
+                     (long long)l->pp, (long long)m->layers, e->name, p->describes);
         return buf;
     }
     static const char *const what[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "interleaved 1F1B", "layered gradient accumulation",
@@ -210,16 +217,20 @@ static void write_megatron(FILE *out, const export_in *in)
  * _generate_llm_fqn_per_model_part): with layers_per_stage n and the
  * first and last stage counting the embedding and the head as fi and fo
  * layers, the layers plus fi + fo are dealt n to a stage and the ends hold
- * n - fi and n - fo. plc's stages (plc_stage_layers) are that with n the
- * middle stages' count (or stage 0's when it holds more, pp = 2), fi and
- * fo what the ends hold less; where an end holds more than the middle
- * (few layers per stage) each stage's modules are named instead. */
+ * n - fi and n - fo, over the pp * vpp stages of an interleaved schedule
+ * too (rank r running stages r, r + pp, ...: the "loop" style of
+ * _get_pp_rank_to_stage_indices_mapping). plc's stages (plc_stage_layers
+ * over pp * vpp, plc_rank_layers) are that with n the middle stages'
+ * count (or stage 0's when it holds more, two stages), fi and fo what the
+ * ends hold less; where an end holds more than the middle (few layers per
+ * stage) each stage's modules are named instead. */
 static void write_torchtitan_split(FILE *out, int64_t layers, const plc_layout *l)
 {
-    int64_t first = plc_stage_layers(layers, l->pp, 0), last = plc_stage_layers(layers, l->pp, l->pp - 1);
-    int64_t n = l->pp > 2 ? plc_stage_layers_middle(layers, l->pp) : first;
-    if (l->vpp > 1 || layers % l->pp == 0) {
-        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)(layers / (l->pp * l->vpp)));
+    int64_t stages = l->pp * l->vpp;
+    int64_t first = plc_stage_layers(layers, stages, 0), last = plc_stage_layers(layers, stages, stages - 1);
+    int64_t n = stages > 2 ? plc_stage_layers_middle(layers, stages) : first;
+    if (layers % stages == 0) {
+        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)(layers / stages));
         fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = 0\n");
         fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = 0\n");
     } else if (first <= n && last <= n) {
@@ -228,11 +239,11 @@ static void write_torchtitan_split(FILE *out, int64_t layers, const plc_layout *
         fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = %lld\n", (long long)(n - last));
     } else {
         fprintf(out, "    p.module_fqns_per_model_part = [\n");
-        for (int64_t s = 0; s < l->pp; s++) {
-            int64_t lo = plc_stage_first_layer(layers, l->pp, s), hi = lo + plc_stage_layers(layers, l->pp, s);
+        for (int64_t s = 0; s < stages; s++) {
+            int64_t lo = plc_stage_first_layer(layers, stages, s), hi = lo + plc_stage_layers(layers, stages, s);
             fprintf(out, "        [%s", s == 0 ? "\"tok_embeddings\", " : "");
             for (int64_t i = lo; i < hi; i++) fprintf(out, "%s\"layers.%lld\"", i > lo ? ", " : "", (long long)i);
-            fprintf(out, "%s],\n", s == l->pp - 1 ? ", \"norm\", \"lm_head\"" : "");
+            fprintf(out, "%s],\n", s == stages - 1 ? ", \"norm\", \"lm_head\"" : "");
         }
         fprintf(out, "    ]\n");
     }

@@ -82,11 +82,13 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
     case PLC_RULE_PP_LAYERS:
         plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->layers));
         plc_diag_hint(d, "stages hold equal layer counts, unless the engine's profile has uneven_stages "
-                         "(engines.yaml; megatron, fsdp2) and vpp = 1 with schedule gpipe or 1f1b");
+                         "(engines.yaml): 1 with vpp = 1 and schedule gpipe or 1f1b, 2 also with interleaved");
         break;
     case PLC_RULE_VPP_LAYERS:
         plc_diag_error(d, loc, "%s", msg);
-        plc_diag_hint(d, "each of the pp * vpp virtual stages holds the same number of layers");
+        plc_diag_hint(d, "each of the pp * vpp virtual stages holds the same number of layers, unless the "
+                         "engine's profile has uneven_stages 2 (engines.yaml): then the middle ones may hold "
+                         "ceil(layers / (pp * vpp)) and the first and last the rest");
         break;
     case PLC_RULE_VPP_SCHEDULE:
         plc_diag_error(d, loc, "%s", msg);

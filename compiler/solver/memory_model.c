@@ -220,13 +220,14 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     for (int64_t s = 0; s < l->pp; s++) {
         /* with equal stages the first and last bound the others (middle
          * stages hold no embedding or head, no more layers and no more
-         * micro-batches than the first); with unequal ones (GPipe, 1F1B:
-         * plc_stage_layers) a middle stage holds a layer more than the ends
-         * and may be the peak: stage 1 bounds the middle ones (as many
-         * layers, at least as many micro-batches in flight) */
-        bool uneven_middle = s == 1 && m->layers % l->pp != 0;
+         * micro-batches than the first); with unequal ones
+         * (plc_rank_layers) a middle rank holds more layers than the ends
+         * and may be the peak: rank 1 bounds the middle ones (as many
+         * layers, in virtual stages of equal size with vpp > 1, and at
+         * least as many micro-batches in flight) */
+        bool uneven_middle = s == 1 && plc_ranks_uneven(m->layers, l->pp, l->vpp);
         plc_stage_params sp;
-        plc_stage_params_of(m, l->tp, l->pp, s, &sp);
+        plc_stage_params_of(m, l->tp, l->pp, l->vpp, s, &sp);
         est->stage_layers[s] = sp.layers;
         if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
         double params = plc_stage_params_total(&sp);
@@ -264,7 +265,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
  * parameters in *sp), for the bounds below */
 static double stage_state(const plc_job *job, const plc_layout *l, int64_t stage, plc_stage_params *sp)
 {
-    plc_stage_params_of(&job->model, l->tp, l->pp, stage, sp);
+    plc_stage_params_of(&job->model, l->tp, l->pp, l->vpp, stage, sp);
     double w, g, o;
     static_state(job, l, plc_stage_params_total(sp), &w, &g, &o);
     return w + g + o;
@@ -275,8 +276,23 @@ double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_
 {
     plc_layout l = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero, .vpp = 1, .micro_batch = 1};
     plc_stage_params sp;
-    double first = stage_state(job, &l, 0, &sp), last = stage_state(job, &l, pp - 1, &sp);
-    return (first > last ? first : last) + job->cluster.hw.runtime_reserved;
+    /* the ends' state with vpp 1; where the engine runs unequal virtual
+     * stages (uneven_stages 2) an end may hold fewer layers with some vpp
+     * (plc_rank_layers): the least any vpp gives, so that the bound holds
+     * for every vpp */
+    int64_t ends[2] = {0, pp - 1};
+    double most = 0;
+    for (int i = 0; i < 2; i++) {
+        l.vpp = 1;
+        double state = stage_state(job, &l, ends[i], &sp);
+        for (int64_t v = 2; job->engine.uneven_stages >= 2 && pp > 1 && pp * v <= job->model.layers; v++) {
+            l.vpp = v;
+            double s = stage_state(job, &l, ends[i], &sp);
+            if (s < state) state = s;
+        }
+        if (state > most) most = state;
+    }
+    return most + job->cluster.hw.runtime_reserved;
 }
 
 double plc_memory_node_bound(const plc_job *job, const plc_layout *l)

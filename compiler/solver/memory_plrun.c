@@ -951,7 +951,7 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
      * until AdamW reads it; ZeRO 1/2 in bf16 cast every shard before the
      * gathers */
     plc_stage_params spar;
-    plc_stage_params_of(m, l->tp, l->pp, stage, &spar);
+    plc_stage_params_of(m, l->tp, l->pp, l->vpp, stage, &spar);
     double params = plc_stage_params_total(&spar);
     double epi = zero == 2 && d.act < 4 ? params / (double)nz * d.act : 0;
     double peak = fmax(dyn, epi);

@@ -45,10 +45,10 @@ int64_t plc_params_total(const plc_model *m)
     return m->layers * plc_params_layer(m) + plc_params_embedding(m) + plc_params_norm(m);
 }
 
-void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t stage,
+void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t vpp, int64_t stage,
                          plc_stage_params *out)
 {
-    int64_t layers = plc_stage_layers(m->layers, pp, stage);
+    int64_t layers = plc_rank_layers(m->layers, pp, vpp, stage);
     /* the vocabulary padded to a multiple of tp (common/layout_rules.h) */
     double table = (double)plc_vocab_local(m->vocab, tp) * (double)m->hidden;
     out->layers = layers;
@@ -111,6 +111,6 @@ double plc_flops_per_token_megatron(const plc_model *m)
 
 double plc_recompute_share(const plc_model *m, const plc_layout *l)
 {
-    int64_t per_rank = plc_stage_layers_most(m->layers, l->pp > 0 ? l->pp : 1);
+    int64_t per_rank = plc_rank_layers_most(m->layers, l->pp > 0 ? l->pp : 1, l->vpp > 0 ? l->vpp : 1);
     return per_rank > 0 ? (double)plc_recomputed_layers(m, l) / (double)per_rank : 0.0;
 }

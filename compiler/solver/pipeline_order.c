@@ -21,23 +21,24 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
     default: return -1;
     }
     if (out->nchunks % pp) return -1;
-    /* GPipe and 1F1B: one contiguous stage a rank, of plc_stage_layers
-     * layers (unequal where pp does not divide layers: rule PP_LAYERS);
-     * the others cut the layers into equal chunks */
+    /* GPipe and 1F1B: one contiguous stage a rank, interleaved: vpp virtual
+     * stages a rank, chunk c of plc_stage_layers(layers, nchunks, c) layers
+     * (unequal where nchunks does not divide layers: rules PP_LAYERS and
+     * VPP_LAYERS); the layer-major ones cut the layers into equal chunks */
     out->uneven = layers % out->nchunks != 0;
-    if (out->uneven && (out->looping || out->nchunks != pp || layers < pp)) return -1;
+    if (out->uneven && (s == PLC_SCHED_LAYERED || s == PLC_SCHED_MODULAR || layers < out->nchunks)) return -1;
     out->per_rank = out->nchunks / pp;
     return 0;
 }
 
 int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c)
 {
-    return sh->uneven ? plc_stage_first_layer(sh->layers, sh->pp, c) : c * (sh->layers / sh->nchunks);
+    return sh->uneven ? plc_stage_first_layer(sh->layers, sh->nchunks, c) : c * (sh->layers / sh->nchunks);
 }
 
 int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c)
 {
-    return sh->uneven ? plc_stage_first_layer(sh->layers, sh->pp, c) + plc_stage_layers(sh->layers, sh->pp, c)
+    return sh->uneven ? plc_stage_first_layer(sh->layers, sh->nchunks, c) + plc_stage_layers(sh->layers, sh->nchunks, c)
                       : (c + 1) * (sh->layers / sh->nchunks);
 }
 
@@ -58,11 +59,28 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
     return w < total ? w : total;
 }
 
+/* the rank's chunk index (0 .. vpp - 1) of its k-th forward in the
+ * interleaved order: micro-batches in groups of pp, each group through the
+ * rank's chunks in order */
+static int64_t il_chunk_f(int64_t pp, int64_t vpp, int64_t k) { return (k % (pp * vpp)) / pp; }
+
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
 {
     int64_t total = M * sh->per_rank, held = plc_pipe_warmup(sh, M, r) + 1;
     if (held > total) held = total;
-    return (double)held / (double)sh->per_rank;
+    if (!sh->uneven || sh->per_rank == 1) return (double)held / (double)sh->per_rank;
+    /* unequal virtual stages (interleaved): the held forwards' layers over
+     * the rank's, as many whole-rank micro-batches as hold as much */
+    int64_t mine = 0, kept = 0;
+    for (int64_t j = 0; j < sh->per_rank; j++) {
+        int64_t c = j * sh->pp + r;
+        mine += plc_pipe_chunk_hi(sh, c) - plc_pipe_chunk_lo(sh, c);
+    }
+    for (int64_t k = 0; k < held; k++) {
+        int64_t c = il_chunk_f(sh->pp, sh->vpp, k) * sh->pp + r;
+        kept += plc_pipe_chunk_hi(sh, c) - plc_pipe_chunk_lo(sh, c);
+    }
+    return (double)kept / (double)mine;
 }
 
 static void add(plc_pipe_unit *u, int64_t *n, int bwd, int64_t chunk, int64_t micro)
@@ -94,7 +112,7 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
          * for backwards) */
         int64_t vpp = per, total = M * vpp;
 #define IL_MICRO(k) (((k) / (pp * vpp)) * pp + (k) % pp)
-#define IL_CHUNK_F(k) (((k) % (pp * vpp)) / pp)
+#define IL_CHUNK_F(k) il_chunk_f(pp, vpp, k)
 #define IL_CHUNK_B(k) (vpp - 1 - IL_CHUNK_F(k))
         for (int64_t i = 0; i < w; i++) add(u, &n, 0, MINE(IL_CHUNK_F(i)), IL_MICRO(i));
         for (int64_t i = 0; i < total - w; i++) {

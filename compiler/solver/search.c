@@ -184,6 +184,30 @@ static void divisors(values *vs, const plc_choice *c, int64_t n)
         if (vs->n < MAX_VALUES) vs->v[vs->n++] = large[i];
 }
 
+/* the vpp values to try: the divisors of layers (equal virtual stages);
+ * where the engine runs unequal ones (uneven_stages 2) every value a set or
+ * a short range gives, up to layers (rule VPP_LAYERS says which pp take
+ * them) */
+static void vpp_values(const plc_job *job, values *vs, const plc_choice *c)
+{
+    int64_t layers = job->model.layers;
+    if (job->engine.uneven_stages < 2) {
+        divisors(vs, c, layers);
+        return;
+    }
+    vs->n = 0;
+    if (c->kind == PLC_CHOICE_SET) { /* the values given, ascending */
+        for (int i = 0; i < c->n; i++)
+            if (c->v[i] >= 1 && c->v[i] <= layers) add_value(vs, c, c->v[i]);
+        return;
+    }
+    if (c->kind == PLC_CHOICE_RANGE && c->hi - c->lo < MAX_VALUES) {
+        for (int64_t d = c->lo < 1 ? 1 : c->lo; d <= c->hi && d <= layers; d++) add_value(vs, c, d);
+        return;
+    }
+    divisors(vs, c, layers);
+}
+
 /* divisors(vs, c, n) for n dividing a number whose ascending divisors are
  * all[0..nall): the same values in the same order, without trial division
  * (the micro-batch values of every dp, from the global batch's divisors) */
@@ -274,7 +298,7 @@ static void layer_values(const plc_job *job, const plc_layout *l, values *vs)
         add_value(vs, c, 0);
         return;
     }
-    int64_t most = plc_stage_layers_most(job->model.layers, l->pp) / (l->recompute == PLC_RECOMPUTE_BLOCK ? l->vpp : 1);
+    int64_t most = plc_recompute_layers_max(job->model.layers, l);
     /* block with every layer and every 1st layer are recompute = full: the
      * search offers them as full (a pinned value is still estimated) */
     int64_t lo = l->recompute == PLC_RECOMPUTE_EVERY && most > 1 ? 2 : 1;
@@ -531,9 +555,9 @@ static void layer_work(const plc_job *job, plc_layout l, const inner_values *iv,
 static double time_lower_bound(const plc_job *job, const plc_layout *l, double work)
 {
     int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
-    /* the stage with the most layers works at least this much; the bubble
-     * is charged on the mean stage (time_model.c), mean / most of it */
-    int64_t most = plc_stage_layers_most(job->model.layers, l->pp);
+    /* the rank with the most layers works at least this much; the bubble
+     * is charged on the mean rank (time_model.c), mean / most of it */
+    int64_t most = plc_rank_layers_most(job->model.layers, l->pp, l->vpp);
     double busy = (double)micro * (double)most * work;
     double mean = (double)job->model.layers / (double)l->pp;
     double bubble = 0;
@@ -710,7 +734,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
         legal_alone(job, &iv.frms, PLC_LD_fused_rmsnorm);
         if (m->arch == PLC_ARCH_GPT && iv.frms.n > 1) iv.frms.n = 1; /* LayerNorm: the choice changes nothing */
         enum_values(&zeros, &ls->zero, 4);
-        divisors(&iv.vpp_all, &ls->vpp, m->layers);
+        vpp_values(job, &iv.vpp_all, &ls->vpp);
         int64_t nbatch_div = 0;
         int64_t *batch_div = all_divisors(job->train.global_batch, &nbatch_div);
         if (!batch_div) {

@@ -313,8 +313,9 @@ int64_t plc_params_total(const plc_model *m);
  * copy of the embedding as its head). Matrices and the vocabulary (padded to
  * a multiple of tp) are split over tp; norms, row-parallel biases and the
  * position table are replicated.
- * Stage `stage` holds plc_stage_layers(layers, pp, stage) layers (common/layout_rules.h:
- * layers / pp when pp divides layers; contiguous, interleaved or modular). */
+ * A rank of stage `stage` holds plc_rank_layers(layers, pp, vpp, stage) layers
+ * (common/layout_rules.h: layers / pp when pp * vpp divides layers;
+ * contiguous, interleaved or modular; vpp 1 but for the interleaved schedule). */
 typedef struct plc_stage_params {
     double layer_matrices; /* per rank, all its layers */
     double norms;          /* per rank: everything replicated over tp except the position table */
@@ -323,7 +324,7 @@ typedef struct plc_stage_params {
     bool has_embedding, has_head;
 } plc_stage_params;
 
-void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t stage,
+void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t vpp, int64_t stage,
                          plc_stage_params *out);
 static inline double plc_stage_params_total(const plc_stage_params *s)
 {
@@ -408,13 +409,13 @@ typedef struct plc_pipe_shape {
     int64_t nchunks;  /* chunks over all ranks */
     int64_t per_rank; /* chunks per rank */
     bool looping;     /* chunk c on rank c mod pp (else contiguous blocks) */
-    bool uneven;      /* GPipe, 1F1B: stages of plc_stage_layers, unequal */
+    bool uneven;      /* GPipe, 1F1B, interleaved: chunks of plc_stage_layers over nchunks, unequal */
 } plc_pipe_shape;
 
 /* The chunks of a schedule; -1 when the layers do not split (a layout the
- * rulebook refuses). vpp counts only for the interleaved schedule. GPipe
- * and 1F1B take any layers >= pp (unequal stages, common/layout_rules.h);
- * the others chunks of equal size. */
+ * rulebook refuses). vpp counts only for the interleaved schedule. GPipe,
+ * 1F1B and interleaved take any layers >= nchunks (unequal stages,
+ * common/layout_rules.h); the others chunks of equal size. */
 int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out);
 
 /* pipeline rank owning chunk c; its layers [lo, hi) */
@@ -430,7 +431,8 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r);
 
 /* Micro-batches rank r holds activations of at its peak, in units of "one
  * micro-batch through all of the rank's layers": (warm-up + 1) forward
- * units, at most all of them, over its chunks. O(1) in M. */
+ * units, at most all of them, over its chunks (with unequal chunks, those
+ * units' layers over the rank's layers, at its first backward). O(1) in M. */
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r);
 
 /* Writes rank r's plc_pipe_units(sh, M) units in execution order. Returns 0,

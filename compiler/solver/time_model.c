@@ -323,21 +323,21 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     double layer_mb = tf + tb;
     /* the busiest stage per micro-batch: with equal stages the last (head
      * and loss) or the first (embedding); with unequal ones
-     * (plc_stage_layers) the most of its layers' work and its ends, over
-     * the first, a middle and the last stage (the middle ones are alike) */
+     * (plc_rank_layers) the most of its layers' work and its ends, over
+     * the first, a middle and the last rank (the middle ones are alike) */
     int64_t layers, busiest;
     double ends;
-    if (m->layers % l->pp == 0) {
+    if (!plc_ranks_uneven(m->layers, l->pp, l->vpp)) {
         layers = m->layers / l->pp;
         ends = l->pp == 1 ? first + last : fmax(first, last);
         busiest = last >= first ? l->pp - 1 : 0;
     } else {
         busiest = l->pp - 1;
-        layers = plc_stage_layers(m->layers, l->pp, busiest);
+        layers = plc_rank_layers(m->layers, l->pp, l->vpp, busiest);
         ends = last;
         int64_t others[2] = {l->pp > 2 ? 1 : 0, 0};
         for (int i = 0; i < 2; i++) {
-            int64_t s = others[i], n = plc_stage_layers(m->layers, l->pp, s);
+            int64_t s = others[i], n = plc_rank_layers(m->layers, l->pp, l->vpp, s);
             double e = s == 0 ? first : 0.0;
             if ((double)n * layer_mb + e > (double)layers * layer_mb + ends) { busiest = s; layers = n; ends = e; }
         }
@@ -420,7 +420,9 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
          * pipeline of stage times t_s idles sum(t_s) - max(t_s) on its
          * busiest stage, which the form charges as (pp - 1) mean(t_s),
          * max(t_s) - mean(t_s) more, as with equal stages whose ends differ
-         * (docs/solver.md) */
+         * (docs/solver.md); the interleaved form likewise charges its
+         * (pp - 1) / (micro vpp) on the mean rank where the virtual stages
+         * are unequal (plc_rank_layers) */
         double ratio = tf > 0 ? tb / tf : 2.0;
         double bubble_ratio = plc_sched_bubble_ratio(l->schedule, l->pp, l->vpp, m->layers, micro,
                                                      round(ratio * 2.0) / 2.0);
@@ -444,12 +446,12 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
      * weights after the optimizer, ZeRO 3 gathers of a layer's weights on
      * the compute stream whenever a stage enters the layer. */
     double params = 0, tensors = 0;
-    /* the ends, and a middle stage (which holds the fewest unless its
-     * stages are unequal: plc_stage_layers) */
-    int64_t ends_stages[3] = {0, l->pp - 1, l->pp > 2 && m->layers % l->pp ? 1 : 0};
+    /* the ends, and a middle stage (which holds the fewest unless the
+     * ranks' layers are unequal: plc_rank_layers) */
+    int64_t ends_stages[3] = {0, l->pp - 1, l->pp > 2 && plc_ranks_uneven(m->layers, l->pp, l->vpp) ? 1 : 0};
     for (int i = 0; i < 3; i++) {
         plc_stage_params sp;
-        plc_stage_params_of(m, l->tp, l->pp, ends_stages[i], &sp);
+        plc_stage_params_of(m, l->tp, l->pp, l->vpp, ends_stages[i], &sp);
         double p = plc_stage_params_total(&sp);
         if (p > params) { params = p; tensors = (double)plc_stage_tensors(m, l->pp, &sp); }
     }

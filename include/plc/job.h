@@ -349,7 +349,7 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(gathered_logits,      "gathered_logits",      0, 1, "1: the loss spans the whole vocabulary on every tp rank") \
     X(selective_ops,        "selective_ops",        0, 1, "1: selective saves every second linear's output, not the attention core (op-level SAC)") \
     X(sharded_master,       "sharded_master",       0, 1, "1: under ZeRO 3 the fp32 shard is the master; no bf16 shard is kept") \
-    X(uneven_stages,        "uneven_stages",        0, 1, "1: pipeline stages may hold unequal layer counts (vpp 1, GPipe or 1F1B)") \
+    X(uneven_stages,        "uneven_stages",        0, 2, "1: pipeline stages may hold unequal layer counts (vpp 1, GPipe or 1F1B); 2: also interleaved") \
     X(loss_saved_bytes,     "loss_saved_bytes",     0, 16, "bytes per logit the loss keeps for its backward, per micro-batch in flight") \
     X(loss_peak_bytes,      "loss_peak_bytes",      0, 32, "bytes per logit at the loss's own peak (0: plc's summed accounting)")
 

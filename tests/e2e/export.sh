@@ -124,7 +124,11 @@ PLC_ENGINES="$tmp/engines-1f1b.yaml" "$PLC" export --megatron "$ex/llama7b-a100.
 # unequal stages (uneven_stages, docs/engines.md): 32 layers on pp 6 run as
 # 4, 6 x 4, 4; Megatron-LM names the ends' counts, torchtitan the middle's
 # and what the ends hold less; with few layers a stage (9 on pp 8: 2, 1 x 6,
-# 1) torchtitan gets each stage's modules; plc compile (plrun) refuses
+# 1) torchtitan gets each stage's modules; plc compile (plrun) refuses.
+# Interleaved (uneven_stages 2): 32 layers on pp 4 with vpp 3 run as 12
+# virtual stages 1, 3 x 10, 1 (ranks 7, 9, 9, 7), which torchtitan takes
+# as layers_per_stage 3 with 2 less on each end; Megatron-LM runs unequal
+# stages with vpp 1 only
 "$PLC" export --megatron "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -D train.engine=megatron \
     -o "$tmp/uneven.sh" || die "export --megatron, pp 6 over 32 layers"
 megatron_ok "$tmp/uneven.sh"
@@ -135,7 +139,13 @@ grep -q -- '--decoder-first' "$tmp/7b.sh" && die "equal stages exported with --d
     -D layout.zero=3 -o "$tmp/uneven_tt.py" || die "export --torchtitan, pp 6 over 32 layers"
 "$PLC" export --torchtitan "$ex/tiny.plan" -D model.layers=9 -D layout.pp=8 -D train.engine=fsdp2 -D layout.zero=3 \
     -D train.precision=bf16 -o "$tmp/uneven_fqns.py" || die "export --torchtitan, pp 8 over 9 layers"
-/usr/bin/python3 - "$keys" "$tmp/uneven_tt.py" "$tmp/uneven_fqns.py" <<'PY' || die "torchtitan module, unequal stages"
+"$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D layout.pp=4 -D layout.vpp=3 -D layout.schedule=interleaved \
+    -D train.engine=fsdp2 -D layout.zero=3 -o "$tmp/uneven_il.py" || die "export --torchtitan, pp 4 vpp 3 over 32 layers"
+"$PLC" export --megatron "$ex/llama7b-a100.plan" -D layout.pp=4 -D layout.vpp=3 -D layout.schedule=interleaved \
+    -D train.engine=fsdp2 -D layout.zero=3 -o "$tmp/uneven_il.sh" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'pp \* vpp = 12 virtual stages of unequal layer counts (layers = 32), which Megatron-LM runs with vpp 1 only' "$tmp/err" ||
+    die "export --megatron of unequal virtual stages: exit $rc, want 2 and the reason"
+/usr/bin/python3 - "$keys" "$tmp/uneven_tt.py" "$tmp/uneven_fqns.py" "$tmp/uneven_il.py" <<'PY' || die "torchtitan module, unequal stages"
 import ast, sys
 known = {l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}
 def fields(path):
@@ -162,6 +172,14 @@ parts = fields(sys.argv[3])["parallelism.module_fqns_per_model_part"]
 assert [len([m for m in p if m.startswith("layers.")]) for p in parts] == [2, 1, 1, 1, 1, 1, 1, 1], parts
 assert parts[0][0] == "tok_embeddings" and parts[-1][-2:] == ["norm", "lm_head"]
 assert [m for p in parts for m in p if m.startswith("layers.")] == ["layers.%d" % i for i in range(9)]
+g = fields(sys.argv[4])
+assert g["parallelism.pipeline_parallel_schedule"] == "Interleaved1F1B", g
+n = split(32, 12, g["parallelism.pipeline_parallel_layers_per_stage"],
+          g["parallelism.pipeline_parallel_first_stage_less_layers"],
+          g["parallelism.pipeline_parallel_last_stage_less_layers"])
+assert n == [1] + [3] * 10 + [1], n
+# rank r runs stages r, r + 4, r + 8 (torchtitan's "loop" style)
+assert [sum(n[r::4]) for r in range(4)] == [7, 9, 9, 7], n
 PY
 "$PLC" compile "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -o "$tmp/uneven.bin" 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'pp = 6 does not divide layers = 32; engine plrun runs equal stages only' "$tmp/err" ||

@@ -23,9 +23,13 @@ expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 # --published: the published rows plus one plc cannot express (an SSM), one
 # far too large to fit, two whose pp does not divide the layers (run by
 # Megatron-Core, which splits them unequally, and by the Megatron-LM of
-# 2021, which cannot), two spelled as other sources write them (the arch
-# as a family name, FlashAttention-3, "bf16-mixed"; recompute block:K), and
-# an extra column, which is ignored
+# 2021, which cannot), two of Llama 3.1 405B's shape (126 layers) on pp 8
+# with the interleaved schedule, vpp 2, invented (not measurements: the
+# layout Meta's torchtitan runs are reported with), run by torchtitan,
+# which splits the 16 virtual stages unequally (7, 8 x 14, 7), and by
+# Megatron-Core, which does not with virtual stages, two spelled as other
+# sources write them (the arch as a family name, FlashAttention-3,
+# "bf16-mixed"; recompute block:K), and an extra column, which is ignored
 pub=$tmp/pub.csv
 /usr/bin/python3 - "$data/published_runs.csv" "$pub" <<'PY'
 import csv, sys
@@ -40,11 +44,17 @@ uneven = dict(by_id["MH-5"], row_id="X-uneven", layers=str(int(by_id["MH-5"]["la
 uneven21 = dict(by_id["NA-5"], row_id="X-uneven-2021", layers=str(int(by_id["NA-5"]["layers"]) + 1))
 spelled = dict(by_id["MH-2"], row_id="X-spelled", arch="GPT-3", attention="flash3", precision="bf16-mixed")
 block = dict(by_id["MH-2"], row_id="X-block", recompute="block:2")
+titan = dict(by_id["MH-5"], row_id="X-405b-titan", source="invented for tests/e2e/fidelity.sh (not a measurement)",
+             model="Llama 405B", arch="llama", layers="126", hidden="16384", ffn_hidden="53248", heads="128",
+             kv_heads="8", vocab="128256", seq_len="8192", gpus="512", global_batch="512", tp="8", pp="8", dp="8",
+             cp="1", vpp="2", micro_batch="1", schedule="interleaved", recompute="full", sp="1", zero="3",
+             framework="torchtitan", notes="invented row: Llama 3.1 405B's shape and layout, no measurement")
+titan_mc = dict(titan, row_id="X-405b-mcore", zero="1", framework="Megatron-Core r0.8")
 cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd, big, uneven, uneven21, spelled, block]:
+    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, block]:
         w.writerow(dict(r, extra="ignored"))
 PY
 "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
@@ -66,8 +76,13 @@ grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs
     { echo "FAIL: the respelled row is not MH-2's prediction with its warnings"; grep 'X-spelled\|MH-2' "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
 grep -qE '^X-block,1,' "$tmp/pred.csv" ||
     { echo "FAIL: recompute block:2 is not predicted"; grep X-block "$tmp/pred.csv"; exit 1; }
+grep -qE '^X-405b-titan,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
+    { echo "FAIL: torchtitan's interleaved row of unequal stages has no prediction"; grep X-405b "$tmp/pred.csv"; exit 1; }
+grep -qx 'X-405b-mcore,n/a,,,' "$tmp/pred.csv" &&
+    grep -q 'engine megatron runs unequal stages with schedule gpipe or 1f1b only, not interleaved' "$tmp/pred.err" ||
+    { echo "FAIL: Megatron-Core's interleaved row of unequal stages is not n/a with its reason"; exit 1; }
 # every expressible row that fits has a prediction: throughput, MFU, memory
-bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
+bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
 
 # --report: one line per data set (each sheet, each published source)

@@ -492,7 +492,7 @@ static void test_dp_reduce_kind(void)
     plc_layout_groups g;
     plc_layout_groups_of(&l, job.cluster.gpus_per_node, &g);
     plc_stage_params sp;
-    plc_stage_params_of(&job.model, l.tp, l.pp, 0, &sp);
+    plc_stage_params_of(&job.model, l.tp, l.pp, l.vpp, 0, &sp);
     double n = plc_stage_params_total(&sp);
     const plc_hw *hw = &job.cluster.hw;
     double rs = plc_cost_group(hw, PLC_COLL_REDUCE_SCATTER, n * 2.0, g.dpcp);

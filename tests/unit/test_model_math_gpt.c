@@ -95,7 +95,7 @@ static void test_gpt_stages(void)
             double sum = 0;
             for (int64_t s = 0; s < pps[i]; s++) {
                 plc_stage_params sp;
-                plc_stage_params_of(&m, 1, pps[i], s, &sp);
+                plc_stage_params_of(&m, 1, pps[i], 1, s, &sp);
                 sum += plc_stage_params_total(&sp);
             }
             double expect = (double)plc_params_total(&m) + (tied && pps[i] > 1 ? 50257.0 * 1024 : 0);
@@ -103,8 +103,8 @@ static void test_gpt_stages(void)
         }
     }
     plc_stage_params a, b;
-    plc_stage_params_of(&m, 1, 2, 0, &a);
-    plc_stage_params_of(&m, 4, 2, 0, &b);
+    plc_stage_params_of(&m, 1, 2, 1, 0, &a);
+    plc_stage_params_of(&m, 4, 2, 1, 0, &b);
     /* the vocabulary is padded to a multiple of tp: 50260 rows, 12565 a rank */
     CU_ASSERT_DOUBLE_EQUAL(b.embedding, 12565.0 * 1024 + 1024.0 * 1024, 0);
     CU_ASSERT_DOUBLE_EQUAL(b.norms, a.norms, 0);
@@ -113,9 +113,9 @@ static void test_gpt_stages(void)
      * the tied copy (pp > 1), on the last */
     CU_ASSERT_EQUAL(plc_layer_tensors(&m), 16);
     CU_ASSERT_EQUAL(plc_stage_tensors(&m, 2, &a), 16 * 12 + 2);
-    plc_stage_params_of(&m, 1, 2, 1, &a);
+    plc_stage_params_of(&m, 1, 2, 1, 1, &a);
     CU_ASSERT_EQUAL(plc_stage_tensors(&m, 2, &a), 16 * 12 + 2 + 1);
-    plc_stage_params_of(&m, 1, 1, 0, &a);
+    plc_stage_params_of(&m, 1, 1, 1, 0, &a);
     CU_ASSERT_EQUAL(plc_stage_tensors(&m, 1, &a), 16 * 24 + 2 + 2);
 }
 

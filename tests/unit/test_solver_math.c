@@ -40,7 +40,7 @@ static void test_stage_params_sum(void)
             double sum = 0;
             for (int64_t s = 0; s < pps[i]; s++) {
                 plc_stage_params sp;
-                plc_stage_params_of(&m, 1, pps[i], s, &sp);
+                plc_stage_params_of(&m, 1, pps[i], 1, s, &sp);
                 CU_ASSERT_EQUAL(sp.layers, 80 / pps[i]);
                 CU_ASSERT_EQUAL(sp.has_embedding, s == 0);
                 CU_ASSERT_EQUAL(sp.has_head, s == pps[i] - 1);
@@ -53,8 +53,8 @@ static void test_stage_params_sum(void)
     /* tensor parallelism splits matrices and the vocabulary, not the norms */
     plc_stage_params a, b;
     m.tie_embeddings = false;
-    plc_stage_params_of(&m, 1, 4, 1, &a);
-    plc_stage_params_of(&m, 8, 4, 1, &b);
+    plc_stage_params_of(&m, 1, 4, 1, 1, &a);
+    plc_stage_params_of(&m, 8, 4, 1, 1, &b);
     CU_ASSERT_DOUBLE_EQUAL(b.layer_matrices * 8, a.layer_matrices, 1);
     CU_ASSERT_DOUBLE_EQUAL(b.norms, a.norms, 0);
     CU_ASSERT_DOUBLE_EQUAL(b.embedding, 0, 0); /* a middle stage */
