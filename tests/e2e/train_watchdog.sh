@@ -2,7 +2,8 @@
 # The watchdog: one rank of two stopped with SIGSTOP in the middle of a run.
 # The other rank passes the deadline (--timeout 3) in its next transfer, says
 # which instruction (or, stopped while a checkpoint is written, which
-# checkpoint) and which rank it waits for, and the job ends (exit 1)
+# checkpoint; or in the step's world reductions, which) and which rank it
+# waits for, and the job ends (exit 1)
 # well within 60 s, leaving the last periodic checkpoint intact: it resumes.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
@@ -29,10 +30,12 @@ secs=$(( $(date +%s) - start ))
 grep -v '^step' "$tmp/log" | head -n 12
 [ "$rc" -ne 0 ] && [ "$rc" -lt 124 ] || die "the job should end with an error (exit $rc)"
 [ "$secs" -le 60 ] || die "the job took $secs s to end after the stop"
-# the instruction waited on, or the checkpoint being written when the stop came
+# where rank 0 waited when the stop came: the instruction, the checkpoint
+# being written, or the step's world reductions (its loss, or the stop
+# signal's check after a step), and the silent rank
 grep -q "rank 0: .*no progress for [0-9.]* s (the --timeout deadline) waiting for .*rank 1 did not answer" "$tmp/log" &&
-    grep -q "rank 0: instruction [0-9]* ([A-Z_]*\|writing the checkpoint of step [0-9]*" "$tmp/log" ||
-    die "the message does not name the instruction (or checkpoint) and the silent rank"
+    grep -q "rank 0: instruction [0-9]* ([A-Z_]*\|writing the checkpoint of step [0-9]*\|rank 0: the reduction of the step's loss failed\|rank 0: after step [0-9]*: " "$tmp/log" ||
+    die "the message does not name where rank 0 waited (instruction, checkpoint or the step's reductions) and the silent rank"
 grep -q "is intact; resume with --resume" "$tmp/log" || die "no word on the last checkpoint"
 last=$(cat "$tmp/ck/latest") || die "no checkpoint marker"
 n=$(echo "$last" | sed 's/step-0*//; s/\..*//')
