@@ -118,7 +118,7 @@ engine_is X-ds-zero3 fsdp2 engines-deepspeed.yaml
 engine_is X-foundry fsdp2 examples/engines.yaml
 grep -q "framework 'Megatron-DeepSpeed'" "$tmp/pred.err" &&
     { echo "FAIL: Megatron-DeepSpeed is warned about, as if it had no profile"; grep Megatron-DeepSpeed "$tmp/pred.err"; exit 1; }
-grep -q "framework 'LLM Foundry (Composer)' (row X-foundry): its PyTorch FSDP (FSDP1) modelled as FSDP2" "$tmp/pred.err" ||
+grep -q "framework 'LLM Foundry (Composer)' (row X-foundry): its FSDP1 (PyTorch's FullyShardedDataParallel, or FairScale's) modelled as FSDP2" "$tmp/pred.err" ||
     { echo "FAIL: no warning that LLM Foundry's FSDP1 is modelled as FSDP2"; exit 1; }
 # ZeRO 3 and pp auto: DeepSpeed's data parallelism, which runs no pipeline (pp 1)
 grep -qx '  pp = 1' "$tmp/specs/pub-Xmdszero3.plan" ||
