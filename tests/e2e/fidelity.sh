@@ -31,7 +31,8 @@ expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 # sources write them (the arch as a family name, FlashAttention-3,
 # "bf16-mixed"; recompute block:K), and an extra column, which is ignored.
 # Then rows of other frameworks, invented (not measurements): Megatron-
-# DeepSpeed with tp, pp and ZeRO 1 (equal and unequal stages), with ZeRO 2
+# DeepSpeed with tp, pp and ZeRO 1 (equal and unequal stages), ZeRO 0 in
+# bf16 and fp16, with ZeRO 2
 # on a pipeline (which DeepSpeed's pipeline engine refuses) and with ZeRO 3
 # without one (DeepSpeed's data parallelism), DeepSpeed ZeRO-3 training a
 # Llama on 8 GPUs, and LLM Foundry (PyTorch FSDP1)
@@ -60,6 +61,8 @@ mds = dict(by_id["MH-3"], row_id="X-mds", tp="4", pp="4", dp="12", vpp="1", sche
            attention="fused", framework="Megatron-DeepSpeed", **invented)
 mds_uneven = dict(mds, row_id="X-mds-uneven", layers="30")
 mds_zero2 = dict(mds, row_id="X-mds-zero2", zero="2")
+mds_zero0 = dict(mds, row_id="X-mds-zero0", zero="0")
+mds_zero0_fp16 = dict(mds, row_id="X-mds-zero0-fp16", zero="0", precision="fp16")
 mds_zero3 = dict(mds, row_id="X-mds-zero3", pp="auto", dp="auto", zero="3")
 ds3 = dict(by_id["MH-1"], row_id="X-ds-zero3", model="Llama 2 7B", arch="llama", layers="32", hidden="4096",
            ffn_hidden="11008", heads="32", kv_heads="32", vocab="32000", seq_len="4096", gpu="A100-SXM4-80GB",
@@ -72,7 +75,7 @@ with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
     for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, block, mds, mds_uneven, mds_zero2,
-                     mds_zero3, ds3, foundry]:
+                     mds_zero0, mds_zero0_fp16, mds_zero3, ds3, foundry]:
         w.writerow(dict(r, extra="ignored"))
 PY
 mkdir "$tmp/specs"
@@ -107,7 +110,7 @@ engine_is() { # row, engine, profile as the spec's comment names it
     grep -qx "  engine = $2     # profile: $3" "$tmp/specs/pub-$(echo "$1" | tr -d -- -).plan" ||
         { echo "FAIL: row $1 is not modelled as engine $2 with profile $3"; grep -h 'engine' "$tmp/specs/pub-$(echo "$1" | tr -d -- -).plan"; exit 1; }
 }
-for row in X-mds X-mds-uneven X-mds-zero3 X-ds-zero3 X-foundry; do
+for row in X-mds X-mds-uneven X-mds-zero0 X-mds-zero0-fp16 X-mds-zero3 X-ds-zero3 X-foundry; do
     grep -qE "^$row,1,[0-9.]+,0\.[0-9]+,[0-9.]+\$" "$tmp/pred.csv" ||
         { echo "FAIL: $row has no prediction"; grep "$row" "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
 done
@@ -123,6 +126,11 @@ grep -q "framework 'LLM Foundry (Composer)' (row X-foundry): its FSDP1 (PyTorch'
 # ZeRO 3 and pp auto: DeepSpeed's data parallelism, which runs no pipeline (pp 1)
 grep -qx '  pp = 1' "$tmp/specs/pub-Xmdszero3.plan" ||
     { echo "FAIL: Megatron-DeepSpeed's ZeRO 3 row is not pinned to pp 1"; exit 1; }
+# ZeRO 0 in bf16 is BF16_Optimizer's sharded optimizer state, ZeRO 1's
+# memory; in fp16 it is ZeRO 0
+grep -q "row X-mds-zero0: ZeRO 0 in bf16 is DeepSpeed's BF16_Optimizer, which shards the optimizer state: modelled as ZeRO 1" "$tmp/pred.err" &&
+    grep -qx '  zero = 1' "$tmp/specs/pub-Xmdszero0.plan" && grep -qx '  zero = 0' "$tmp/specs/pub-Xmdszero0fp16.plan" ||
+    { echo "FAIL: Megatron-DeepSpeed's bf16 ZeRO 0 is not modelled as ZeRO 1 (or its fp16 one not as ZeRO 0)"; exit 1; }
 # DeepSpeed's pipeline engine refuses ZeRO 2 and 3
 grep -qx 'X-mds-zero2,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron does not run zero = 2; it runs 0, 1' "$tmp/pred.err" ||
     { echo "FAIL: Megatron-DeepSpeed's ZeRO 2 row on a pipeline is not n/a with its reason"; grep X-mds-zero2 "$tmp/pred.csv"; exit 1; }
