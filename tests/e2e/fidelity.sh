@@ -29,7 +29,13 @@ expect=$(cat "${sheets[@]}" | grep -cE ',(ok|OOM[^,]*),')
 # which splits the 16 virtual stages unequally (7, 8 x 14, 7), and by
 # Megatron-Core, which does not with virtual stages, two spelled as other
 # sources write them (the arch as a family name, FlashAttention-3,
-# "bf16-mixed"; recompute block:K), and an extra column, which is ignored
+# "bf16-mixed"; recompute block:K), and an extra column, which is ignored.
+# Then rows of other frameworks, invented (not measurements): Megatron-
+# DeepSpeed with tp, pp and ZeRO 1 (equal and unequal stages), ZeRO 0 in
+# bf16 and fp16, with ZeRO 2
+# on a pipeline (which DeepSpeed's pipeline engine refuses) and with ZeRO 3
+# without one (DeepSpeed's data parallelism), DeepSpeed ZeRO-3 training a
+# Llama on 8 GPUs, and LLM Foundry (PyTorch FSDP1)
 pub=$tmp/pub.csv
 /usr/bin/python3 - "$data/published_runs.csv" "$pub" <<'PY'
 import csv, sys
@@ -50,14 +56,30 @@ titan = dict(by_id["MH-5"], row_id="X-405b-titan", source="invented for tests/e2
              cp="1", vpp="2", micro_batch="1", schedule="interleaved", recompute="full", sp="1", zero="3",
              framework="torchtitan", notes="invented row: Llama 3.1 405B's shape and layout, no measurement")
 titan_mc = dict(titan, row_id="X-405b-mcore", zero="1", framework="Megatron-Core r0.8")
+invented = dict(source="invented for tests/e2e/fidelity.sh (not a measurement)", notes="invented row, no measurement")
+mds = dict(by_id["MH-3"], row_id="X-mds", tp="4", pp="4", dp="12", vpp="1", schedule="1f1b", sp="0", zero="1",
+           attention="fused", framework="Megatron-DeepSpeed", **invented)
+mds_uneven = dict(mds, row_id="X-mds-uneven", layers="30")
+mds_zero2 = dict(mds, row_id="X-mds-zero2", zero="2")
+mds_zero0 = dict(mds, row_id="X-mds-zero0", zero="0")
+mds_zero0_fp16 = dict(mds, row_id="X-mds-zero0-fp16", zero="0", precision="fp16")
+mds_zero3 = dict(mds, row_id="X-mds-zero3", pp="auto", dp="auto", zero="3")
+ds3 = dict(by_id["MH-1"], row_id="X-ds-zero3", model="Llama 2 7B", arch="llama", layers="32", hidden="4096",
+           ffn_hidden="11008", heads="32", kv_heads="32", vocab="32000", seq_len="4096", gpu="A100-SXM4-80GB",
+           gpus="8", global_batch="64", tp="1", pp="1", dp="8", cp="1", vpp="1", schedule="auto", recompute="full",
+           sp="0", zero="3", attention="flash2", framework="DeepSpeed ZeRO-3", **invented)
+foundry = dict(ds3, row_id="X-foundry", model="MPT 7B", arch="gpt", ffn_hidden="16384", vocab="50432",
+               seq_len="2048", global_batch="256", pp="auto", framework="LLM Foundry (Composer)")
 cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, block]:
+    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, block, mds, mds_uneven, mds_zero2,
+                     mds_zero0, mds_zero0_fp16, mds_zero3, ds3, foundry]:
         w.writerow(dict(r, extra="ignored"))
 PY
-"$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
+mkdir "$tmp/specs"
+"$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --keep "$tmp/specs" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
     { echo "FAIL: --published exited $?"; cat "$tmp/pred.err"; exit 1; }
 head -1 "$tmp/pred.csv" | grep -qx 'row_id,pred_fits,pred_tok_s_gpu,pred_mfu,pred_memory_gib' || { echo "FAIL: bad --published header"; exit 1; }
 n=$(($(wc -l < "$pub") - 1)); got=$(($(wc -l < "$tmp/pred.csv") - 1))
@@ -81,8 +103,39 @@ grep -qE '^X-405b-titan,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
 grep -qx 'X-405b-mcore,n/a,,,' "$tmp/pred.csv" &&
     grep -q 'engine megatron runs unequal stages with schedule gpipe or 1f1b only, not interleaved' "$tmp/pred.err" ||
     { echo "FAIL: Megatron-Core's interleaved row of unequal stages is not n/a with its reason"; exit 1; }
+# other frameworks: each row predicted under its framework's engine and
+# profile (the generated spec says which), with the warning where a
+# framework is modelled by another's profile
+engine_is() { # row, engine, profile as the spec's comment names it
+    grep -qx "  engine = $2     # profile: $3" "$tmp/specs/pub-$(echo "$1" | tr -d -- -).plan" ||
+        { echo "FAIL: row $1 is not modelled as engine $2 with profile $3"; grep -h 'engine' "$tmp/specs/pub-$(echo "$1" | tr -d -- -).plan"; exit 1; }
+}
+for row in X-mds X-mds-uneven X-mds-zero0 X-mds-zero0-fp16 X-mds-zero3 X-ds-zero3 X-foundry; do
+    grep -qE "^$row,1,[0-9.]+,0\.[0-9]+,[0-9.]+\$" "$tmp/pred.csv" ||
+        { echo "FAIL: $row has no prediction"; grep "$row" "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
+done
+engine_is X-mds megatron engines-deepspeed.yaml
+engine_is X-mds-uneven megatron engines-deepspeed.yaml
+engine_is X-mds-zero3 fsdp2 engines-deepspeed.yaml
+engine_is X-ds-zero3 fsdp2 engines-deepspeed.yaml
+engine_is X-foundry fsdp2 examples/engines.yaml
+grep -q "framework 'Megatron-DeepSpeed'" "$tmp/pred.err" &&
+    { echo "FAIL: Megatron-DeepSpeed is warned about, as if it had no profile"; grep Megatron-DeepSpeed "$tmp/pred.err"; exit 1; }
+grep -q "framework 'LLM Foundry (Composer)' (row X-foundry): its FSDP1 (PyTorch's FullyShardedDataParallel, or FairScale's) modelled as FSDP2" "$tmp/pred.err" ||
+    { echo "FAIL: no warning that LLM Foundry's FSDP1 is modelled as FSDP2"; exit 1; }
+# ZeRO 3 and pp auto: DeepSpeed's data parallelism, which runs no pipeline (pp 1)
+grep -qx '  pp = 1' "$tmp/specs/pub-Xmdszero3.plan" ||
+    { echo "FAIL: Megatron-DeepSpeed's ZeRO 3 row is not pinned to pp 1"; exit 1; }
+# ZeRO 0 in bf16 is BF16_Optimizer's sharded optimizer state, ZeRO 1's
+# memory; in fp16 it is ZeRO 0
+grep -q "row X-mds-zero0: ZeRO 0 in bf16 is DeepSpeed's BF16_Optimizer, which shards the optimizer state: modelled as ZeRO 1" "$tmp/pred.err" &&
+    grep -qx '  zero = 1' "$tmp/specs/pub-Xmdszero0.plan" && grep -qx '  zero = 0' "$tmp/specs/pub-Xmdszero0fp16.plan" ||
+    { echo "FAIL: Megatron-DeepSpeed's bf16 ZeRO 0 is not modelled as ZeRO 1 (or its fp16 one not as ZeRO 0)"; exit 1; }
+# DeepSpeed's pipeline engine refuses ZeRO 2 and 3
+grep -qx 'X-mds-zero2,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron does not run zero = 2; it runs 0, 1' "$tmp/pred.err" ||
+    { echo "FAIL: Megatron-DeepSpeed's ZeRO 2 row on a pipeline is not n/a with its reason"; grep X-mds-zero2 "$tmp/pred.csv"; exit 1; }
 # every expressible row that fits has a prediction: throughput, MFU, memory
-bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
+bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore\|^X-mds-zero2' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
 
 # --report: one line per data set (each sheet, each published source)
