@@ -49,7 +49,8 @@ by_id = {r["row_id"]: r for r in rows}
 uneven = dict(by_id["MH-5"], row_id="X-uneven", layers=str(int(by_id["MH-5"]["layers"]) + 1))
 uneven21 = dict(by_id["NA-5"], row_id="X-uneven-2021", layers=str(int(by_id["NA-5"]["layers"]) + 1))
 spelled = dict(by_id["MH-2"], row_id="X-spelled", arch="GPT-3", attention="flash3", precision="bf16-mixed",
-               gpu="NVIDIA H100 80GB HBM3")
+               gpu="NVIDIA H100 80GB HBM3", schedule="{PipeDream-Flush, Interleaved1F1B}")
+nobatch = dict(by_id["MH-2"], row_id="X-nobatch", global_batch="")
 pcie = dict(by_id["MH-2"], row_id="X-pcie", gpu="H100 PCIe")  # other clocks and links: not the SXM entry
 block = dict(by_id["MH-2"], row_id="X-block", recompute="block:2")
 titan = dict(by_id["MH-5"], row_id="X-405b-titan", source="invented for tests/e2e/fidelity.sh (not a measurement)",
@@ -76,7 +77,7 @@ cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, pcie, block, mds, mds_uneven, mds_zero2,
+    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, pcie, nobatch, block, mds, mds_uneven, mds_zero2,
                      mds_zero0, mds_zero0_fp16, mds_zero3, ds3, foundry]:
         w.writerow(dict(r, extra="ignored"))
 PY
@@ -101,6 +102,8 @@ grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs
     { echo "FAIL: the respelled row is not MH-2's prediction with its warnings"; grep 'X-spelled\|MH-2' "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
 grep -qx 'X-pcie,n/a,,,' "$tmp/pred.csv" && grep -q "GPU 'H100 PCIe' is not in the catalog" "$tmp/pred.err" ||
     { echo "FAIL: a PCIe board borrowed the SXM entry's figures"; grep X-pcie "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
+grep -qx 'X-nobatch,n/a,,,' "$tmp/pred.csv" && grep -q "row X-nobatch: n/a: the row does not give global_batch" "$tmp/pred.err" ||
+    { echo "FAIL: a row without its global batch is not n/a with a reason"; grep X-nobatch "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
 grep -qE '^X-block,1,' "$tmp/pred.csv" ||
     { echo "FAIL: recompute block:2 is not predicted"; grep X-block "$tmp/pred.csv"; exit 1; }
 grep -qE '^X-405b-titan,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
@@ -140,7 +143,7 @@ grep -q "row X-mds-zero0: ZeRO 0 in bf16 is DeepSpeed's BF16_Optimizer, which sh
 grep -qx 'X-mds-zero2,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron does not run zero = 2; it runs 0, 1' "$tmp/pred.err" ||
     { echo "FAIL: Megatron-DeepSpeed's ZeRO 2 row on a pipeline is not n/a with its reason"; grep X-mds-zero2 "$tmp/pred.csv"; exit 1; }
 # every expressible row that fits has a prediction: throughput, MFU, memory
-bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore\|^X-mds-zero2\|^X-pcie' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
+bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore\|^X-mds-zero2\|^X-pcie\|^X-nobatch' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
 
 # --report: one line per data set (each sheet, each published source)
