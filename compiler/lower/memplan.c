@@ -883,12 +883,12 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
  * program's pairs in the share of its buffers the step sets or keeps
  * around them, up to REFINE_WORK pairs in all (about 6 ns a pair: at most
  * about 0.3 s; the 59 programs of tests/unit/test_memory_exact.c's sweep
- * left above 1% take 17 s together, and 12 of them come out smaller; with
- * no bound on the pairs, 1000 steps take 39 s and bring no further stage
- * of the sweep within 1%). */
+ * left above 1% take about 17 s together, and 14 of them come out
+ * smaller). */
 #define REFINE_LINE 100
 #define REFINE_STEPS 1000
 #define REFINE_WORK 5e7
+#define REFINE_PICK 2 /* the highest of three: a stage fewer within 1% */
 
 /* up to this many pairs, a program placed online is also placed online on
  * mirrored time (its cost grows with the holes, not the pairs: the largest
@@ -988,13 +988,14 @@ static int cmp_item_k1(const void *a, const void *b)
  * the programs the orders, skyline, jostle and ring slots leave more than
  * 1% above the bound. It works toward a line an eighth of the way from
  * the region down to the bound (not below the goal, bound + bound /
- * REFINE_LINE), and from each line reached to the next: each step takes a
- * buffer that rises above the line, lifts every buffer that shares a
- * window of time around it and reaches above a height below it (a box of
- * random extent), and sets them back one by one among the others alive in
- * the window, each in the tightest or the lowest gap that holds it
- * (largest first, in order of first use, longest-lived first, or in a
- * random order): ruin and recreate (Schrimpf et al., Journal of
+ * REFINE_LINE), and from each line reached to the next: each step takes
+ * the highest of REFINE_PICK buffers drawn among those that rise above
+ * the line, lifts every buffer that shares a window of time around it (up
+ * to its lifetime more on either side) and reaches above a height below
+ * it (a box of random extent), and sets them back one by one among the
+ * others alive in the window, each in the tightest or the lowest gap that
+ * holds it (largest first, in order of first use, longest-lived first, or
+ * in a random order): ruin and recreate (Schrimpf et al., Journal of
  * Computational Physics 159(2), 2000). A step is kept where the region
  * does not grow and the tops above the line, summed, do not rise; the
  * search ends at the goal, after REFINE_STEPS steps, or past REFINE_WORK
@@ -1027,9 +1028,13 @@ static int refine(plc_program *prog, const int32_t *first, const int32_t *last, 
         for (uint32_t k = 0; k < n; k++)
             if (cur[k].off + cur[k].size > line) over_at[nover++] = k;
         const item *x = &cur[over_at[next_rand(&seed) % nover]];
+        for (int c = 1; c < REFINE_PICK; c++) { /* the highest of REFINE_PICK drawn */
+            const item *y = &cur[over_at[next_rand(&seed) % nover]];
+            if (y->off + y->size > x->off + x->size) x = y;
+        }
         int32_t span = x->last - x->first + 1;
-        int32_t w0 = x->first - (int32_t)(next_rand(&seed) % (uint64_t)(2 * span));
-        int32_t w1 = x->last + (int32_t)(next_rand(&seed) % (uint64_t)(2 * span));
+        int32_t w0 = x->first - (int32_t)(next_rand(&seed) % (uint64_t)span);
+        int32_t w1 = x->last + (int32_t)(next_rand(&seed) % (uint64_t)span);
         uint64_t lo = x->off - x->off * (next_rand(&seed) % 64) / 64;
         int how = (int)(next_rand(&seed) % 4);
         /* the lifted, keyed in the order how names, and the time they span */
