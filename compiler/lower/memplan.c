@@ -888,7 +888,7 @@ static double placement_work(const plc_program *prog, const int32_t *first, cons
 #define REFINE_LINE 100
 #define REFINE_STEPS 1000
 #define REFINE_WORK 5e7
-#define REFINE_PICK 2 /* the highest of three: a stage fewer within 1% */
+#define REFINE_PICK 2 /* buffers drawn per step, the highest taken (three: a stage fewer within 1%) */
 
 /* up to this many pairs, a program placed online is also placed online on
  * mirrored time (its cost grows with the holes, not the pairs: the largest
