@@ -66,13 +66,13 @@ mds_uneven = dict(mds, row_id="X-mds-uneven", layers="30")
 mds_zero2 = dict(mds, row_id="X-mds-zero2", zero="2")
 mds_zero0 = dict(mds, row_id="X-mds-zero0", zero="0")
 mds_zero0_fp16 = dict(mds, row_id="X-mds-zero0-fp16", zero="0", precision="fp16")
-mds_zero3 = dict(mds, row_id="X-mds-zero3", pp="auto", dp="auto", zero="3")
+mds_zero3 = dict(mds, row_id="X-mds-zero3", pp="auto", dp="auto", cp="auto", zero="3")
 ds3 = dict(by_id["MH-1"], row_id="X-ds-zero3", model="Llama 2 7B", arch="llama", layers="32", hidden="4096",
            ffn_hidden="11008", heads="32", kv_heads="32", vocab="32000", seq_len="4096", gpu="A100-SXM4-80GB",
            gpus="8", global_batch="64", tp="1", pp="1", dp="8", cp="1", vpp="1", schedule="auto", recompute="full",
            sp="0", zero="3", attention="flash2", framework="DeepSpeed ZeRO-3", **invented)
 foundry = dict(ds3, row_id="X-foundry", model="MPT 7B", arch="gpt", ffn_hidden="16384", vocab="50432",
-               seq_len="2048", global_batch="256", pp="auto", framework="LLM Foundry (Composer)")
+               seq_len="2048", global_batch="256", tp="auto", pp="auto", cp="auto", framework="LLM Foundry (Composer)")
 cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
@@ -134,6 +134,12 @@ grep -q "framework 'LLM Foundry (Composer)' (row X-foundry): its FSDP1 (PyTorch'
 # ZeRO 3 and pp auto: DeepSpeed's data parallelism, which runs no pipeline (pp 1)
 grep -qx '  pp = 1' "$tmp/specs/pub-Xmdszero3.plan" ||
     { echo "FAIL: Megatron-DeepSpeed's ZeRO 3 row is not pinned to pp 1"; exit 1; }
+# cp left to plc: DeepSpeed (Ulysses is not plc's cp) and the FSDP1
+# trainers run cp 1; LLM Foundry runs neither tp nor pp
+grep -qx '  cp = 1' "$tmp/specs/pub-Xmdszero3.plan" && grep -qx '  cp = 1' "$tmp/specs/pub-Xfoundry.plan" &&
+    grep -qx '  tp = 1' "$tmp/specs/pub-Xfoundry.plan" && grep -qx '  pp = 1' "$tmp/specs/pub-Xfoundry.plan" ||
+    { echo "FAIL: DeepSpeed's or LLM Foundry's row left to plc is not pinned to cp 1 (Foundry: tp 1, pp 1)";
+      grep -h '^  [tpc]p' "$tmp/specs/pub-Xmdszero3.plan" "$tmp/specs/pub-Xfoundry.plan"; exit 1; }
 # ZeRO 0 in bf16 is BF16_Optimizer's sharded optimizer state, ZeRO 1's
 # memory; in fp16 it is ZeRO 0
 grep -q "row X-mds-zero0: ZeRO 0 in bf16 is DeepSpeed's BF16_Optimizer, which shards the optimizer state: modelled as ZeRO 1" "$tmp/pred.err" &&
