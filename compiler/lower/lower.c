@@ -253,10 +253,22 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     bool *loaded = PLC_NEW_ARRAY(a, bool, M);
     int64_t nunits = c->sched.norder[stage];
     if (nunits) prepost_recv(c, &order[0]);
-    for (int64_t i = 0; i < nunits; i++) run_unit(c, &order[i], i + 1 < nunits ? &order[i + 1] : NULL, loaded);
+    c->visit = 0;
+    c->visit_bad = false;
+    for (int64_t i = 0; i < nunits; i++) {
+        c->unit_k = i;
+        c->visit_i = 0;
+        run_unit(c, &order[i], i + 1 < nunits ? &order[i + 1] : NULL, loaded);
+        if (c->visit_i != plc_pipe_visits(&c->sched.sh, &order[i])) c->visit_bad = true;
+    }
     for (int32_t i = 0; i < c->nsends_prev; i++) lw_track(c, c->sends_prev[i]);
     for (int32_t i = 0; i < c->nsends_cur; i++) lw_track(c, c->sends_cur[i]);
     lw_epilogue(c);
+    if (c->visit_bad) {
+        snprintf(c->err, c->errlen, "internal error: stage %lld's layer visits are not its pipeline order's",
+                 (long long)stage);
+        return -1;
+    }
 
     memset(out, 0, sizeof *out);
     out->buffers = P->bufs;

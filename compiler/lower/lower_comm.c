@@ -105,29 +105,42 @@ int32_t lw_weight_grad(lw_ctx *c, int64_t tid)
     return t->full_grad;
 }
 
-void lw_flush_pending(lw_ctx *c)
+/* ZeRO 2/3's gradient blocks: a layer's (or the embedding's, the head's)
+ * blocks are made by its backward and accumulated into while the stage
+ * stays in the layer; after the last visit of that run that makes them
+ * (plc_pipe_grads_later), they are reduce-scattered on the communication
+ * stream into shards, and the shards' accumulation into the gradient
+ * waits until the end of the next visit, which the reduction overlaps.
+ * Block and shard live until then. */
+
+/* emits the deferred accumulations of the reduce-scatters issued before
+ * visit `before` of the stage */
+static void flush_before(lw_ctx *c, int32_t before)
 {
+    int32_t keep = 0;
     for (int32_t i = 0; i < c->npend; i++) {
         lw_pending_acc *p = &c->pend[i];
+        if (p->visit >= before) {
+            c->pend[keep++] = *p;
+            continue;
+        }
         lw_tensor *t = &c->T[p->tensor];
         lw_emit(c->P, PLC_OP_ACCUMULATE, PLC_STREAM_COMPUTE, LW_B(t->grad, p->src), LW_A(t->chunk), 0.0);
         lw_last(c->P)->wait = p->op;
         t->sync_op = -1;
     }
-    c->npend = 0;
+    c->npend = keep;
 }
 
-void lw_switch_layer(lw_ctx *c, int32_t key)
+void lw_flush_pending(lw_ctx *c) { flush_before(c, INT32_MAX); }
+
+/* reduce-scatters the open gradient blocks, their accumulation deferred
+ * past visit `visit` */
+static void reduce_blocks(lw_ctx *c, int32_t visit)
 {
-    if (key == c->cur_key) return;
-    c->cur_key = key;
-    if (c->zero < 2) return;
-    lw_flush_pending(c);
     for (int64_t id = 0; id < c->ntensors; id++) {
         lw_tensor *t = &c->T[id];
-        if (!t->present) continue;
-        t->gathered = -1;
-        if (t->full_grad < 0) continue;
+        if (!t->present || t->full_grad < 0) continue;
         int32_t shard = lw_buf(c->P, PLC_BUF_COMM, c->grad_dt, 1, t->chunk, "%s.grad_rs", t->info.name);
         int32_t op = collective(c, PLC_OP_REDUCE_SCATTER, PLC_STREAM_COMM, c->g_dpcp, shard, t->full_grad, t->chunk);
         if (c->npend == c->cappend) {
@@ -137,9 +150,33 @@ void lw_switch_layer(lw_ctx *c, int32_t key)
             c->pend = n;
             c->cappend = cap;
         }
-        c->pend[c->npend++] = (lw_pending_acc){(int32_t)id, shard, op};
+        c->pend[c->npend++] = (lw_pending_acc){(int32_t)id, shard, op, visit};
         t->full_grad = -1;
     }
+}
+
+void lw_switch_layer(lw_ctx *c, int32_t key)
+{
+    if (key == c->cur_key) return;
+    c->cur_key = key;
+    if (c->zero < 2) return;
+    for (int64_t id = 0; id < c->ntensors; id++) c->T[id].gathered = -1;
+    reduce_blocks(c, c->visit - 1); /* none open: the visits' ends reduce them (the epilogue's switch) */
+}
+
+void lw_visit_end(lw_ctx *c)
+{
+    const lw_unit *order = c->sched.order[c->stage];
+    bool grads;
+    int64_t key = plc_pipe_visit(&c->sched.sh, &order[c->unit_k], c->visit_i, &grads);
+    if (key != c->cur_key) c->visit_bad = true;
+    if (c->zero >= 2) {
+        flush_before(c, c->visit);
+        if (grads && !plc_pipe_grads_later(&c->sched.sh, order, c->sched.norder[c->stage], c->unit_k, c->visit_i))
+            reduce_blocks(c, c->visit);
+    }
+    c->visit++;
+    c->visit_i++;
 }
 
 void lw_grad_sync(lw_ctx *c, int32_t bucket, const int64_t *tensors, int n)

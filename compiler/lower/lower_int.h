@@ -64,6 +64,7 @@ typedef struct lw_sched {
     int32_t *owner;               /* pipeline rank of each chunk */
     lw_unit **order;              /* [pp] units of each stage, in execution order */
     int64_t *norder;
+    plc_pipe_shape sh;            /* the schedule's shape, for its visits (solver.h) */
 } lw_sched;
 
 int lw_schedule_build(const plc_layout *l, int64_t layers, int64_t micro_batches, plc_arena *a, lw_sched *out,
@@ -97,6 +98,7 @@ typedef struct lw_act {
 /* deferred ACCUMULATE of a reduce-scattered gradient (ZeRO 2/3) */
 typedef struct lw_pending_acc {
     int32_t tensor, src, op;
+    int32_t visit; /* the stage's visit it was issued at the end of */
 } lw_pending_acc;
 
 typedef struct lw_ctx {
@@ -142,9 +144,12 @@ typedef struct lw_ctx {
     int32_t *last_bwd_micro; /* [chunks] micro-batch of the stage's last backward of each chunk */
     int32_t loss_buf, gnorm_buf;
     int32_t *bucket;       /* [layers + 2]: gradient bucket of key k-1 (-1 embed .. L head), -1 none */
-    int32_t cur_key;       /* layer whose gathered weights / pending gradients are live (-2 none) */
-    lw_pending_acc *pend;  /* ZeRO 2/3 */
+    int32_t cur_key;       /* layer whose gathered weights / gradient blocks are live (-2 none) */
+    lw_pending_acc *pend;  /* ZeRO 2/3: reduce-scatters whose accumulation is deferred */
     int32_t npend, cappend;
+    int64_t unit_k, visit_i; /* the unit being lowered (its index in the order), its visit */
+    int32_t visit;         /* visits the stage has ended */
+    bool visit_bad;        /* a visit's key is not the pipeline order's (a lowering bug) */
     int32_t *outstanding;  /* comm instructions not yet waited for */
     int32_t nout, capout;
     int32_t pre_buf, pre_op;   /* RECV posted for the next unit, -1 none */
@@ -167,7 +172,8 @@ int32_t lw_tp_allgather_rows(lw_ctx *c, int32_t src, int64_t cols, const char *w
 int32_t lw_tp_reduce_rows(lw_ctx *c, int32_t partial, int64_t cols, const char *what); /* row-parallel out */
 int32_t lw_weight(lw_ctx *c, int64_t tensor);       /* the block to compute with (ZeRO 3: gathers) */
 int32_t lw_weight_grad(lw_ctx *c, int64_t tensor);  /* the block gradient to accumulate into */
-void lw_switch_layer(lw_ctx *c, int32_t key);       /* ends the live weights / gradients of other layers */
+void lw_switch_layer(lw_ctx *c, int32_t key);       /* ends the live weights of other layers */
+void lw_visit_end(lw_ctx *c);                       /* ZeRO 2/3: the gradient blocks' reduce-scatter */
 void lw_flush_pending(lw_ctx *c);                   /* emits deferred ZeRO 2/3 accumulations */
 void lw_grad_sync(lw_ctx *c, int32_t bucket, const int64_t *tensors, int n); /* after a last backward */
 void lw_track(lw_ctx *c, int32_t comm_instr);       /* a comm op to wait for before the epilogue */

@@ -127,6 +127,7 @@ int32_t lw_embed_fwd(lw_ctx *c, int64_t m)
     if (c->learned_pos) /* once, on the reduced rows */
         lw_emit(c->P, PLC_OP_POS_FWD, COMPUTE, B(x0, lw_weight(c, TID(PLC_ROLE_POS_EMB, 0))), A(c->Rs, c->h, sp_rows(c)),
                 0.0);
+    lw_visit_end(c);
     return x0;
 }
 
@@ -141,6 +142,7 @@ void lw_embed_bwd(lw_ctx *c, int64_t m, int32_t dx0)
     int32_t d = lw_tp_allgather_rows(c, dx0, c->h, "d_embed");
     int32_t g = lw_weight_grad(c, emb);
     lw_emit(c->P, PLC_OP_EMBED_BWD, COMPUTE, B(g, c->tokens[m], d), A(c->R, c->h, c->Vl, c->vocab_sharded), 0.0);
+    lw_visit_end(c);
 }
 
 /* ---- transformer layer ------------------------------------------------------------ */
@@ -213,6 +215,7 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
         bias_fwd(c, d, PLC_ROLE_B_PROJ, l, Rs, h);
         int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
         lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
+        lw_visit_end(c);
         return x_out;
     }
     a->g = act(c, c->act_dt, R, c->Fl, "gate");
@@ -227,6 +230,7 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
     d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
     int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
     lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
+    lw_visit_end(c);
     return x_out;
 }
 
@@ -310,6 +314,7 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
     int32_t dx_in = tmp(c, c->act_dt, Rs, h, "d_x_in");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_in, dx_mid), LW_NOARGS, 0.0);
     norm_bwd(c, dx_in, dh, a->x_in, a->mean1, a->rstd1, PLC_ROLE_ATTN_NORM, PLC_ROLE_ATTN_NORM_B, l, Rs);
+    lw_visit_end(c);
     return dx_in;
 }
 
@@ -365,6 +370,7 @@ void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x)
     c->head_x[m] = x;
     c->head_rstd[m] = rstd;
     c->head_mean[m] = mean;
+    lw_visit_end(c);
 }
 
 int32_t lw_head_bwd(lw_ctx *c, int64_t m)
@@ -376,5 +382,6 @@ int32_t lw_head_bwd(lw_ctx *c, int64_t m)
     zero(c, dx);
     norm_bwd(c, dx, c->head_dx[m], c->head_x[m], c->head_mean[m], c->head_rstd[m], PLC_ROLE_FINAL_NORM,
              PLC_ROLE_FINAL_NORM_B, 0, c->Rs);
+    lw_visit_end(c);
     return dx;
 }

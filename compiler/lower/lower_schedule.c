@@ -18,6 +18,7 @@ int lw_schedule_build(const plc_layout *l, int64_t layers, int64_t M, plc_arena 
     }
     int64_t nc = sh.nchunks, pp = l->pp;
     s->nchunks = nc;
+    s->sh = sh;
     s->chunk_lo = PLC_NEW_ARRAY(a, int64_t, nc);
     s->chunk_hi = PLC_NEW_ARRAY(a, int64_t, nc);
     s->owner = PLC_NEW_ARRAY(a, int32_t, nc);

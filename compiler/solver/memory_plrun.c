@@ -363,16 +363,18 @@ typedef struct scratch {
     int64_t units;
 } scratch;
 
-/* The lowering's layer switch (lw_switch_layer), for ZeRO: a stage that
- * enters another layer (key) reduce-scatters the gradient blocks of the one
- * it leaves, which stay alive with their shards until the next switch, and
- * drops the weights it gathered. Entering the same layer again (a forward
- * followed by the backward of the same layer) switches nothing. */
+/* The lowering's keys (compiler/lower/lower_comm.c). ZeRO 3: a stage that
+ * enters another layer (key) drops the weights it gathered; entering the
+ * same layer again (a forward followed by the backward of the same layer)
+ * keeps them. ZeRO >= 2: a key's gradient blocks are reduce-scattered at
+ * the end of the last visit of the stage's run in it that makes them
+ * (plc_pipe_grads_later), and stay alive with their shards through the
+ * next visit. */
 typedef struct keys {
     int64_t cur;    /* layer key now (-1 embedding, L head, INT64_MIN none) */
-    double blocks;  /* ZeRO >= 2: gradient blocks of the current key */
-    double shards;  /* their reduce-scatter outputs, made at the switch */
-    double pend;    /* blocks and shards of the key left before, alive until the next switch */
+    double blocks;  /* ZeRO >= 2: gradient blocks of the current key, not yet reduced */
+    double shards;  /* their reduce-scatter outputs */
+    double pend;    /* blocks and shards reduced at the end of the last visit, alive through this one */
     bool chained;   /* the last enter kept the key: its gathered weights are still alive */
 } keys;
 
@@ -380,10 +382,23 @@ static void enter(keys *K, int64_t key, double blocks_shards)
 {
     K->chained = key == K->cur;
     if (K->chained) return;
-    K->pend = K->blocks > 0 ? K->blocks + K->shards : 0;
+    if (K->blocks > 0) K->pend += K->blocks + K->shards; /* the lowering's switch reduces any left open */
     K->blocks = 0;
     K->shards = blocks_shards;
     K->cur = key;
+}
+
+/* the end of visit i of unit k (lw_visit_end): what was reduced before it
+ * is accumulated; the key's blocks are reduced unless a later visit of the
+ * run makes more */
+static void visit_end(keys *K, const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k,
+                      int64_t i)
+{
+    bool grads;
+    plc_pipe_visit(sh, &order[k], i, &grads);
+    K->pend = 0;
+    if (grads && K->blocks > 0 && !plc_pipe_grads_later(sh, order, total, k, i))
+        K->pend = K->blocks + K->shards, K->blocks = 0;
 }
 
 /* Replays rank r->stage's units for M micro-batches: returns the highest
@@ -501,6 +516,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                 wheld = 0;
                 BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + r->emb_w + K.pend + K.blocks);
                 base += r->tokens + X;
+                visit_end(&K, sh, order, total, k, 0);
             }
             /* layers lo.. : the first two and the last two differ (keys);
              * those between are the same as the second */
@@ -510,6 +526,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                 bool hold = key_after(sh, order, total, k, j, n) == lo + j;
                 BUMP(1, base + (double)j * S + r->u.fwd_peak[K.chained][hold] + K.pend + K.blocks);
                 wheld = hold ? lw : 0;
+                visit_end(&K, sh, order, total, k, first_chunk + j);
             }
             live = base + (double)n * S; /* with the chunk output */
             stash += own;
@@ -519,6 +536,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                 BUMP(2, live + r->head_peak + K.pend + K.blocks);
                 K.blocks += r->head_blocks;
                 live += r->head_keep;
+                visit_end(&K, sh, order, total, k, first_chunk + n);
             } else if (rank_of(sh, c + 1) != r->stage) {
                 if (!r->at_end) sends[nsend++] = (msg){k + 2, X}; /* at the end: stays in live */
             }
@@ -526,6 +544,7 @@ static void replay(const rp *r, int64_t M, slots *out)
             if (last_chunk) { /* the head's backward: its gradient replaces the norm input */
                 enter(&K, L, r->head_shards);
                 live -= r->head_keep;
+                visit_end(&K, sh, order, total, k, 0);
             }
             /* ZeRO 1, the chunk's last backward: each tensor's gradient
              * shard is reduced after its own backward (the head's first) */
@@ -544,6 +563,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                 BUMP(last_micro ? 7 : 3, base + tok + (double)(n - 1 - j) * S + bp + K.pend + K.blocks +
                             (last_micro ? (double)j * r->zero1_layer + head1 : 0));
                 if (!K.chained || K.blocks == 0) K.blocks = gb;
+                visit_end(&K, sh, order, total, k, last_chunk + j);
             }
             live = base + tok + X; /* the chunk input's gradient */
             stash -= own;
@@ -554,6 +574,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                             (last_micro ? (double)n * r->zero1_layer + head1 : 0));
                 K.blocks = r->emb_blocks;
                 live -= tok + X;
+                visit_end(&K, sh, order, total, k, last_chunk + n);
             } else if (rank_of(sh, c - 1) != r->stage) {
                 if (!r->at_end) sends[nsend++] = (msg){k + 2, X};
             }

@@ -139,3 +139,40 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
 #undef MINE
     return 0;
 }
+
+/* the visits of a unit, in order (solver.h): forward [embedding] lo .. hi-1
+ * [head]; backward [head] hi-1 .. lo [embedding] */
+int64_t plc_pipe_visits(const plc_pipe_shape *sh, const plc_pipe_unit *u)
+{
+    int64_t c = u->chunk;
+    return plc_pipe_chunk_hi(sh, c) - plc_pipe_chunk_lo(sh, c) + (c == 0) + (c == sh->nchunks - 1);
+}
+
+int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t i, bool *grads)
+{
+    int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c);
+    bool emb = c == 0, head = c == sh->nchunks - 1;
+    int64_t first = u->bwd ? head : emb; /* the visit of layer hi-1 (backward) or lo (forward) */
+    if (i < first) {
+        *grads = u->bwd || !emb; /* the head's visits both make gradients; the embedding's forward none */
+        return u->bwd ? sh->layers : -1;
+    }
+    if (i - first < hi - lo) {
+        *grads = u->bwd;
+        return u->bwd ? hi - 1 - (i - first) : lo + (i - first);
+    }
+    *grads = true; /* the head's forward (the loss and its backward), the embedding's backward */
+    return u->bwd ? -1 : sh->layers;
+}
+
+bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k, int64_t i)
+{
+    bool grads;
+    int64_t key = plc_pipe_visit(sh, &order[k], i, &grads);
+    for (i++; k < total; k++, i = 0)
+        for (int64_t n = plc_pipe_visits(sh, &order[k]); i < n; i++) {
+            if (plc_pipe_visit(sh, &order[k], i, &grads) != key) return false;
+            if (grads) return true;
+        }
+    return false;
+}

@@ -439,6 +439,19 @@ double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r);
  * or -1 when M does not suit the schedule (interleaved: a multiple of pp). */
 int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *out);
 
+/* A unit's visits: the stretches of it spent in one key (layer l, -1 the
+ * embedding, layers the head), in order: a forward [the embedding, chunk 0]
+ * lo .. hi-1 [the head, last chunk: the loss and its backward]; a backward
+ * [the head's final norm, last chunk] hi-1 .. lo [the embedding, chunk 0].
+ * plc_pipe_visit gives visit i's key and whether it makes weight gradients
+ * (every backward visit, and the head's forward). ZeRO 2/3 reduce-scatter a
+ * key's gradient blocks after the last visit that makes them in the
+ * stage's run of visits to that key: plc_pipe_grads_later says whether,
+ * after visit i of unit k, a later visit of the same run makes more. */
+int64_t plc_pipe_visits(const plc_pipe_shape *sh, const plc_pipe_unit *u);
+int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t i, bool *grads);
+bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k, int64_t i);
+
 /* ---- search.c -------------------------------------------------------------- */
 /* legality of a layout for a job, and the candidate values of each
  * layout dimension. plc_solve and plc_estimate_layout (compiler/solver/solver.h)

@@ -461,6 +461,73 @@ static void test_solver_vs_plan(void)
     solver_vs_plan(true);
 }
 
+/* ZeRO 2/3: a layer's gradient blocks are reduce-scattered at the end of the
+ * last backward of the stage's run in that layer, and the block lives until
+ * the end of the next visit, which the reduction overlaps. On a 1F1B stage
+ * past the first, a backward of the stage's lowest layer is followed by the
+ * next micro-batch's forward of the same layer: no block may outlive that
+ * forward visit (it used to live until the stage's second switch of layer,
+ * through two forward visits). Layered gradient accumulation, which
+ * accumulates every micro-batch into one block, still reduces once per
+ * block: once per step. */
+static void test_zero_blocks_released(void)
+{
+    for (int zero = 2; zero <= 3; zero++)
+        for (int sched = 0; sched < 2; sched++) {
+            plc_job job;
+            tp_job(&job, 4, false, 8);
+            plc_layout l = tp_layout(2, 1, 2, 1, 0, zero, PLC_RECOMPUTE_NONE, 1,
+                                     sched ? PLC_SCHED_LAYERED : PLC_SCHED_1F1B, 1);
+            plc_arena a;
+            plc_arena_init(&a);
+            plc_plan p;
+            CU_ASSERT_FATAL(tp_lower(&job, l, &a, &p) == 0);
+            for (uint32_t s = 0; s < p.nprograms; s++) {
+                const plc_program *g = &p.programs[s];
+                int32_t *first = malloc(sizeof *first * g->nbuffers), *last = malloc(sizeof *last * g->nbuffers);
+                plc_buffer_lifetimes(g, first, last);
+                int blocks = 0, reductions = 0, micro = (int)(job.train.global_batch / l.dp);
+                for (uint32_t b = 0; b < g->nbuffers; b++) {
+                    if (!strstr(g->buffers[b].name, ".grad_block") || first[b] < 0) continue;
+                    blocks++;
+                    /* the forward visits (layer, micro-batch) the block is alive in */
+                    int visits = 0, at_layer = -9, at_micro = -9;
+                    for (int32_t i = first[b]; i <= last[b]; i++) {
+                        const plc_instr *in = &g->instrs[i];
+                        if (in->phase != PLC_PHASE_FORWARD || (in->layer == at_layer && in->micro == at_micro)) continue;
+                        visits++, at_layer = in->layer, at_micro = in->micro;
+                    }
+                    if (visits > 1)
+                        fprintf(stderr, "\n%s: stage %u: %s lives through %d forward visits\n",
+                                sched ? "layered" : "1f1b", s, g->buffers[b].name, visits);
+                    CU_ASSERT(visits <= 1);
+                }
+                for (uint32_t i = 0; i < g->ninstrs; i++) reductions += g->instrs[i].op == PLC_OP_REDUCE_SCATTER;
+                /* blocks of all tensors, and of the stage's layer away from the
+                 * embedding and the head (the layered run of its backwards is
+                 * not broken by theirs) */
+                int distinct = 0, mid = 0, mid_distinct = 0;
+                char prefix[32];
+                snprintf(prefix, sizeof prefix, "layers.%u.", s == 0 ? 1u : 2u);
+                for (uint32_t b = 0; b < g->nbuffers; b++) {
+                    if (!strstr(g->buffers[b].name, ".grad_block") || first[b] < 0) continue;
+                    bool seen = false;
+                    for (uint32_t e = 0; e < b && !seen; e++)
+                        seen = first[e] >= 0 && !strcmp(g->buffers[e].name, g->buffers[b].name);
+                    bool in_mid = !strncmp(g->buffers[b].name, prefix, strlen(prefix));
+                    distinct += !seen, mid += in_mid, mid_distinct += in_mid && !seen;
+                }
+                /* one reduction per block; a block per micro-batch where the
+                 * stage leaves the layer between its backwards (1F1B), one per
+                 * step where it does not (layered) */
+                CU_ASSERT(blocks > 0 && reductions == blocks && mid_distinct > 0);
+                CU_ASSERT(sched ? mid == mid_distinct : blocks == distinct * micro);
+                free(first), free(last);
+            }
+            plc_arena_free(&a);
+        }
+}
+
 /* The rulebook's promise: the search and the lowering cannot disagree.
  * Every candidate the search enumerates in a small space (odd head counts,
  * GPT-2's vocabulary of 50257, odd layer counts, tied embeddings) lowers
@@ -536,4 +603,5 @@ void register_test_lower_layouts(void)
     CU_add_test(s, "the trace's exposed communication against a sweep", test_trace_exposed);
     CU_add_test(s, "solver memory estimate vs the plan's exact peak", test_solver_vs_plan);
     CU_add_test(s, "every candidate the search calls legal lowers, and no other", test_every_candidate_compiles);
+    CU_add_test(s, "ZeRO 2/3 gradient blocks live through one visit after their run", test_zero_blocks_released);
 }
