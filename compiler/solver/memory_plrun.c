@@ -394,11 +394,11 @@ static void enter(keys *K, int64_t key, double blocks_shards)
 static void visit_end(keys *K, const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k,
                       int64_t i)
 {
+    K->pend = 0;
+    if (K->blocks <= 0) return; /* none open (ZeRO 0, 1 always) */
     bool grads;
     plc_pipe_visit(sh, &order[k], i, &grads);
-    K->pend = 0;
-    if (grads && K->blocks > 0 && !plc_pipe_grads_later(sh, order, total, k, i))
-        K->pend = K->blocks + K->shards, K->blocks = 0;
+    if (grads && !plc_pipe_grads_later(sh, order, total, k, i)) K->pend = K->blocks + K->shards, K->blocks = 0;
 }
 
 /* Replays rank r->stage's units for M micro-batches: returns the highest

@@ -154,7 +154,7 @@ int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t
     bool emb = c == 0, head = c == sh->nchunks - 1;
     int64_t first = u->bwd ? head : emb; /* the visit of layer hi-1 (backward) or lo (forward) */
     if (i < first) {
-        *grads = u->bwd || !emb; /* the head's visits both make gradients; the embedding's forward none */
+        *grads = u->bwd; /* the head's final norm makes gradients; the embedding's forward none */
         return u->bwd ? sh->layers : -1;
     }
     if (i - first < hi - lo) {
