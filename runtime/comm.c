@@ -210,26 +210,24 @@ static int ensure_slot(plc_comm *c, int slot)
     if (slot < c->nslots) return 0;
     int n = c->nslots ? c->nslots : 64;
     while (n <= slot) n *= 2;
-    MPI_Request *s = realloc(c->slots, (size_t)n * sizeof *s);
-    if (!s) return -1;
-    c->slots = s;
-    int *p = realloc(c->slot_peer, (size_t)n * sizeof *p);
-    if (!p) return -1;
-    c->slot_peer = p;
-    int *g = realloc(c->slot_group, (size_t)n * sizeof *g);
-    if (!g) return -1;
-    c->slot_group = g;
-    MPI_Request *ps = realloc(c->persist, (size_t)n * sizeof *ps);
-    if (!ps) return -1;
-    c->persist = ps;
-    plc_comm_call *pc = realloc(c->persist_call, (size_t)n * sizeof *pc);
-    if (!pc) return -1;
-    c->persist_call = pc;
+    /* each per-slot array to n elements (those grown stay valid on failure) */
+#define GROW(field)                                                     \
+    do {                                                                \
+        void *grown = realloc(c->field, (size_t)n * sizeof *c->field); \
+        if (!grown) return -1;                                          \
+        c->field = grown;                                               \
+    } while (0)
+    GROW(slots);
+    GROW(slot_peer);
+    GROW(slot_group);
+    GROW(persist);
+    GROW(persist_call);
+#undef GROW
     for (int i = c->nslots; i < n; i++) {
-        s[i] = MPI_REQUEST_NULL;
-        p[i] = -1;
-        g[i] = -1;
-        ps[i] = MPI_REQUEST_NULL;
+        c->slots[i] = MPI_REQUEST_NULL;
+        c->slot_peer[i] = -1;
+        c->slot_group[i] = -1;
+        c->persist[i] = MPI_REQUEST_NULL;
     }
     c->nslots = n;
     return 0;
