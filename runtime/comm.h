@@ -45,6 +45,8 @@ typedef struct plc_comm {
     MPI_Comm watch;       /* a duplicate of the world for the watchdog's questions */
     int *slot_peer;       /* per slot: world rank of a SEND/RECV peer, -1 a collective */
     int *slot_group;      /* per slot: plan group of a collective */
+    MPI_Request *persist; /* per slot: the allreduce's persistent request, MPI_REQUEST_NULL none */
+    struct plc_comm_call *persist_call; /* per slot: the call it was made for */
     const plc_plan *plan; /* set by plc_comm_setup: group names and members, for messages */
     int watch_io;         /* set around a checkpoint's gathers: those are watched too, and
                            * wait on as long as every peer answers */
@@ -100,7 +102,11 @@ int plc_comm_group_size(const plc_comm *c, int group);
 #define PLC_WATCH_GRACE_S 3.0
 
 /* Host-memory transfers for the CPU backend. start() begins the call as the
- * request `slot`; wait() completes it (nothing for a free slot). */
+ * request `slot`; wait() completes it (nothing for a free slot). An
+ * allreduce is made a persistent request at its slot's first start (MPI 4,
+ * or Open MPI's MPIX extension) and started again at every later one, so
+ * that MPI's temporary buffer for it is allocated once, in the dry
+ * communication step, instead of at every call. */
 int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, size_t errlen);
 int plc_comm_wait(plc_comm *c, int slot, char *err, size_t errlen);
 

@@ -1,8 +1,13 @@
-/* proc_mem.c: VmHWM and VmRSS of this process, and resetting VmHWM. */
+/* proc_mem.c: VmHWM and VmRSS of this process, resetting VmHWM, and the
+ * allocator's threshold for blocks mapped on their own. */
 #include "runtime/proc_mem.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 static double status_kib(const char *key)
 {
@@ -30,4 +35,14 @@ int plc_proc_reset_peak(void)
     if (!f) return -1;
     int ok = fputs("5", f) >= 0; /* 5: reset the peak resident set size */
     return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+int plc_proc_unmap_large_frees(size_t bytes)
+{
+#ifdef __GLIBC__
+    return bytes <= INT_MAX && mallopt(M_MMAP_THRESHOLD, (int)bytes) == 1 ? 0 : -1;
+#else
+    (void)bytes;
+    return -1;
+#endif
 }
