@@ -22,8 +22,8 @@
  * layouts from 1.6 to 7.2 MiB (dp4) and from 0.6 to 11.2 MiB (tp2_zero).
  * Without persistent collectives, every start is a nonblocking call.
  * COLLECTIVE(Persistent, Nonblocking, keep, request, args...) */
-#if MPI_VERSION < 4
-#include <mpi-ext.h>
+#if MPI_VERSION < 4 && defined(OPEN_MPI)
+#include <mpi-ext.h> /* Open MPI's extensions: MPIX_*_init */
 #endif
 #if MPI_VERSION >= 4
 #define PLC_PERSISTENT 1
