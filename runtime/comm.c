@@ -313,19 +313,18 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
                         call->reduce_max ? max : sum, g->mpi);
         break;
     case PLC_OP_REDUCE_SCATTER:
-        rc = COLLECTIVE(Reduce_scatter_block, Ireduce_scatter_block, keep, made, call->src, call->dst, count, type, sum,
-                        g->mpi);
+        rc = MPI_Ireduce_scatter_block(call->src, call->dst, count, type, sum, g->mpi, req);
         break;
     case PLC_OP_ALLGATHER: {
         const char *own = (const char *)call->dst + (size_t)g->rank * (size_t)count * esz;
         const void *send = own == call->src ? MPI_IN_PLACE : call->src;
-        rc = COLLECTIVE(Allgather, Iallgather, keep, made, send, count, type, call->dst, count, type, g->mpi);
+        rc = MPI_Iallgather(send, count, type, call->dst, count, type, g->mpi, req);
         break;
     }
     case PLC_OP_BROADCAST:
         if (call->root < 0 || call->root >= g->size)
             return plc_fail(err, errlen, "broadcast root %d outside a group of %d", call->root, g->size);
-        rc = COLLECTIVE(Bcast, Ibcast, keep, made, call->dst, count, type, call->root, g->mpi);
+        rc = MPI_Ibcast(call->dst, count, type, call->root, g->mpi, req);
         break;
     default:
         return plc_fail(err, errlen, "%s is not a communication op", plc_op_name(call->op));

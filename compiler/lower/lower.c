@@ -265,7 +265,7 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     for (int32_t i = 0; i < c->nsends_cur; i++) lw_track(c, c->sends_cur[i]);
     lw_epilogue(c);
     if (c->visit_bad) {
-        snprintf(c->err, c->errlen, "stage %lld's layer visits are not its pipeline order's",
+        snprintf(c->err, c->errlen, "stage %lld's layer visits are not its pipeline order's, or left gradient blocks open",
                  (long long)stage);
         return -1;
     }

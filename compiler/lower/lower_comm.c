@@ -160,8 +160,11 @@ void lw_switch_layer(lw_ctx *c, int32_t key)
     if (key == c->cur_key) return;
     c->cur_key = key;
     if (c->zero < 2) return;
-    for (int64_t id = 0; id < c->ntensors; id++) c->T[id].gathered = -1;
-    reduce_blocks(c, c->visit - 1); /* none open: the visits' ends reduce them (the epilogue's switch) */
+    for (int64_t id = 0; id < c->ntensors; id++) {
+        lw_tensor *t = &c->T[id];
+        t->gathered = -1;
+        if (t->present && t->full_grad >= 0) c->visit_bad = true; /* the visits' ends reduce every block */
+    }
 }
 
 void lw_visit_end(lw_ctx *c)

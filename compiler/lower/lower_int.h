@@ -149,7 +149,7 @@ typedef struct lw_ctx {
     int32_t npend, cappend;
     int64_t unit_k, visit_i; /* the unit being lowered (its index in the order), its visit */
     int32_t visit;         /* visits the stage has ended */
-    bool visit_bad;        /* a visit's key is not the pipeline order's (a lowering bug) */
+    bool visit_bad;        /* a visit not the pipeline order's, or a block left open (a lowering bug) */
     int32_t *outstanding;  /* comm instructions not yet waited for */
     int32_t nout, capout;
     int32_t pre_buf, pre_op;   /* RECV posted for the next unit, -1 none */

@@ -382,8 +382,6 @@ static void enter(keys *K, int64_t key, double blocks_shards)
 {
     K->chained = key == K->cur;
     if (K->chained) return;
-    if (K->blocks > 0) K->pend += K->blocks + K->shards; /* the lowering's switch reduces any left open */
-    K->blocks = 0;
     K->shards = blocks_shards;
     K->cur = key;
 }
