@@ -75,7 +75,7 @@ static void send(lw_ctx *c, int32_t b, int32_t peer)
 {
     int32_t i = lw_emit(c->P, PLC_OP_SEND, PLC_STREAM_COMM, LW_B(b), LW_A(c->Rs * c->h), 0.0);
     lw_last(c->P)->peer = peer;
-    c->sends_cur[c->nsends_cur++] = i;
+    c->unit_send[c->unit_k] = i;
 }
 
 /* The input a unit receives from another stage, if any: its peer, or -1. */
@@ -137,20 +137,12 @@ static void run_unit(lw_ctx *c, const lw_unit *u, const lw_unit *next, bool *loa
     int64_t ch = u->chunk, m = u->micro, nc = s->nchunks;
     int64_t lo = s->chunk_lo[ch], hi = s->chunk_hi[ch];
     int32_t me = (int32_t)c->stage;
-    /* sends of the unit before the previous one must have completed */
-    if (c->sends_wait_at_end) {
-        for (int32_t i = 0; i < c->nsends_prev; i++) lw_track(c, c->sends_prev[i]);
-        c->nsends_prev = 0;
-    }
-    for (int32_t i = 0; i < c->nsends_prev; i++) {
+    /* the send of unit k - lag must have completed (plc_pipe_send_lag) */
+    int64_t done = c->unit_k - c->send_lag;
+    if (done >= 0 && c->unit_send[done] >= 0) {
         lw_emit(c->P, PLC_OP_WAIT, PLC_STREAM_COMPUTE, NULL, 0, LW_NOARGS, 0.0);
-        lw_last(c->P)->wait = c->sends_prev[i];
+        lw_last(c->P)->wait = c->unit_send[done];
     }
-    int32_t *t = c->sends_prev;
-    c->sends_prev = c->sends_cur;
-    c->nsends_prev = c->nsends_cur;
-    c->sends_cur = t;
-    c->nsends_cur = 0;
     /* this unit's input arrived during the previous unit; post the next one's */
     int32_t received = -1;
     if (recv_peer(c, u) >= 0) {
@@ -231,9 +223,9 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     c->head_mean = PLC_NEW_ARRAY(a, int32_t, M);
     c->last_bwd_micro = PLC_NEW_ARRAY(a, int32_t, nc);
     c->bucket = PLC_NEW_ARRAY(a, int32_t, L + 2);
-    c->sends_prev = PLC_NEW_ARRAY(a, int32_t, 4);
-    c->sends_cur = PLC_NEW_ARRAY(a, int32_t, 4);
-    c->nsends_prev = c->nsends_cur = 0;
+    int64_t nunits = c->sched.norder[stage];
+    c->unit_send = PLC_NEW_ARRAY(a, int32_t, nunits ? nunits : 1);
+    for (int64_t i = 0; i < nunits; i++) c->unit_send[i] = -1;
     for (int64_t i = 0; i < nc; i++) c->last_bwd_micro[i] = -1;
     const lw_unit *order = c->sched.order[stage];
     for (int64_t i = 0; i < c->sched.norder[stage]; i++)
@@ -251,7 +243,6 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
 
     lw_step_begin(c);
     bool *loaded = PLC_NEW_ARRAY(a, bool, M);
-    int64_t nunits = c->sched.norder[stage];
     if (nunits) prepost_recv(c, &order[0]);
     c->visit = 0;
     c->visit_bad = false;
@@ -261,8 +252,8 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
         run_unit(c, &order[i], i + 1 < nunits ? &order[i + 1] : NULL, loaded);
         if (c->visit_i != plc_pipe_visits(&c->sched.sh, &order[i])) c->visit_bad = true;
     }
-    for (int32_t i = 0; i < c->nsends_prev; i++) lw_track(c, c->sends_prev[i]);
-    for (int32_t i = 0; i < c->nsends_cur; i++) lw_track(c, c->sends_cur[i]);
+    for (int64_t k = nunits - c->send_lag > 0 ? nunits - c->send_lag : 0; k < nunits; k++)
+        if (c->unit_send[k] >= 0) lw_track(c, c->unit_send[k]);
     lw_epilogue(c);
     if (c->visit_bad) {
         snprintf(c->err, c->errlen, "stage %lld's layer visits are not its pipeline order's, or left gradient blocks open",
@@ -312,15 +303,12 @@ plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_pre
     out->layout = c->L;
     if (pred) out->pred = *pred;
     out->world_size = c->L.dp * c->L.tp * c->L.pp * c->L.cp;
-    /* Sends are first waited for two units after they start, which keeps
-     * their buffers short-lived; schedules where a receiver takes a message
-     * much later (breadth-first, interleaved) can deadlock that way, so they
-     * wait for their sends at the end of the step, and so does any other
-     * schedule the check below finds deadlocked. */
-    bool breadth_or_interleaved = c->L.schedule == PLC_SCHED_INTERLEAVED || c->L.schedule == PLC_SCHED_LAYERED ||
-                                  c->L.schedule == PLC_SCHED_MODULAR;
-    for (int attempt = breadth_or_interleaved ? 1 : 0; attempt < 2; attempt++) {
-        c->sends_wait_at_end = attempt == 1;
+    /* Sends are waited for plc_pipe_send_lag units after they start, which
+     * keeps their buffers short-lived and every rank moving; a plan the
+     * check below still finds deadlocked waits for them at the end of the
+     * step. */
+    for (int attempt = 0; attempt < 2; attempt++) {
+        c->send_lag = attempt == 0 ? plc_pipe_send_lag(&c->sched.sh, c->M) : INT64_MAX / 2;
         c->ngroups = 0;
         c->g_tp = lw_group(c, PLC_DIM_TP, 0, "tp");
         c->g_cp = lw_group(c, PLC_DIM_CP, 0, "cp");

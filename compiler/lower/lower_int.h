@@ -153,9 +153,8 @@ typedef struct lw_ctx {
     int32_t *outstanding;  /* comm instructions not yet waited for */
     int32_t nout, capout;
     int32_t pre_buf, pre_op;   /* RECV posted for the next unit, -1 none */
-    bool sends_wait_at_end;  /* wait for sends at the end of the step (else two units later) */
-    int32_t *sends_prev, *sends_cur; /* send instructions of the previous / current unit */
-    int32_t nsends_prev, nsends_cur;
+    int64_t send_lag;         /* a unit's sends are waited for this many units later (plc_pipe_send_lag) */
+    int32_t *unit_send;       /* each unit's SEND (its output or input gradient), -1 none */
 } lw_ctx;
 
 /* lower_layer.c */

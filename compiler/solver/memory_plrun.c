@@ -301,7 +301,7 @@ typedef struct rp {
     double emb_blocks, emb_shards, head_blocks, head_shards; /* ZeRO >= 2 */
     double emb_w;                                            /* ZeRO 3: the gathered token embedding */
     double zero1_layer, zero1_emb, zero1_head; /* ZeRO 1: reduced gradient shards */
-    bool at_end;
+    bool at_end; /* sends waited for at the end of the step (plc_pipe_send_lag of the whole step) */
 } rp;
 
 /* a layout's figures, the same on every stage */
@@ -480,7 +480,7 @@ static void replay(const rp *r, int64_t M, slots *out)
     for (int64_t k = 0; k < total; k++)
         if (!order[k].bwd) last_f = k;
     int phase = 0;
-    int64_t nsend = 0, n = r->n;
+    int64_t nsend = 0, n = r->n, lag = r->at_end ? total : plc_pipe_send_lag(sh, M); /* plc_pipe_send_lag */
     double X = al(p->X), S = r->u.S;
     double live = 0, stash = 0;
     keys K = {.cur = INT64_MIN};
@@ -536,7 +536,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                 live += r->head_keep;
                 visit_end(&K, sh, order, total, k, first_chunk + n);
             } else if (rank_of(sh, c + 1) != r->stage) {
-                if (!r->at_end) sends[nsend++] = (msg){k + 2, X}; /* at the end: stays in live */
+                if (k + lag < total) sends[nsend++] = (msg){k + lag, X}; /* else waited at the end: stays in live */
             }
         } else {
             if (last_chunk) { /* the head's backward: its gradient replaces the norm input */
@@ -574,7 +574,7 @@ static void replay(const rp *r, int64_t M, slots *out)
                 live -= tok + X;
                 visit_end(&K, sh, order, total, k, last_chunk + n);
             } else if (rank_of(sh, c - 1) != r->stage) {
-                if (!r->at_end) sends[nsend++] = (msg){k + 2, X};
+                if (k + lag < total) sends[nsend++] = (msg){k + lag, X};
             }
             if (last_micro) /* the chunk's last backward: its gradients reduced */
                 live += (double)n * r->zero1_layer + (first_chunk ? r->zero1_emb : 0) + (last_chunk ? r->zero1_head : 0);
@@ -876,8 +876,6 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
             if (zero == 1) *(i < 2 ? &r.zero1_emb : &r.zero1_head) += al(chunk * 4.0);
         }
     }
-    r.at_end = l->schedule == PLC_SCHED_INTERLEAVED || l->schedule == PLC_SCHED_LAYERED ||
-               l->schedule == PLC_SCHED_MODULAR;
     if (p.zero3)
         for (int k = 0; k < PLC_ROLE_COUNT; k++) r.layer_w += al(p.wg[k]);
     f->p = p;
@@ -940,6 +938,7 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
     r.sh = &sh;
     r.stage = stage;
     r.n = m->layers / sh.nchunks;
+    r.at_end = plc_pipe_send_lag(&sh, M) >= plc_pipe_units(&sh, M); /* messages held to the end of the step */
     /* The whole step is replayed when it is short. A longer one repeats
      * itself once the warm-up is over: the held forward state stops growing
      * (1F1B, interleaved) or grows by one unit per micro-batch (all forwards
@@ -953,7 +952,11 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
     M1 = (M1 + step - 1) / step * step;
     double dyn = 0, held = 0;
     const replay_entry *e = NULL;
-    if (M > M1 + 2 * step && !(saturates && !r.at_end)) e = long_step(&r, M1, step);
+    /* the short replays wait for their sends as the step does: all at the
+     * end, or two units later each (else the whole step is replayed) */
+    bool extends = r.at_end || (plc_pipe_send_lag(&sh, M1) == 2 && plc_pipe_send_lag(&sh, M1 + step) == 2 &&
+                                plc_pipe_send_lag(&sh, M1 + 2 * step) == 2);
+    if (M > M1 + 2 * step && !(saturates && !r.at_end) && extends) e = long_step(&r, M1, step);
     if (e && M >= e->m0) {
         double k = (double)(M - e->m0) / (double)e->step;
         for (int64_t i = 0; i < e->nlines; i++) {
@@ -962,7 +965,7 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
             if (v > dyn) dyn = v, held = x->held + k * x->hslope;
         }
     } else { /* short, or past the warm-up the peak repeats */
-        if (M > M1 + 2 * step && saturates && !r.at_end) M = M1;
+        if (M > M1 + 2 * step && saturates && !r.at_end && extends) M = M1;
         short_step(&r, M, &dyn, &held);
     }
 

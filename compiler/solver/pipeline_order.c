@@ -3,6 +3,9 @@
 #include "compiler/solver/solver_int.h"
 #include "common/layout_rules.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out)
 {
     *out = (plc_pipe_shape){.schedule = s, .pp = pp, .vpp = 1, .layers = layers};
@@ -175,4 +178,122 @@ bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, 
             if (grads) return true;
         }
     return false;
+}
+
+/* ---- when a rank waits for its sends ----------------------------------- */
+
+/* the message unit u of rank r receives from another rank: its id (the
+ * receiving unit), or -1 */
+static int64_t msg_in(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_pipe_unit *u)
+{
+    int64_t c = u->chunk, from = u->bwd ? c + 1 : c - 1;
+    if (from < 0 || from >= sh->nchunks || plc_pipe_chunk_rank(sh, from) == r) return -1;
+    return ((int64_t)u->bwd * sh->nchunks + c) * M + u->micro;
+}
+
+/* the message unit u of rank r sends to another rank, or -1 */
+static int64_t msg_out(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_pipe_unit *u)
+{
+    int64_t c = u->chunk, to = u->bwd ? c - 1 : c + 1;
+    if (to < 0 || to >= sh->nchunks || plc_pipe_chunk_rank(sh, to) == r) return -1;
+    return ((int64_t)u->bwd * sh->nchunks + to) * M + u->micro;
+}
+
+/* Runs every rank's units with sends waited for lag units after they are
+ * posted (at the start of unit k + lag; the rest at the end of the step),
+ * receives posted one unit ahead and waited for when their unit starts;
+ * a send completes only once its receive is posted. Returns whether every
+ * rank finishes (no rank waits forever). */
+static bool sends_finish(const plc_pipe_shape *sh, int64_t M, int64_t lag, plc_pipe_unit *const *order, int64_t n,
+                         uint8_t *state, int64_t *pos)
+{
+    int64_t pp = sh->pp, nmsg = 2 * sh->nchunks * M;
+    enum { SENT = 1, POSTED = 2 };
+    memset(state, 0, (size_t)nmsg);
+    for (int64_t r = 0; r < pp; r++) {
+        pos[r] = 0;
+        int64_t x = n ? msg_in(sh, M, r, &order[r][0]) : -1;
+        if (x >= 0) state[x] |= POSTED;
+    }
+    for (bool moved = true; moved;) {
+        moved = false;
+        for (int64_t r = 0; r < pp; r++)
+            for (;;) {
+                int64_t p = pos[r];
+                if (p > n) break;
+                if (p == n) { /* the end of the step: every send not yet waited for */
+                    bool done = true;
+                    for (int64_t k = n - lag > 0 ? n - lag : 0; k < n && done; k++) {
+                        int64_t x = msg_out(sh, M, r, &order[r][k]);
+                        if (x >= 0 && !(state[x] & POSTED)) done = false;
+                    }
+                    if (!done) break;
+                    pos[r] = n + 1, moved = true;
+                    break;
+                }
+                int64_t old = p - lag >= 0 ? msg_out(sh, M, r, &order[r][p - lag]) : -1;
+                int64_t in = msg_in(sh, M, r, &order[r][p]);
+                if ((old >= 0 && !(state[old] & POSTED)) || (in >= 0 && !(state[in] & SENT))) break;
+                int64_t next = p + 1 < n ? msg_in(sh, M, r, &order[r][p + 1]) : -1;
+                if (next >= 0) state[next] |= POSTED;
+                int64_t out = msg_out(sh, M, r, &order[r][p]);
+                if (out >= 0) state[out] |= SENT;
+                pos[r] = p + 1, moved = true;
+            }
+    }
+    for (int64_t r = 0; r < pp; r++)
+        if (pos[r] != n + 1) return false;
+    return true;
+}
+
+int64_t plc_pipe_send_lag_run(const plc_pipe_shape *sh, int64_t M)
+{
+    int64_t n = plc_pipe_units(sh, M), pp = sh->pp;
+    if (n <= 2) return 2;
+    plc_pipe_unit **order = calloc((size_t)pp, sizeof *order);
+    uint8_t *state = malloc((size_t)(2 * sh->nchunks * M));
+    int64_t *pos = malloc(sizeof *pos * (size_t)pp), lag = -1;
+    bool ok = order && state && pos;
+    for (int64_t r = 0; ok && r < pp; r++) {
+        order[r] = malloc(sizeof **order * (size_t)n);
+        ok = order[r] && plc_pipe_order(sh, M, r, order[r]) == 0;
+    }
+    /* two units if every rank finishes so, else the end of the step: a
+     * longer lag finishes where the receivers take their messages a sweep
+     * of the micro-batches later (modular on a longer step), but the
+     * senders then stall until those receives are posted */
+    if (ok) lag = sends_finish(sh, M, 2, order, n, state, pos) ? 2 : n;
+    for (int64_t r = 0; order && r < pp; r++) free(order[r]);
+    free(order), free(state), free(pos);
+    return lag;
+}
+
+/* a step longer than this is not run unit by unit (a multiple of pp, as
+ * interleaved groups micro-batches by pp) */
+#define LAG_STEP(pp) (8 * (pp))
+#define LAG_MEMO 1024
+
+typedef struct lag_memo {
+    int64_t schedule, pp, nchunks, M, lag; /* lag 0: unused */
+} lag_memo;
+
+int64_t plc_pipe_send_lag(const plc_pipe_shape *sh, int64_t M)
+{
+    int64_t n = plc_pipe_units(sh, M), pp = sh->pp;
+    if (n <= 2) return 2;
+    /* A longer step repeats the units of a shorter one: a lag of 2 that
+     * holds over LAG_STEP micro-batches holds over more (tests/unit/
+     * test_solver_time.c runs steps to 32 pp), one that does not holds over
+     * none longer. The work stays O(1) in M. */
+    if (M > LAG_STEP(pp)) return plc_pipe_send_lag(sh, LAG_STEP(pp)) == 2 ? 2 : n;
+    /* the search asks for few shapes many times: remembered per thread */
+    static _Thread_local lag_memo memo[LAG_MEMO];
+    uint64_t h = ((((uint64_t)sh->schedule * 0x9E3779B97F4A7C15ull ^ (uint64_t)pp) * 0x9E3779B97F4A7C15ull ^
+                   (uint64_t)sh->nchunks) * 0x9E3779B97F4A7C15ull ^ (uint64_t)M) * 0x9E3779B97F4A7C15ull;
+    lag_memo *e = &memo[(h >> 32) % LAG_MEMO];
+    if (e->lag && e->schedule == sh->schedule && e->pp == pp && e->nchunks == sh->nchunks && e->M == M) return e->lag;
+    int64_t lag = plc_pipe_send_lag_run(sh, M);
+    if (lag < 0) return n; /* out of memory: the end of the step, always safe */
+    *e = (lag_memo){sh->schedule, pp, sh->nchunks, M, lag};
+    return lag;
 }

@@ -452,6 +452,20 @@ int64_t plc_pipe_visits(const plc_pipe_shape *sh, const plc_pipe_unit *u);
 int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t i, bool *grads);
 bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k, int64_t i);
 
+/* When a rank waits for the pipeline messages it sent: those of its unit k
+ * at the start of its unit k + lag, the last lag units' at the end of the
+ * step. 2 where every rank then finishes, each receive posted one unit
+ * ahead of its unit and a send complete only once its receive is posted
+ * (the rendezvous protocol of large messages): GPipe, 1F1B, interleaved,
+ * layered, and modular on a short step. Else plc_pipe_units(sh, M), the end
+ * of the step (modular's receivers take a message a sweep of the
+ * micro-batches after it is sent). The lowering and the memory replay take
+ * it from here. */
+int64_t plc_pipe_send_lag(const plc_pipe_shape *sh, int64_t M);
+/* the same, the step run unit by unit whatever its length (O(M): for the
+ * tests); -1 when out of memory */
+int64_t plc_pipe_send_lag_run(const plc_pipe_shape *sh, int64_t M);
+
 /* ---- search.c -------------------------------------------------------------- */
 /* legality of a layout for a job, and the candidate values of each
  * layout dimension. plc_solve and plc_estimate_layout (compiler/solver/solver.h)

@@ -102,8 +102,11 @@ cmp -s "$tmp/explain_mem.txt" "$tmp/compile_mem.txt" || fail "explain and compil
 "$plc" explain "$tmp/small.plan" > /dev/null; [ $? -eq 2 ] || fail "explain without a fit: want exit 2"
 
 # compile's gate is the plan's exact memory: Llama-3-70B pinned on 1024 H100
-# fits the solver's estimate (61.2 GiB) but its stage-0 arena plus the fixed
-# costs (64.1 GiB) exceeds the 61.7 GiB limit: refused, exit 2, figures shown
+# fits the solver's estimate (60.03 GiB) but its stage-0 arena plus the fixed
+# costs (61,586 MiB) exceeds the 75.4% limit (61,495 MiB): refused, exit 2,
+# figures shown. (At the issue's 77.5%, 61,708 MiB, it fits since interleaved
+# plans wait for their sends two units later, not at the end of the step:
+# its stage-0 arena fell from 62,058 to 57,970 MiB.)
 cat > "$tmp/l3.plan" <<'PLAN'
 model "llama3-70b" {
   layers = 80
@@ -136,7 +139,7 @@ layout {
   zero = 1
   attention = flash2
   fused_rmsnorm = on
-  memory_limit = 77.5%
+  memory_limit = 75.4%
 }
 PLAN
 "$plc" compile "$tmp/l3.plan" -o "$tmp/l3.bin" > "$tmp/l3.out" 2> "$tmp/l3.err"; rc=$?

@@ -173,15 +173,14 @@ static void test_estimate_against_arena(void)
      * above it by the placement's fragmentation (memplan.c) */
     CU_ASSERT(live_within == stages); /* the replay counts what the plan holds, stage by stage */
     CU_ASSERT(lerrs[0] >= -0.01 && lerrs[stages - 1] <= 0.01);
-    CU_ASSERT(within * 1000 >= stages * 970); /* 1013 of 1044 */
-    /* below: the placement's fragmentation, at most 3.7% (a bf16 1F1B ZeRO 3
-     * stage with selective recompute, whose live sum the early reduction of
-     * gradient blocks cut by 15%, its arena by 8.5%); the most, 6.5% of the
-     * dynamic part, on a 1F1B stage holding three micro-batches' stashes
-     * (memplan.c's ring slots let a backward's buffers join the space it frees
-     * on two slots of three) */
-    CU_ASSERT(errs[0] >= -0.037 && errs[stages - 1] <= 0.01);
-    CU_ASSERT(frags[stages - 1] <= 0.065);
+    CU_ASSERT(within * 1000 >= stages * 950); /* 998 of 1044 */
+    /* below: the placement's fragmentation, at most 4.2% (an fp32
+     * interleaved ZeRO 3 stage with selective recompute, whose arena waiting
+     * for sends plc_pipe_send_lag units later halved); the most, 7.1% of the
+     * dynamic part (memplan.c's ring slots let a backward's buffers join the
+     * space it frees on some slots, not all) */
+    CU_ASSERT(errs[0] >= -0.043 && errs[stages - 1] <= 0.01);
+    CU_ASSERT(frags[stages - 1] <= 0.072);
 }
 
 void register_test_memory_exact(void);

@@ -268,6 +268,37 @@ static void test_fp8_time_and_memory(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_peak_flops(&job), 989e12, 0);
 }
 
+/* When ranks wait for their pipeline sends (plc_pipe_send_lag): the lag run
+ * unit by unit on the whole step agrees with the one the lowering and the
+ * memory replay take, steps to 32 pp long included (longer than the
+ * LAG_STEP ones run whole); GPipe, 1F1B, interleaved and layered wait two
+ * units after each send, modular at the end of all but its short steps. */
+static void test_send_lag(void)
+{
+    static const plc_schedule scheds[] = {PLC_SCHED_GPIPE, PLC_SCHED_1F1B, PLC_SCHED_INTERLEAVED, PLC_SCHED_LAYERED,
+                                          PLC_SCHED_MODULAR};
+    int checked = 0, later = 0;
+    for (int si = 0; si < 5; si++)
+        for (int64_t pp = 2; pp <= 8; pp++)
+            for (int64_t vpp = 2; vpp <= 3; vpp++)
+                for (int64_t layers = 8; layers <= 24; layers += 8) {
+                    plc_pipe_shape sh;
+                    if (plc_pipe_shape_of(scheds[si], pp, vpp, layers, &sh)) continue;
+                    if (scheds[si] != PLC_SCHED_INTERLEAVED && vpp > 2) continue;
+                    for (int64_t M = pp; M <= 32 * pp; M += pp > 4 ? 3 * pp : pp) {
+                        int64_t n = plc_pipe_units(&sh, M), run = plc_pipe_send_lag_run(&sh, M);
+                        int64_t lag = plc_pipe_send_lag(&sh, M);
+                        CU_ASSERT_FATAL(run == 2 || run == n);
+                        CU_ASSERT(lag == run);
+                        if (scheds[si] != PLC_SCHED_MODULAR) CU_ASSERT(lag == 2);
+                        later += lag == n;
+                        checked++;
+                    }
+                }
+    CU_ASSERT(checked > 300);
+    CU_ASSERT(later > 0); /* modular waits at the end of its longer steps */
+}
+
 void register_test_solver_time(void)
 {
     CU_pSuite s = CU_add_suite("solver_time", NULL, NULL);
@@ -279,5 +310,6 @@ void register_test_solver_time(void)
     CU_add_test(s, "bubbles: simulation and closed forms", test_bubbles);
     CU_add_test(s, "layer-major makespan against the simulation", test_layer_major_makespan);
     CU_add_test(s, "in-flight micro-batches", test_inflight);
+    CU_add_test(s, "pipeline sends waited for as soon as every rank still finishes", test_send_lag);
     CU_add_test(s, "time-model mechanisms", test_time_mechanisms);
 }
