@@ -576,6 +576,13 @@ static int cuda_setup(plc_backend *be)
     if (count <= 0)
         return plc_backend_fail(be, "no CUDA GPU is available on this machine (rank %d); "
                                     "--backend cuda needs one GPU per rank, use --backend cpu", c->rank);
+    /* NCCL refuses two ranks of one communicator on one GPU ("invalid
+     * usage", seen with 2 ranks on one H200: bench/gpu-results.md) */
+    const int on_node = plc_comm_local_size(c);
+    if (on_node > count)
+        return plc_backend_fail(be, "rank %d: %d ranks share this node's %d GPU%s, and NCCL needs a GPU for each rank; "
+                                    "start at most %d rank%s a node, or use --backend cpu",
+                                c->rank, on_node, count, count == 1 ? "" : "s", count, count == 1 ? "" : "s");
     s->device = local_rank() % count;
     CUDA_TRY(be, cudaSetDevice(s->device));
     s->ctx = plc_cuda_create(s->device);

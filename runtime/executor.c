@@ -319,11 +319,22 @@ void plc_exec_set_trace(plc_executor *x, plc_trace *tr) { x->trace = tr; }
  * goes through a staging chunk. On a host arena the chunk is small, so
  * initialisation adds nothing to a rank's measured peak beyond the arena;
  * a device arena's chunk is large (host memory the plan does not count), so
- * that the generation runs on every core and each upload moves megabytes. */
+ * that each upload moves megabytes. The runs are a row each (a few thousand
+ * elements), so they are queued as pieces and generated together, one
+ * piece a thread: every element depends on its index alone, so the values
+ * are the same on any number of threads. */
 enum {
     INIT_CHUNK_HOST = 4096,       /* elements per staged copy into a host arena */
     INIT_CHUNK_DEVICE = 1 << 20,  /* elements per upload to a device arena */
+    INIT_PIECE = 1 << 14,         /* elements one thread generates at a time */
+    INIT_PIECES = 1024,           /* pieces queued before they are generated */
 };
+
+typedef struct init_piece {
+    float *dst;     /* where the piece goes: the staging chunk or the arena */
+    int64_t global; /* its first element in the whole tensor */
+    int64_t n;
+} init_piece;
 
 typedef struct init_ctx {
     plc_backend *be;
@@ -338,11 +349,23 @@ typedef struct init_ctx {
     int64_t cap;             /* elements the staging chunk holds */
     float *stage;
     uint16_t *half;
+    init_piece *piece;       /* queued, not yet generated */
+    int npieces;
     int rc;
 } init_ctx;
 
+/* generates the queued pieces */
+static void init_generate(init_ctx *c)
+{
+    const init_piece *pc = c->piece;
+#pragma omp parallel for schedule(dynamic) if (c->npieces > 1)
+    for (int i = 0; i < c->npieces; i++) plc_init_range(pc[i].dst, c->seed, c->tensor, pc[i].global, pc[i].n, c->std, c->kind);
+    c->npieces = 0;
+}
+
 static void init_flush(init_ctx *c)
 {
+    init_generate(c);
     if (c->fill && !c->rc) {
         const size_t es = plc_dtype_size(c->dtype);
         const void *src = c->stage;
@@ -356,18 +379,29 @@ static void init_flush(init_ctx *c)
     c->fill = 0;
 }
 
+/* queues elements global .. global+n-1 of the tensor for dst, in pieces */
+static void init_queue(init_ctx *c, float *dst, int64_t global, int64_t n)
+{
+    for (int64_t done = 0; done < n;) {
+        if (c->npieces == INIT_PIECES) init_generate(c);
+        int64_t k = n - done < INIT_PIECE ? n - done : INIT_PIECE;
+        c->piece[c->npieces++] = (init_piece){dst + done, global + done, k};
+        done += k;
+    }
+}
+
 static void init_run(void *ctx, int64_t local, int64_t global, int64_t n)
 {
     init_ctx *c = ctx;
     if (c->direct) {
-        plc_init_range((float *)c->dst + local, c->seed, c->tensor, global, n, c->std, c->kind);
+        init_queue(c, (float *)c->dst + local, global, n);
         return;
     }
     while (n > 0) {
         if (c->fill && (local != c->start + c->fill || c->fill == c->cap)) init_flush(c);
         if (!c->fill) c->start = local;
         int64_t k = c->cap - c->fill < n ? c->cap - c->fill : n;
-        plc_init_range(c->stage + c->fill, c->seed, c->tensor, global, k, c->std, c->kind);
+        init_queue(c, c->stage + c->fill, global, k);
         c->fill += k;
         local += k;
         global += k;
@@ -416,11 +450,13 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
     c.cap = x->watch_scalars ? INIT_CHUNK_HOST : INIT_CHUNK_DEVICE; /* watch_scalars: a host arena */
     c.stage = malloc((size_t)c.cap * sizeof *c.stage);
     c.half = malloc((size_t)c.cap * sizeof *c.half);
-    int rc = c.stage && c.half ? init_buffers(x, &c, err, errlen)
-                               : plc_fail(err, errlen, "rank %d: out of host memory for the weights' staging chunk",
-                                          x->comm->rank);
+    c.piece = malloc(INIT_PIECES * sizeof *c.piece);
+    int rc = c.stage && c.half && c.piece
+                 ? init_buffers(x, &c, err, errlen)
+                 : plc_fail(err, errlen, "rank %d: out of host memory for the weights' staging chunk", x->comm->rank);
     free(c.stage);
     free(c.half);
+    free(c.piece);
     return rc;
 }
 

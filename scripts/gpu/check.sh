@@ -10,11 +10,15 @@
 #      bit for bit;
 #   4. speed: a Llama-1B-class plan (scripts/gpu/llama1b.plan) with its
 #      predicted step time beside the measured one, device memory
-#      (nvidia-smi, sampled, and plrun's own report) beside the plan's arena,
-#      and where a traced step's time goes;
-#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py);
+#      (nvidia-smi, sampled, and plrun's own report) beside the plan's arena;
+#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py), and
+#      PyTorch training the 1B model (scripts/gpu/torch_llama.py);
 #   6. plrun's flash attention alone at the peer's shape
-#      (bin/bench_cuda_attention, where `make bench` built it).
+#      (bin/bench_cuda_attention, where `make bench` built it);
+#   7. NCCL: the tiny plan on 2 ranks sharing the one GPU, against the CPU;
+#   8. where a step of the 1B plan goes (plrun --trace), last as the slowest.
+# Arguments, if any, pick the checks by number (8 needs 4's plan):
+#   bash scripts/gpu/check.sh 4 7 8
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-/tmp/plc-gpu}
@@ -30,14 +34,17 @@ say "host: $(. /etc/os-release; echo "$PRETTY_NAME"), $(ldd --version | head -n 
 say "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}"
 ldd bin/plrun | grep "not found" | tee -a "$sum"
 export PLC_BIN=$PWD/bin PLC_ROOT=$PWD
-
-(cd tests && timeout 90 ../bin/unit_tests cuda_kernels) >"$OUT/unit.log" 2>&1
-say "1. unit cuda_kernels: rc $? | $(grep -E 'asserts|tests ' "$OUT/unit.log" | tr -s ' ' | tr '\n' ' ')"
-
-timeout 120 bash tests/e2e/gpu.sh >"$OUT/e2e_gpu.log" 2>&1
-say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"
-
+checks=" ${*:-1 2 3 4 5 6 7 8} "
+want() { case "$checks" in *" $1 "*) return 0 ;; esac; return 1; }
 t=$(mktemp -d)
+
+want 1 && { (cd tests && timeout 90 ../bin/unit_tests cuda_kernels) >"$OUT/unit.log" 2>&1
+say "1. unit cuda_kernels: rc $? | $(grep -E 'asserts|tests ' "$OUT/unit.log" | tr -s ' ' | tr '\n' ' ')"; }
+
+want 2 && { timeout 120 bash tests/e2e/gpu.sh >"$OUT/e2e_gpu.log" 2>&1
+say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"; }
+
+want 3 && {
 bin/plc compile examples/tiny.plan -D train.precision=bf16 -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 \
     -D layout.pp=1 -D layout.cp=1 -o "$t/r.bin" >/dev/null 2>&1
 for i in 1 2; do timeout 40 bin/plrun "$t/r.bin" --backend cuda --steps 20 --metrics "$t/r$i.jsonl" >"$OUT/repeat$i.log" 2>&1; done
@@ -46,13 +53,15 @@ if [ "${n1:-0}" -gt 0 ] && cmp -s <(grep -o '"loss":[^,]*' "$t/r1.jsonl") <(grep
     same=identical
 else same="NOT identical"; fi
 say "3. repeat: ${n1:-0} and ${n2:-0} steps, losses $same"
+}
 
+want 4 && {
 case "$(cat "$OUT/gpu.txt")" in *H100*) gpu=H100-SXM5-80GB ;; *) gpu=H200-SXM-141GB ;; esac
 bin/plc compile scripts/gpu/llama1b.plan -D "cluster.gpu=\"$gpu\"" -o "$t/l1b.bin" >"$OUT/l1b.compile.log" 2>&1 ||
     say "4. 1B: compile failed"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 100 >"$t/mem.txt" 2>/dev/null &
 smi=$!
-stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 4 --metrics "$OUT/l1b.jsonl" >"$OUT/l1b.log" 2>&1
+stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 6 --metrics "$OUT/l1b.jsonl" >"$OUT/l1b.log" 2>&1
 rc=$?
 kill $smi 2>/dev/null; wait $smi 2>/dev/null
 say "4. 1B: rc $rc | $(grep -E '^layout|^predicted' "$OUT/l1b.compile.log" | tr -s ' ' | tr '\n' ' ')"
@@ -60,18 +69,42 @@ say "   plan: $(grep -E 'stage 0 +arena' "$OUT/l1b.compile.log" | tr -s ' ')"
 say "   device memory used, peak sampled: $(sort -n "$t/mem.txt" | tail -n 1) MiB"
 say "   measured steps: $(grep -o '"step_time_s":[^,}]*\|"tokens_per_s":[^,}]*\|"loss":[^,]*' "$OUT/l1b.jsonl" | cut -d: -f2 | paste -sd' ')"
 grep -E "^setup|^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
-stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 2 --trace "$OUT/l1b_trace.json" >"$OUT/l1b_trace.log" 2>&1
-say "   traced run (each kernel synchronised): rc $? | $(grep -E '^time' "$OUT/l1b_trace.log")"
-env -u LD_LIBRARY_PATH python3 scripts/gpu/trace_summary.py "$OUT/l1b_trace.json" 2>&1 | head -n 14 | tee -a "$sum"
-rm -f "$OUT/l1b_trace.json"
-rm -rf "$t"
+}
 
-env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
+want 5 && { env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
 say "5. peers: rc $?"
 cat "$OUT/peer.log" | tail -n 9 | tee -a "$sum"
-if [ -x bin/bench_cuda_attention ]; then # plrun's attention alone, the peer's shape (make bench builds it)
+env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 timeout 200 python3 scripts/gpu/torch_llama.py --steps 6 >"$OUT/torch.log" 2>&1
+say "   PyTorch training the 1B model (scripts/gpu/torch_llama.py): rc $? | $(tail -n 1 "$OUT/torch.log")"; }
+if want 6 && [ -x bin/bench_cuda_attention ]; then # plrun's attention alone, the peer's shape (make bench builds it)
     timeout 60 bin/bench_cuda_attention >"$OUT/attn.log" 2>&1
     say "6. plrun's attention alone: rc $?"
     tee -a "$sum" <"$OUT/attn.log"
 fi
+# 7. NCCL: 2 ranks of the tiny plan (dp 2) on the one GPU, against the CPU backend
+want 7 && {
+bin/plc compile examples/tiny.plan -D cluster.gpus_per_node=2 -D layout.dp=2 -D layout.tp=1 -D layout.pp=1 \
+    -D layout.cp=1 -o "$t/dp2.bin" >/dev/null 2>&1
+for be in cuda cpu; do
+    timeout 60 mpirun -np 2 --oversubscribe bin/plrun "$t/dp2.bin" --backend $be --steps 10 \
+        --metrics "$t/dp2.$be.jsonl" >"$OUT/nccl_$be.log" 2>&1
+    echo "rc $?" >>"$OUT/nccl_$be.log"
+done
+dev=$(paste -d' ' <(grep -o '"loss":[^,}]*' "$t/dp2.cuda.jsonl" 2>/dev/null | cut -d: -f2) \
+    <(grep -o '"loss":[^,}]*' "$t/dp2.cpu.jsonl" 2>/dev/null | cut -d: -f2) |
+    awk 'NF == 2 { d = $1 - $2; if (d < 0) d = -d; r = $2 < 0 ? -$2 : $2; if (r > 0 && d / r > m) m = d / r; n++ }
+         NF != 2 { bad++ }
+         END { printf "%d steps compared (%d unmatched), max relative loss deviation %.3e", n, bad, m }')
+say "7. NCCL, 2 ranks on one GPU: cuda $(tail -n 1 "$OUT/nccl_cuda.log"), cpu $(tail -n 1 "$OUT/nccl_cpu.log") | $dev"
+grep -iE "error|nccl|duplicate|rank [0-9]" "$OUT/nccl_cuda.log" | head -n 6 | tee -a "$sum"
+}
+
+# 8. where a 1B step goes: every instruction synchronised and timed (last: the slowest)
+want 8 && {
+stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 2 --trace "$OUT/l1b_trace.json" >"$OUT/l1b_trace.log" 2>&1
+say "8. traced 1B run (each kernel synchronised): rc $? | $(grep -E '^time|^setup' "$OUT/l1b_trace.log" | tr '\n' ' ')"
+env -u LD_LIBRARY_PATH python3 scripts/gpu/trace_summary.py "$OUT/l1b_trace.json" 2>&1 | head -n 14 | tee -a "$sum"
+rm -f "$OUT/l1b_trace.json"
+}
+rm -rf "$t"
 (cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl gpu.txt 2>/dev/null)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # scripts/gpu/kit.sh: packs the host libraries plrun, plc and unit_tests load
-# (Open MPI with its plugins and help files, OpenBLAS, libyaml, CUnit and
+# (Open MPI with its plugins, help files and launcher, OpenBLAS, libyaml, CUnit and
 # their dependencies, not glibc, libstdc++ or CUDA) into .gpukit/deps.tar.xz,
 # for a GPU machine that has CUDA but not these; scripts/gpu/check.sh unpacks
 # it there (libraries under /opt/plcdeps/lib, Open MPI's plugin tree at its
@@ -11,10 +11,16 @@ kit=$(mktemp -d)
 trap 'rm -rf "$kit"' EXIT
 plugins=$(ls /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3/*.so /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix/*.so 2>/dev/null || true)
 mkdir -p "$kit/opt/plcdeps/lib" "$kit/usr/lib/x86_64-linux-gnu" "$kit/usr/share" "$kit/etc"
-for f in bin/plrun bin/plc bin/unit_tests $plugins; do ldd "$f" | awk '/=>/ { print $3 }'; done | sort -u |
+mpirun=$(readlink -f "$(command -v mpirun)")
+for f in bin/plrun bin/plc bin/unit_tests "$mpirun" $plugins; do ldd "$f" | awk '/=>/ { print $3 }'; done | sort -u |
     grep -v '^/usr/local/cuda' | grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
     while read -r lib; do cp -L "$lib" "$kit/opt/plcdeps/lib/$(basename "$lib")"; done
+mkdir -p "$kit/opt/plcdeps/bin" && cp -L "$mpirun" "$kit/opt/plcdeps/bin/mpirun" # 2 ranks on the one GPU
+# the plugins under /opt/plcdeps too: a machine with its own Open MPI or PMIx
+# at these paths keeps them there, and env.sh points ours at these copies
 for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2; do [ -d $d ] && cp -a $d "$kit/usr/lib/x86_64-linux-gnu/"; done
+cp -a /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 "$kit/opt/plcdeps/openmpi3"
+cp -a /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix "$kit/opt/plcdeps/pmix"
 for d in /usr/share/openmpi /usr/share/pmix; do [ -d $d ] && cp -a $d "$kit/usr/share/"; done
 for d in /etc/openmpi /etc/pmix; do [ -d $d ] && cp -a $d "$kit/etc/"; done
 mkdir -p .gpukit

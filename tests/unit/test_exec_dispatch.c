@@ -3,13 +3,17 @@
  * program gets (with rank, instruction, op and location). */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "runtime/backend.h"
 #include "runtime/comm.h"
 #include "runtime/data.h"
+#include "common/tensors.h"
+#include "kernels/kernels.h"
 #include "runtime/executor.h"
+#include "runtime/init.h"
 #include "runtime/shard.h"
 
 /* a one-rank plan with room for a few buffers and instructions */
@@ -378,6 +382,51 @@ static void test_shard_regions(void)
     CU_ASSERT_NOT_EQUAL(plc_shard_region_of(&b, &l, co, 4, 6, &r, err, sizeof err), 0);
 }
 
+/* The weights: generated in parallel pieces (executor.c) with the values of
+ * the serial generator, on 1 and 4 threads, fp32 written in place and bf16
+ * through the staging chunk. The table has 4096 rows of 64, so its runs
+ * (a row each) overflow the queue of pieces several times. */
+static void test_init_weights(void)
+{
+    hand_plan h;
+    hp_init(&h);
+    h.plan.model.vocab = 4096;
+    h.plan.model.hidden = 64;
+    plc_tensor_info ti;
+    CU_ASSERT_FATAL(plc_tensor_get(&h.plan.model, 0, &ti));
+    CU_ASSERT_FATAL(ti.init == PLC_INIT_NORMAL);
+    const int64_t rows = ti.shape[0], cols = ti.shape[1], n = rows * cols;
+    CU_ASSERT_FATAL(n > 4 * 16384);
+    int32_t ids[2] = {hp_buf(&h, "w32", PLC_F32, rows, cols), hp_buf(&h, "w16", PLC_BF16, rows, cols)};
+    for (int i = 0; i < 2; i++) {
+        h.bufs[ids[i]].kind = PLC_BUF_PARAM;
+        h.bufs[ids[i]].tensor = 0;
+    }
+    float *want = malloc((size_t)n * sizeof *want);
+    uint16_t *want16 = malloc((size_t)n * sizeof *want16);
+    CU_ASSERT_FATAL(want && want16);
+    const int64_t shape[2] = {rows, cols};
+    const plc_shard whole = {.row0 = 0, .rows = rows, .col0 = 0, .cols = cols};
+    CU_ASSERT_FATAL(plc_init_tensor(want, h.plan.train.seed, 0, shape, whole, ti.init_std, ti.init) == 0);
+    plc_k_cast_f32_to_bf16(want16, want, n);
+    char err[256];
+    plc_executor *x = NULL;
+    CU_ASSERT_FATAL(hp_setup(&h, &x, err, sizeof err) == 0);
+    const int saved = omp_get_max_threads();
+    for (int threads = 1; threads <= 4; threads += 3) {
+        memset(plc_exec_buffer(x, ids[0]), 0, (size_t)n * sizeof(float));
+        memset(plc_exec_buffer(x, ids[1]), 0, (size_t)n * sizeof(uint16_t));
+        omp_set_num_threads(threads);
+        CU_ASSERT_EQUAL_FATAL(plc_exec_init_weights(x, err, sizeof err), 0);
+        CU_ASSERT_EQUAL(memcmp(plc_exec_buffer(x, ids[0]), want, (size_t)n * sizeof(float)), 0);
+        CU_ASSERT_EQUAL(memcmp(plc_exec_buffer(x, ids[1]), want16, (size_t)n * sizeof(uint16_t)), 0);
+    }
+    omp_set_num_threads(saved);
+    free(want);
+    free(want16);
+    hp_free(&h, x);
+}
+
 /* communicator groups follow Megatron's rank order (tp fastest, then cp,
  * dp, pp): members of one group share a colour, indices run in rank order */
 static void test_group_places(void)
@@ -420,4 +469,5 @@ void register_test_exec_dispatch(void)
     CU_add_test(s, "world size must match the plan", test_world_size);
     CU_add_test(s, "shard regions (tp block, ZeRO flat range)", test_shard_regions);
     CU_add_test(s, "communicator groups in rank order", test_group_places);
+    CU_add_test(s, "weights: parallel pieces give the serial generator's values", test_init_weights);
 }
