@@ -18,6 +18,7 @@
  * storage, which is what tests/e2e/gpu.sh compares. Compiled only with
  * PLC_HAVE_CUDA. */
 #include <math.h>
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,6 +624,9 @@ plc_backend *plc_backend_cuda_create(plc_comm *comm, int threads, const plc_plan
     be->comm = comm;
     be->threads = threads;
     be->impl = s;
+    /* the host's share of the work (generating the weights) on the rank's
+     * share of the node's cores, as the CPU backend's kernels */
+    if (threads > 0) omp_set_num_threads(threads);
     (void)plan; /* every plan the executor checks runs: fp32 or bf16 storage */
     if (cuda_setup(be)) {
         snprintf(err, errlen, "%s", be->error);
