@@ -480,7 +480,7 @@ static void replay(const rp *r, int64_t M, slots *out)
     for (int64_t k = 0; k < total; k++)
         if (!order[k].bwd) last_f = k;
     int phase = 0;
-    int64_t nsend = 0, n = r->n, lag = r->at_end ? total : plc_pipe_send_lag(sh, M); /* plc_pipe_send_lag */
+    int64_t nsend = 0, n = r->n, lag = r->at_end ? total : plc_pipe_send_lag(sh, M);
     double X = al(p->X), S = r->u.S;
     double live = 0, stash = 0;
     keys K = {.cur = INT64_MIN};

@@ -4,7 +4,7 @@
 if [ -f .gpukit/deps.tar.xz ]; then
     tar -C / --skip-old-files -xJf .gpukit/deps.tar.xz || echo "kit: unpack failed" >&2
     export LD_LIBRARY_PATH=/opt/plcdeps/lib PATH=/opt/plcdeps/bin:$PATH \
-        OMPI_MCA_mca_base_component_path=/opt/plcdeps/openmpi3 PMIX_MCA_mca_base_component_path=/opt/plcdeps/pmix
+        OMPI_MCA_mca_base_component_path=/opt/plcdeps/openmpi3
 fi
 for lib in libcublas.so.13 libnccl.so.2 libcudart.so.13; do
     d=$(ls -d /usr/local/cuda/lib64/$lib /usr/local/cuda/targets/x86_64-linux/lib/$lib 2>/dev/null | head -n 1)

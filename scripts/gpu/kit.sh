@@ -16,11 +16,10 @@ for f in bin/plrun bin/plc bin/unit_tests "$mpirun" $plugins; do ldd "$f" | awk 
     grep -v '^/usr/local/cuda' | grep -vE '/(libc|libm|libdl|libpthread|librt|libstdc\+\+|libgcc_s|ld-linux-x86-64)\.so' |
     while read -r lib; do cp -L "$lib" "$kit/opt/plcdeps/lib/$(basename "$lib")"; done
 mkdir -p "$kit/opt/plcdeps/bin" && cp -L "$mpirun" "$kit/opt/plcdeps/bin/mpirun" # 2 ranks on the one GPU
-# the plugins under /opt/plcdeps too: a machine with its own Open MPI or PMIx
-# at these paths keeps them there, and env.sh points ours at these copies
+# Open MPI's plugins under /opt/plcdeps too: a machine with its own Open MPI
+# at these paths keeps it there, and env.sh points ours at the copy
 for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2; do [ -d $d ] && cp -a $d "$kit/usr/lib/x86_64-linux-gnu/"; done
 cp -a /usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 "$kit/opt/plcdeps/openmpi3"
-cp -a /usr/lib/x86_64-linux-gnu/pmix2/lib/pmix "$kit/opt/plcdeps/pmix"
 for d in /usr/share/openmpi /usr/share/pmix; do [ -d $d ] && cp -a $d "$kit/usr/share/"; done
 for d in /etc/openmpi /etc/pmix; do [ -d $d ] && cp -a $d "$kit/etc/"; done
 mkdir -p .gpukit
