@@ -42,6 +42,12 @@ int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml);
  * cannot be written is the user's to fix: exit 1) */
 int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx);
 
+/* the lowering (plc_lower_arena) as the solver's judge of plrun's fit, for
+ * every command that solves or estimates; judge->calls counts the layouts
+ * lowered in this process */
+struct plc_memory_judge;
+struct plc_memory_judge *plc_cli_judge(void);
+
 /* ---- commands.h ------------------------------------------------------------ */
 /* the plc subcommands. Each takes (argc, argv) with argv[0] the
  * command's name, prints its own --help, and returns the process exit status

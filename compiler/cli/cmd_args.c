@@ -7,6 +7,8 @@
 #include "common/atomic_file.h"
 #include "common/parse_num.h"
 #include "common/plan_io.h"
+#include "compiler/lower/lower.h"
+#include "compiler/solver/solver.h"
 
 int plc_cmd_take_input(const char *cmd, const char *what, const char *arg, const char **path, plc_usage_fn *usage)
 {
@@ -77,4 +79,10 @@ int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, c
         return 1;
     }
     return 0;
+}
+
+plc_memory_judge *plc_cli_judge(void)
+{
+    static plc_memory_judge judge = {.arena = plc_lower_arena}; /* its memo lives as long as the process */
+    return &judge;
 }

@@ -34,7 +34,7 @@ static void usage(FILE *out)
 static int gate(const char *file, const plc_job *job, const plc_gates *gates, plc_arena *a)
 {
     plc_solution s;
-    plc_solve_opts so = {.top = 1, .all = false};
+    plc_solve_opts so = {.top = 1, .all = false, .judge = plc_cli_judge()};
     if (plc_solve_opts_run(job, a, &so, &s)) return PLC_EXIT_INPUT;
     const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;
     if (!best || !best->fits) {
@@ -44,7 +44,7 @@ static int gate(const char *file, const plc_job *job, const plc_gates *gates, pl
     plc_estimate *e = malloc(sizeof *e);
     if (!e) return PLC_EXIT_INTERNAL;
     int rc = PLC_EXIT_OK;
-    if (plc_estimate_layout(job, &best->layout, e)) rc = PLC_EXIT_INTERNAL;
+    if (plc_estimate_layout_judged(job, &best->layout, plc_cli_judge(), e)) rc = PLC_EXIT_INTERNAL;
     else {
         int g = plc_gates_check("check", gates, job, e, NULL, stdout);
         rc = g < 0 ? PLC_EXIT_INPUT : g ? PLC_EXIT_GATE : PLC_EXIT_OK;

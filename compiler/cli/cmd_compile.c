@@ -114,7 +114,7 @@ int plc_cmd_compile(int argc, char **argv)
     }
     plc_solution sol;
     /* the solver's best few: the first whose plan fits exactly is compiled */
-    plc_solve_opts so = {.top = 8, .all = false};
+    plc_solve_opts so = {.top = 8, .all = false, .judge = plc_cli_judge()};
     plc_oom_doing("solving the spec");
     plc_status ss = plc_solve_opts_run(&job, &a, &so, &sol);
     if (ss != PLC_OK) {

@@ -68,7 +68,7 @@ int plc_cmd_explain(int argc, char **argv)
     plc_estimate *w = NULL;
     if (plc_report_load(&a, "explain", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
-    plc_solve_opts so = {.exhaustive = true}; /* every region's best, for the runners-up */
+    plc_solve_opts so = {.exhaustive = true, .judge = plc_cli_judge()}; /* every region's best, for the runners-up */
     plc_status ss = plc_solve_opts_run(&job, &a, &so, &s);
     if (ss != PLC_OK) {
         fprintf(stderr, "plc explain: error: %s\n", s.error);
@@ -85,7 +85,7 @@ int plc_cmd_explain(int argc, char **argv)
         goto done;
     }
     w = malloc(sizeof *w);
-    if (!w || plc_estimate_layout(&job, &best->layout, w)) { rc = PLC_EXIT_INTERNAL; goto done; }
+    if (!w || plc_estimate_layout_judged(&job, &best->layout, plc_cli_judge(), w)) { rc = PLC_EXIT_INTERNAL; goto done; }
     /* the winner lowered: its static memory plan is the exact peak the
      * solver's estimate is compared with */
     plc_explain_plan lowered = {0};

@@ -73,7 +73,7 @@ static void scale_run(const plc_job *job, long lo, long hi, scale_point *pts, in
         plc_arena sa;
         plc_arena_init(&sa);
         plc_solution s;
-        if (plc_solve(&j, &sa, &s) == 0 && s.nranked > 0) {
+        if (plc_solve_opts_run(&j, &sa, &(plc_solve_opts){.judge = plc_cli_judge(), .settle = 1}, &s) == 0 && s.nranked > 0) {
             p->status = POINT_OK;
             p->c = s.ranked[0];
             p->c.reason = "";

@@ -73,7 +73,7 @@ int plc_cmd_solve(int argc, char **argv)
     if (plc_report_load(&a, "solve", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
     /* more than K kept, so that K rows remain after ties are folded */
-    plc_solve_opts so = {.top = (int)(top < 10000 ? top * 8 : top), .all = all};
+    plc_solve_opts so = {.top = (int)(top < 10000 ? top * 8 : top), .all = all, .judge = plc_cli_judge(), .settle = (int)top};
     plc_status ss = plc_solve_opts_run(&job, &a, &so, &s);
     if (ss != PLC_OK) {
         fprintf(stderr, "plc solve: error: %s\n", s.error);
@@ -88,7 +88,7 @@ int plc_cmd_solve(int argc, char **argv)
         plc_estimate *w = NULL;
         if (best && best->valid) {
             w = malloc(sizeof *w);
-            if (!w || plc_estimate_layout(&job, &best->layout, w)) {
+            if (!w || plc_estimate_layout_judged(&job, &best->layout, plc_cli_judge(), w)) {
                 free(w);
                 w = NULL;
             }

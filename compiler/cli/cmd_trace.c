@@ -93,7 +93,7 @@ static int trace_spec(const char *path, const plc_spec_opts *opts, const char *o
     int rc = PLC_EXIT_OK;
     if (plc_report_load(&a, "trace", path, opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution s;
-    plc_status ss = plc_solve(&job, &a, &s);
+    plc_status ss = plc_solve_opts_run(&job, &a, &(plc_solve_opts){.judge = plc_cli_judge(), .settle = 1}, &s);
     if (ss != PLC_OK) {
         fprintf(stderr, "plc trace: error: %s\n", s.error);
         rc = plc_status_exit(ss);

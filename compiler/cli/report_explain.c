@@ -206,7 +206,7 @@ static int region_groups(const plc_job *job, const plc_solution *s, const plc_es
         if (k == ng) {
             g[ng].ndims = 0;
             g[ng].best = &best->best;
-            g[ng].have_est = best->best.valid && plc_estimate_layout(job, &best->best.layout, &g[ng].est) == 0 &&
+            g[ng].have_est = best->best.valid && plc_estimate_layout_judged(job, &best->best.layout, plc_cli_judge(), &g[ng].est) == 0 &&
                              g[ng].est.valid;
             ng++;
         }
@@ -283,7 +283,7 @@ static int empty_regions(const plc_job *job, const plc_solution *s, const plc_es
             if (l.pp == 1) { l.vpp = 1; if (l.schedule != PLC_SCHED_GPIPE) l.schedule = PLC_SCHED_1F1B; }
             if (job->train.global_batch % l.dp || (job->train.global_batch / l.dp) % l.micro_batch) l.micro_batch = 1;
             empty_region *e = &out[n];
-            if (plc_estimate_layout(job, &l, &e->est) || !e->est.valid || e->est.fits) continue;
+            if (plc_estimate_layout_judged(job, &l, plc_cli_judge(), &e->est) || !e->est.valid || e->est.fits) continue;
             e->dim = d;
             e->value = v;
             n++;

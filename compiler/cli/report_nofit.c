@@ -18,7 +18,7 @@ static void try_variant(FILE *out, const variant *v, double *best_fix)
 {
     plc_estimate *e = calloc(1, sizeof *e);
     if (!e) return;
-    if (plc_estimate_layout(&v->job, &v->layout, e) == 0 && e->valid) {
+    if (plc_estimate_layout_judged(&v->job, &v->layout, plc_cli_judge(), e) == 0 && e->valid) {
         fprintf(out, "  - %s: %s (%.1f GiB", v->what, e->fits ? "fits" : "still too large", e->peak_bytes / PLC_GIB);
         if (e->fits) fprintf(out, ", %.2f s/step, MFU %.1f%%", e->step_time_s, 100.0 * e->mfu);
         fputs(")\n", out);
@@ -90,7 +90,7 @@ void plc_report_no_fit(FILE *out, const plc_job *job, const plc_solution *s)
         plc_arena a;
         plc_arena_init(&a);
         plc_solution bs;
-        if (plc_solve(&big, &a, &bs) == 0 && bs.nranked > 0) {
+        if (plc_solve_opts_run(&big, &a, &(plc_solve_opts){.judge = plc_cli_judge(), .settle = 1}, &bs) == 0 && bs.nranked > 0) {
             fprintf(out, "  - %lld GPUs (%lld nodes): fits with ", (long long)plc_cluster_gpus(&big.cluster),
                     (long long)big.cluster.nodes);
             plc_report_layout_line(out, &bs.ranked[0].layout);

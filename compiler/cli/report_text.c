@@ -110,6 +110,9 @@ static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_can
         fputs("  ", out);
         plc_report_reason(out, c, limit);
     }
+    /* plrun: memory from the lowered plan, or a fit the estimate cannot tell and nothing settled */
+    if (c->lowered) fputs("  mem: the plan's", out);
+    if (c->open) fputs("  fit: not settled", out);
     for (int i = 0; i < nties; i++) {
         fputs(i ? ", " : "  tie: ", out);
         plc_report_tie_text(out, &c->layout, &ties[i].layout);
@@ -145,9 +148,12 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
     }
     fprintf(out, "searched %lld layouts", (long long)s->enumerated);
     if (o->timing) fprintf(out, " in %.3f s", s->seconds);
-    fprintf(out, ": %lld invalid, %lld pruned by the memory bound, %lld by the %s bound, %lld estimated, %lld fit\n\n",
+    fprintf(out, ": %lld invalid, %lld pruned by the memory bound, %lld by the %s bound, %lld estimated, %lld fit",
             (long long)s->invalid, (long long)(s->pruned - s->pruned_objective), (long long)s->pruned_objective,
             plc_objective_name(job->layout.objective), (long long)s->evaluated, (long long)s->fitting);
+    /* plrun: the layouts whose fit the estimate could not tell (solver.h, plc_memory_judge) */
+    if (s->lowered) fprintf(out, "; %lld lowered to settle the fit", (long long)s->lowered);
+    fputs("\n\n", out);
     table_header(out);
     if (o->all) table(out, s->all, s->nall, s->nall, s->limit_bytes, false);
     else table(out, s->ranked, s->nranked, o->top, s->limit_bytes, true);

@@ -105,6 +105,9 @@ static void candidate(plc_yaml *y, int rank, const plc_candidate *c, const plc_c
     plc_yaml_bool(y, "fits", c->fits);
     if (c->valid) {
         plc_yaml_num(y, "memory_bytes", c->peak_bytes);
+        /* plrun: "plan" (lowered to settle the fit) or "open" (the estimate
+         * cannot tell the fit, and it was not settled); absent: the estimate */
+        if (c->lowered || c->open) plc_yaml_str(y, "memory_from", c->lowered ? "plan" : "open");
         if (c->step_time_s > 0) {
             plc_yaml_num(y, "step_time_s", c->step_time_s);
             plc_yaml_num(y, "tokens_per_s", c->tokens_per_s);

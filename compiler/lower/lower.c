@@ -268,15 +268,50 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     out->ninstrs = P->nins;
     out->loss_buf = c->loss_buf;
     out->gnorm_buf = c->gnorm_buf;
-    int rc = plc_memplan(out, P->persistent, P->alias_first, P->alias_last, st, c->err, c->errlen);
+    int rc = 0;
+    if (!c->place || c->place[stage]) rc = plc_memplan(out, P->persistent, P->alias_first, P->alias_last, st, c->err, c->errlen);
+    else memset(st, 0, sizeof *st);
     lw_prog_finish(P, out);
     return rc;
 }
 
+static plc_status lower_placing(const plc_job *job, const plc_layout *layout, const plc_prediction *pred,
+                                plc_arena *a, const bool *place, plc_plan *out, plc_memplan_stats *stage_stats,
+                                char *err, size_t errlen);
+
 plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
                      plc_plan *out, plc_memplan_stats *stage_stats, char *err, size_t errlen)
 {
+    return lower_placing(job, layout, pred, a, NULL, out, stage_stats, err, errlen);
+}
+
+/* the judge lowers every stage (the pipeline check picks the sends' lag
+ * from all of them) and plans the memory of the stages asked for only: the
+ * placement is most of the lowering's time */
+int plc_lower_arena(void *ctx, const plc_job *job, const plc_layout *l, const bool *stages, double *arena_bytes)
+{
+    (void)ctx;
+    /* a step too long to lower within a solve keeps its estimate */
+    if (l->dp < 1 || l->micro_batch < 1 ||
+        2.0 * (double)(job->train.global_batch / (l->dp * l->micro_batch)) * (double)(l->pp * l->vpp) >
+            PLC_LOWER_ARENA_MAX_UNITS)
+        return -1;
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    char err[512];
+    int rc = lower_placing(job, l, NULL, &a, stages, &p, NULL, err, sizeof err) == PLC_OK ? 0 : -1;
+    for (uint32_t s = 0; rc == 0 && s < p.nprograms; s++) arena_bytes[s] = (double)p.programs[s].arena_bytes;
+    plc_arena_free(&a);
+    return rc;
+}
+
+static plc_status lower_placing(const plc_job *job, const plc_layout *layout, const plc_prediction *pred,
+                                plc_arena *a, const bool *place, plc_plan *out, plc_memplan_stats *stage_stats,
+                                char *err, size_t errlen)
+{
     lw_ctx *c = PLC_NEW(a, lw_ctx);
+    c->place = place;
     c->job = job;
     c->gpt = job->model.arch == PLC_ARCH_GPT;
     c->learned_pos = job->model.positions == PLC_POS_LEARNED;
@@ -344,6 +379,11 @@ static plc_status lower_all(lw_ctx *c, plc_plan *out, plc_memplan_stats *stage_s
     memcpy(out->groups, c->groups, sizeof *out->groups * c->ngroups);
 
     char inner[400];
+    if (c->place) { /* the judge's lowering: does every rank finish? */
+        plc_status st = plc_plan_check_finishes(out, inner, sizeof inner);
+        if (st != PLC_OK) snprintf(err, errlen, "the lowered plan fails its check: %s", inner);
+        return st;
+    }
     if (plc_plan_validate(out, inner, sizeof inner)) {
         snprintf(err, errlen, "the lowered plan is invalid: %s", inner);
         return PLC_E_INTERNAL;

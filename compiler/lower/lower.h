@@ -77,4 +77,15 @@ void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last
 plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_prediction *pred, plc_arena *a,
               plc_plan *out, plc_memplan_stats *stage_stats, char *err, size_t errlen);
 
+/* The arena bytes of the layout's stages, lowered in a scratch arena: the
+ * solver's judge of plrun's fit (plc_memory_judge's arena; ctx unused).
+ * Every stage is lowered, the memory of those with stages[s] planned;
+ * arena_bytes[s] is plc_lower's for those, 0 for the others. Returns 0, or
+ * -1 when the layout does not lower, or when its step has more than
+ * PLC_LOWER_ARENA_MAX_UNITS pipeline units (a micro-batch's forward or
+ * backward through one chunk, over all stages): minutes of placement, and
+ * more memory than a solve should take (the estimate then stands). */
+#define PLC_LOWER_ARENA_MAX_UNITS 100000
+int plc_lower_arena(void *ctx, const plc_job *job, const plc_layout *l, const bool *stages, double *arena_bytes);
+
 #endif

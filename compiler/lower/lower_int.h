@@ -154,6 +154,7 @@ typedef struct lw_ctx {
     int32_t nout, capout;
     int32_t pre_buf, pre_op;   /* RECV posted for the next unit, -1 none */
     int64_t send_lag;         /* a unit's sends are waited for this many units later (plc_pipe_send_lag) */
+    const bool *place;        /* the stages whose memory is planned (NULL: all; else the plan is neither validated nor checked, only run to its end) */
     int32_t *unit_send;       /* each unit's SEND (its output or input gradient), -1 none */
 } lw_ctx;
 

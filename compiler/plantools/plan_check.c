@@ -118,6 +118,11 @@ plc_status plc_plan_check(const plc_plan *p, char *err, size_t errlen)
 {
     for (uint32_t pi = 0; pi < p->nprograms; pi++)
         if (check_hazards(p, pi, err, errlen)) return PLC_E_INTERNAL;
+    return plc_plan_check_finishes(p, err, errlen);
+}
+
+plc_status plc_plan_check_finishes(const plc_plan *p, char *err, size_t errlen)
+{
     plc_sim_opts o = {0};
     o.all_ranks = p->world_size <= PLC_CHECK_ALL_RANKS_MAX;
     plc_sim_result r;

@@ -24,6 +24,9 @@
 /* PLC_OK, or the first failure in err: PLC_E_DEADLOCK when the ranks cannot
  * all finish, PLC_E_INTERNAL another violation, PLC_E_SYSTEM out of memory */
 plc_status plc_plan_check(const plc_plan *p, char *err, size_t errlen);
+/* its last part alone: do all ranks finish (PLC_OK), or PLC_E_DEADLOCK?
+ * It reads no buffer offsets, so it runs on a plan not yet placed */
+plc_status plc_plan_check_finishes(const plc_plan *p, char *err, size_t errlen);
 
 /* ---- plan_diff.c ----------------------------------------------------------- */
 /* the semantic comparison behind plc diff. */

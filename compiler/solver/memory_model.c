@@ -195,6 +195,22 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
     *o = params * (d.optimizer + master) / (l->zero >= 1 ? shard : 1.0);
 }
 
+/* the most loaded stage of those filled in (the ends, and rank 1 where
+ * ranks hold unequal layer counts, unless all_stages), and the fit */
+static double total_of(const double *c);
+static void peak_of(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est)
+{
+    est->peak_bytes = 0;
+    est->peak_stage = 0;
+    for (int64_t s = 0; s < l->pp; s++) {
+        bool uneven_middle = s == 1 && plc_ranks_uneven(job->model.layers, l->pp, l->vpp);
+        if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
+        double total = total_of(est->stage_mem[s]);
+        if (total > est->peak_bytes) { est->peak_bytes = total; est->peak_stage = (int)s; }
+    }
+    est->fits = est->valid && est->peak_bytes <= est->limit_bytes;
+}
+
 void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est)
 {
     const plc_model *m = &job->model;
@@ -208,15 +224,17 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     double act_kept = plc_act_layer_bytes(job, l, l->recompute == PLC_RECOMPUTE_SELECTIVE ? PLC_RECOMPUTE_SELECTIVE
                                                                                           : PLC_RECOMPUTE_NONE);
     double temps = layer_temporaries(job, l);
+    /* plrun's plan holds the gathered weights and gradient blocks of ZeRO
+     * among its own buffers (the replay below counts them) */
+    bool plan_buffers = job->train.engine == PLC_ENGINE_PLRUN && l->recompute <= PLC_RECOMPUTE_FULL;
     double comm = comm_library_bytes(hw, l);
     double layer_w = (double)plc_params_layer_matrices(m) / (double)l->tp;
-    if (l->zero >= 3) comm += 2.0 * layer_w * d.weight; /* gathered layer + prefetch */
-    if (l->zero == 2) comm += layer_w * d.grad;         /* one layer's grads before reduce-scatter */
+    if (l->zero >= 3 && !plan_buffers) comm += 2.0 * layer_w * d.weight; /* gathered layer + prefetch */
+    if (l->zero == 2 && !plan_buffers) comm += layer_w * d.grad;         /* one layer's grads before reduce-scatter */
 
     est->stages = (int)l->pp;
     est->limit_bytes = job->layout.memory_limit * hw->mem_bytes;
-    est->peak_bytes = 0;
-    est->peak_stage = 0;
+    est->lowered = est->open = false;
     for (int64_t s = 0; s < l->pp; s++) {
         /* with equal stages the first and last bound the others (middle
          * stages hold no embedding or head, no more layers and no more
@@ -241,7 +259,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         c[PLC_MEM_TEMPORARIES] = temps;
         if (sp.has_head) head_memory(job, l, inflight, c);
         /* plrun: the plan's own buffers (the recompute policies it lowers) */
-        if (job->train.engine == PLC_ENGINE_PLRUN && l->recompute <= PLC_RECOMPUTE_FULL) {
+        if (plan_buffers) {
             double dyn[PLC_MEM_COUNT];
             plc_plrun_stage_memory(job, l, s, dyn);
             c[PLC_MEM_ACTIVATIONS] = dyn[PLC_MEM_ACTIVATIONS];
@@ -254,11 +272,59 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
         c[PLC_MEM_RESERVED] = hw->runtime_reserved + frag;
         c[PLC_MEM_COMM] = comm;
         c[PLC_MEM_WORKSPACE] = PLC_MATMUL_WORKSPACE; /* with comm_library_bytes and runtime_reserved: plc_runtime_fixed_bytes */
-        double total = 0;
-        for (int k = 0; k < PLC_MEM_COUNT; k++) total += c[k];
-        if (total > est->peak_bytes) { est->peak_bytes = total; est->peak_stage = (int)s; }
     }
-    est->fits = est->valid && est->peak_bytes <= est->limit_bytes;
+    peak_of(job, l, all_stages, est);
+}
+
+static double dynamic_of(const double *c)
+{
+    return c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + c[PLC_MEM_TEMPORARIES];
+}
+
+static double total_of(const double *c)
+{
+    double t = 0;
+    for (int k = 0; k < PLC_MEM_COUNT; k++) t += c[k];
+    return t;
+}
+
+bool plc_memory_open(const plc_job *job, const plc_layout *l, const plc_estimate *est, bool *open)
+{
+    if (!est->valid || est->lowered || job->train.engine != PLC_ENGINE_PLRUN || l->recompute > PLC_RECOMPUTE_FULL)
+        return false;
+    /* each stage's arena lies within [estimate - BELOW x dynamic, estimate
+     * + ABOVE x dynamic]: open where the limit is inside */
+    bool any = false;
+    for (int s = 0; s < est->stages; s++) {
+        const double *c = est->stage_mem[s];
+        if (total_of(c) - PLC_PLACEMENT_BELOW * dynamic_of(c) > est->limit_bytes) return false; /* cannot fit */
+        open[s] = total_of(c) + PLC_PLACEMENT_ABOVE * dynamic_of(c) > est->limit_bytes;
+        any |= open[s];
+    }
+    return any;
+}
+
+void plc_memory_take_arena(const plc_job *job, const plc_layout *l, const bool *open, const double *arena,
+                           plc_estimate *est)
+{
+    const plc_hw *hw = &job->cluster.hw;
+    for (int s = 0; s < est->stages; s++) {
+        if (!open[s]) continue; /* fits on the estimate, which stays */
+        /* the static state is exact: the rest of the arena is the dynamic
+         * part, shared among its components as the replay shares it */
+        double *c = est->stage_mem[s];
+        double dyn = dynamic_of(c);
+        double target = fmax(0, arena[s] - c[PLC_MEM_WEIGHTS] - c[PLC_MEM_GRADS] - c[PLC_MEM_OPTIMIZER]);
+        if (dyn > 0) {
+            for (int k = PLC_MEM_ACTIVATIONS; k <= PLC_MEM_TEMPORARIES; k++) c[k] *= target / dyn;
+        } else {
+            c[PLC_MEM_TEMPORARIES] = target;
+        }
+        c[PLC_MEM_RESERVED] = hw->runtime_reserved + hw->alloc_overhead * target;
+    }
+    est->lowered = true;
+    est->open = false;
+    peak_of(job, l, true, est);
 }
 
 /* weights, gradients and optimizer state of a rank of stage `stage` (its

@@ -87,13 +87,94 @@ static int job_usable(const plc_job *job, char *why, size_t size)
     return 0;
 }
 
+/* ---- plrun's fit, settled by the lowering ---------------------------------- */
+
+/* a layout the judge lowered, for the rest of its life (a search run again
+ * after a ranked candidate proved not to fit, the reports' estimates): the
+ * plan depends on the model, the training setup, the cluster and the
+ * layout, not on the memory limit */
+struct plc_judged {
+    plc_model model;
+    plc_train train;
+    plc_cluster cluster;
+    plc_layout layout;
+    bool ok;                     /* it lowered (else its estimate stands) */
+    bool have[PLC_MAX_STAGES];   /* the stages whose memory was planned */
+    double arena[PLC_MAX_STAGES];
+};
+
+void plc_memory_judge_free(plc_memory_judge *j)
+{
+    free(j->memo);
+    j->memo = NULL;
+    j->nmemo = j->capmemo = 0;
+}
+
+static plc_judged *memo_find(plc_memory_judge *j, const plc_job *job, const plc_layout *l)
+{
+    for (int i = 0; i < j->nmemo; i++) {
+        plc_judged *m = &j->memo[i];
+        if (plc_layout_equal(&m->layout, l) && !memcmp(&m->model, &job->model, sizeof m->model) &&
+            !memcmp(&m->train, &job->train, sizeof m->train) && !memcmp(&m->cluster, &job->cluster, sizeof m->cluster))
+            return m;
+    }
+    return NULL;
+}
+
+static plc_judged *memo_add(plc_memory_judge *j, const plc_job *job, const plc_layout *l)
+{
+    if (j->nmemo == j->capmemo) {
+        int cap = j->capmemo ? j->capmemo * 2 : 16;
+        plc_judged *n = realloc(j->memo, (size_t)cap * sizeof *n);
+        if (!n) return NULL;
+        j->memo = n, j->capmemo = cap;
+    }
+    plc_judged *m = &j->memo[j->nmemo++];
+    memset(m, 0, sizeof *m);
+    memcpy(&m->model, &job->model, sizeof m->model);
+    memcpy(&m->train, &job->train, sizeof m->train);
+    memcpy(&m->cluster, &job->cluster, sizeof m->cluster);
+    m->layout = *l;
+    return m;
+}
+
+/* where e's fit is open (plc_memory_open), the arenas of the layout lowered
+ * before, or (lower) lowered now; otherwise e->open says it is not settled.
+ * False only when out of memory. */
+static bool settle(plc_memory_judge *judge, const plc_job *job, const plc_layout *l, bool lower, plc_estimate *e)
+{
+    bool open[PLC_MAX_STAGES] = {0};
+    if (!judge || !plc_memory_open(job, l, e, open)) return true;
+    plc_judged *m = memo_find(judge, job, l);
+    bool known = m != NULL;
+    for (int s = 0; m && m->ok && s < e->stages; s++) known &= !open[s] || m->have[s];
+    if (known) {
+        if (m->ok) plc_memory_take_arena(job, l, open, m->arena, e);
+        return true;
+    }
+    if (!lower) {
+        e->open = true;
+        return true;
+    }
+    double arena[PLC_MAX_STAGES];
+    judge->calls++;
+    bool ok = judge->arena(judge->ctx, job, l, open, arena) == 0;
+    if (!m) m = memo_add(judge, job, l);
+    if (!m) return false;
+    m->ok = ok;
+    for (int s = 0; ok && s < e->stages; s++)
+        if (open[s]) m->have[s] = true, m->arena[s] = arena[s];
+    if (ok) plc_memory_take_arena(job, l, open, m->arena, e);
+    return true;
+}
+
 /* rounding margin: the bound and the estimate sum the same terms in another order */
 #define BOUND_MARGIN (1.0 - 1e-9)
 
 /* cut > 0 (branch and bound, time objective): the time first, and the memory
  * only when the step is not slower than cut (returns false when it is) */
 static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, bool always_time,
-                     bool reasons, double cut, plc_estimate *out)
+                     bool reasons, double cut, plc_memory_judge *judge, bool lower, plc_estimate *out)
 {
     out->layout = *l;
     out->reason[0] = '\0';
@@ -105,7 +186,9 @@ static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, b
         plc_time_estimate(job, l, out);
         if (out->step_time_s * BOUND_MARGIN > cut) return false;
     }
-    plc_memory_estimate(job, l, all_stages, out);
+    /* a judge needs every stage: the arena may peak on any */
+    plc_memory_estimate(job, l, all_stages || (judge && job->train.engine == PLC_ENGINE_PLRUN), out);
+    if (!settle(judge, job, l, lower, out)) return false;
     if (!out->fits && reasons)
         snprintf(out->reason, sizeof out->reason,
                  "needs %.1f GiB on a stage-%d rank, more than the %.1f GiB limit",
@@ -114,13 +197,22 @@ static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, b
     return true;
 }
 
-int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *out)
+int plc_estimate_layout_judged(const plc_job *job, const plc_layout *l, plc_memory_judge *judge,
+                               plc_estimate *out)
 {
     memset(out, 0, sizeof *out);
     out->layout = *l;
     if (job_usable(job, out->reason, sizeof out->reason)) return -1;
-    estimate(job, l, true, true, true, 0, out);
+    if (!estimate(job, l, true, true, true, 0, judge, true, out)) {
+        snprintf(out->reason, sizeof out->reason, "out of memory");
+        return -1;
+    }
     return 0;
+}
+
+int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *out)
+{
+    return plc_estimate_layout_judged(job, l, NULL, out);
 }
 
 /* ---- ordering --------------------------------------------------------------- */
@@ -319,6 +411,8 @@ typedef struct node_work {
 
 typedef struct search {
     const plc_job *job;
+    plc_memory_judge *judge; /* plrun's open fits: settled after the search */
+    bool oom;                /* a lowered layout could not be kept */
     plc_arena *arena;
     plc_solve_opts opts;
     plc_solution *out;
@@ -331,7 +425,7 @@ typedef struct search {
 
 static plc_candidate candidate_of(const plc_estimate *e)
 {
-    plc_candidate c = {.layout = e->layout, .valid = e->valid, .fits = e->fits,
+    plc_candidate c = {.layout = e->layout, .valid = e->valid, .fits = e->fits, .lowered = e->lowered, .open = e->open,
                        .peak_bytes = e->peak_bytes, .step_time_s = e->step_time_s,
                        .tokens_per_s = e->tokens_per_s, .mfu = e->mfu, .reason = ""};
     return c;
@@ -476,7 +570,7 @@ static void evaluate(search *S, const plc_layout *l)
     double cut = 0;
     if (S->bound && S->out->nranked == S->opts.top && S->job->layout.objective == PLC_OBJ_TIME)
         cut = S->out->ranked[S->opts.top - 1].step_time_s;
-    if (!estimate(S->job, l, false, S->opts.all, S->opts.all || S->out->pinned, cut, &S->est)) {
+    if (!estimate(S->job, l, false, S->opts.all, S->opts.all || S->out->pinned, cut, S->judge, false, &S->est)) {
         S->out->pruned++;
         S->out->pruned_objective++;
         return;
@@ -691,9 +785,67 @@ static bool all_pinned(const plc_job *job, const plc_layout_spec *ls, plc_layout
     return true;
 }
 
+/* a kept candidate whose fit is open, lowered (or with lower false, taken
+ * from a lowering done before); true when it proves not to fit */
+static bool settle_kept(search *S, plc_candidate *c, bool lower)
+{
+    if (!c->open) return false;
+    plc_estimate *e = &S->est;
+    memset(e, 0, sizeof *e);
+    if (!estimate(S->job, &c->layout, true, true, false, 0, S->judge, lower, e)) {
+        S->oom = true;
+        return false;
+    }
+    bool dropped = c->fits && !e->fits;
+    const char *reason = c->reason;
+    *c = candidate_of(e);
+    c->reason = e->fits ? reason : "does not fit in memory";
+    return dropped;
+}
+
+/* the kept candidates whose fit is open: the first opts.settle ranked (0:
+ * all), the regions' bests and a pinned layout. True when one proved not to
+ * fit: the search runs again, which knows it now */
+static bool settle_results(search *S)
+{
+    plc_solution *o = S->out;
+    if (!S->judge) return false;
+    bool dropped = false;
+    int n = S->opts.settle > 0 && S->opts.settle < o->nranked ? S->opts.settle : o->nranked;
+    for (int i = 0; i < n; i++) dropped |= settle_kept(S, &o->ranked[i], true);
+    for (int i = 0; i < o->nregions; i++) dropped |= settle_kept(S, &o->regions[i].best, true);
+    if (o->pinned) settle_kept(S, &o->single, true);
+    for (int64_t i = 0; i < o->nall; i++) settle_kept(S, &o->all[i], false); /* those lowered above */
+    /* the memory objective ranks by the peak, which may have moved */
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && plc_candidate_compare(S->job, &o->ranked[j], &o->ranked[j - 1]) < 0; j--) {
+            plc_candidate t = o->ranked[j];
+            o->ranked[j] = o->ranked[j - 1];
+            o->ranked[j - 1] = t;
+        }
+    return dropped;
+}
+
+static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out,
+                              bool *again);
+
 plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out)
 {
     double t0 = now_s();
+    plc_memory_judge *judge = opts ? opts->judge : NULL;
+    int64_t calls = judge ? judge->calls : 0;
+    plc_status rc = PLC_OK;
+    bool again = true;
+    while (again && rc == PLC_OK) rc = search_once(job, a, opts, out, &again);
+    out->lowered = judge ? judge->calls - calls : 0;
+    out->seconds = now_s() - t0;
+    return rc;
+}
+
+static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out,
+                              bool *again)
+{
+    *again = false;
     memset(out, 0, sizeof *out);
     if (job_usable(job, out->error, sizeof out->error)) return PLC_E_INPUT;
     search *S = calloc(1, sizeof *S);
@@ -705,6 +857,7 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
     S->arena = a;
     S->out = out;
     S->opts = opts ? *opts : (plc_solve_opts){0};
+    S->judge = S->opts.judge;
     if (S->opts.top <= 0) S->opts.top = 10;
     S->bound = !S->opts.all && !S->opts.exhaustive;
     out->ranked = PLC_NEW_ARRAY(a, plc_candidate, S->opts.top);
@@ -806,8 +959,13 @@ plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_
     out->regions = PLC_NEW_ARRAY(a, plc_region, nregions ? nregions : 1);
     for (int d = 0; d < PLC_LAYOUT_NDIMS; d++)
         for (int i = 0; i < S->regions[d].n; i++) out->regions[out->nregions++] = S->regions[d].r[i];
+    *again = settle_results(S);
+    bool oom = S->oom;
     free(S);
-    out->seconds = now_s() - t0;
+    if (oom) {
+        snprintf(out->error, sizeof out->error, "out of memory");
+        return PLC_E_SYSTEM;
+    }
     return PLC_OK;
 }
 

@@ -86,12 +86,50 @@ typedef struct plc_estimate {
     double tokens_per_s;         /* whole cluster */
     double mfu;                  /* PaLM form, see plc_flops_per_token_palm */
     double model_flops;          /* PaLM FLOPs of one step, whole cluster */
+
+    /* plrun: the stages whose fit the estimate cannot tell
+     * (plc_memory_open) are the lowered plan's (lowered: a judge settled
+     * the fit), or not yet (open: fits is the estimate's) */
+    bool lowered, open;
 } plc_estimate;
+
+/* ---- the lowered plan, judge of plrun's fit ------------------------------------ */
+/* plrun's memory is its plan's arena plus plc_runtime_fixed_bytes. The
+ * replay (memory_plrun.c) counts the plan's short-lived buffers; the memory
+ * plan (compiler/lower/memplan.c) places them up to PLC_PLACEMENT_ABOVE
+ * above that count, and the count may exceed the placed arena by up to
+ * PLC_PLACEMENT_BELOW (both shares of the dynamic part;
+ * tests/unit/test_memory_exact.c holds every stage of a sweep to them).
+ * Where that band holds the memory limit, the estimate cannot tell fit from
+ * no fit: a judge, when given, lowers the layout and the estimate takes each
+ * stage's arena. The lowering comes after the solver, so the command line
+ * passes it in. */
+#define PLC_PLACEMENT_ABOVE 0.08
+#define PLC_PLACEMENT_BELOW 0.02
+
+typedef struct plc_judged plc_judged;
+typedef struct plc_memory_judge {
+    /* the arena bytes of the layout's stages s with stages[s], as lowered;
+     * returns 0, or -1 when the layout does not lower (the estimate stands) */
+    int (*arena)(void *ctx, const plc_job *job, const plc_layout *l, const bool *stages, double *arena_bytes);
+    void *ctx;
+    int64_t calls; /* layouts lowered */
+    /* the solver's: what was lowered, by job and layout, so that nothing is
+     * lowered twice (zero it with the rest; plc_memory_judge_free) */
+    plc_judged *memo;
+    int nmemo, capmemo;
+} plc_memory_judge;
+
+void plc_memory_judge_free(plc_memory_judge *j);
 
 /* Predicts one layout. Returns 0 (the estimate is filled in, fit or not, and
  * out->valid says whether the layout is legal), or -1 when the job itself is
  * unusable (no GPUs, no layers; out->reason says why). */
 int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *out);
+/* the same, with plrun's fit settled by judge (NULL: by the estimate) where
+ * the estimate cannot tell; -1 also when out of memory */
+int plc_estimate_layout_judged(const plc_job *job, const plc_layout *l, plc_memory_judge *judge,
+                               plc_estimate *out);
 
 /* ---- search ------------------------------------------------------------- */
 
@@ -99,6 +137,7 @@ int plc_estimate_layout(const plc_job *job, const plc_layout *l, plc_estimate *o
 typedef struct plc_candidate {
     plc_layout layout;
     bool valid, fits;
+    bool lowered, open; /* as plc_estimate's */
     double peak_bytes, step_time_s, tokens_per_s, mfu;
     /* "" when it fits; otherwise why it is invalid, or a short note for one
      * that does not fit (plc_report_reason prints the figures) */
@@ -131,6 +170,14 @@ typedef struct plc_solve_opts {
      * counted as pruned: `ranked` is the same, the other fields cover only
      * the candidates estimated, and `regions` is empty. */
     bool exhaustive;
+    /* plrun: lowers the kept candidates whose fit the estimate cannot tell
+     * (plc_memory_judge): the first `settle` ranked (0: every one), each
+     * region's best and a pinned layout; one that proves not to fit is
+     * dropped and the search runs again. Candidates met but not kept (and
+     * those of `all`) keep the estimate's fit, marked open. NULL: the
+     * estimate decides every fit */
+    plc_memory_judge *judge;
+    int settle;
 } plc_solve_opts;
 
 typedef struct plc_solution {
@@ -160,6 +207,7 @@ typedef struct plc_solution {
     int64_t evaluated;  /* full estimates */
     int64_t fitting;    /* of those evaluated, the ones that fit */
     double seconds;     /* wall time of the search */
+    int64_t lowered;    /* layouts the judge lowered to settle their fit */
     double limit_bytes; /* memory_limit x device memory */
     char error[192];    /* why the job is unusable, when plc_solve says so */
 } plc_solution;
@@ -246,6 +294,16 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
  * fits (est->valid must already be true). all_stages false: only the first
  * and last stage (which bound the others) are filled in, for the search. */
 void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est);
+/* plrun, after plc_memory_estimate of every stage: true when the band the
+ * placement leaves (PLC_PLACEMENT_ABOVE, _BELOW) holds the limit on some
+ * stage (open[s] marks those) and no stage is over it on any placement:
+ * the estimate cannot tell fit from no fit */
+bool plc_memory_open(const plc_job *job, const plc_layout *l, const plc_estimate *est, bool *open);
+/* takes arena[s], the lowered plan's arena, for each open stage s (the
+ * dynamic components scaled to it), then the peak and the fit again; sets
+ * est->lowered */
+void plc_memory_take_arena(const plc_job *job, const plc_layout *l, const bool *open, const double *arena,
+                           plc_estimate *est);
 
 /* Bytes a rank of plrun holds outside its plan's arena: the communication
  * library's buffers (comm_buffer per group the rank belongs to), the matmul

@@ -6,8 +6,11 @@
  * (compiler/solver/memory_plrun.c's replay of the lowering's buffers) is
  * held against the largest live sum of the plan's buffers and against the
  * arena the memory plan places them in (above that sum by its
- * fragmentation). PLC_MEM_SWEEP=1 prints every stage; PLC_MEM_ONLY="<tag>"
- * keeps one layout and PLC_MEM_DEBUG=1 lists what is alive at its peak. */
+ * fragmentation), whose band (PLC_PLACEMENT_ABOVE, _BELOW) every stage keeps
+ * to; and with the lowering as judge (plc_memory_judge) the fit verdict is
+ * the plan's at limits just under and just over its exact need.
+ * PLC_MEM_SWEEP=1 prints every stage; PLC_MEM_ONLY="<tag>" keeps one layout
+ * and PLC_MEM_DEBUG=1 lists what is alive at its peak. */
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <string.h>
@@ -64,8 +67,52 @@ static uint64_t max_live(const plc_program *g, uint64_t persistent)
     return (uint64_t)best;
 }
 
+/* a judge that answers with a plan already lowered (the stages asked for
+ * only, as plc_lower_arena does), counting its calls */
+typedef struct known_plan { const plc_plan *p; int64_t calls; } known_plan;
+
+static int known_arena(void *ctx, const plc_job *job, const plc_layout *l, const bool *stages, double *arena)
+{
+    known_plan *k = ctx;
+    (void)job;
+    k->calls++;
+    for (int64_t s = 0; s < l->pp; s++) arena[s] = stages[s] ? (double)k->p->programs[s].arena_bytes : 0;
+    return 0;
+}
+
+/* the fit verdict with the lowering as judge, at limits just under and just
+ * over the plan's exact need (the most loaded stage's arena plus the fixed
+ * costs) and far from it: right every time, and the plan is asked only
+ * where the estimate's band holds the limit */
+static void check_verdicts(plc_job *job, const plc_layout *l, const plc_plan *p, int64_t *judged)
+{
+    double need = 0;
+    for (uint32_t s = 0; s < p->nprograms; s++) need = fmax(need, (double)p->programs[s].arena_bytes);
+    need += plc_runtime_fixed_bytes(job, l);
+    const double at[] = {0.5, 1 - 1e-4, 1 + 1e-4, 2};
+    double keep = job->layout.memory_limit;
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        job->layout.memory_limit = need * at[i] / job->cluster.hw.mem_bytes;
+        known_plan k = {p, 0};
+        plc_memory_judge judge = {.arena = known_arena, .ctx = &k};
+        plc_estimate e;
+        CU_ASSERT_FATAL(plc_estimate_layout_judged(job, l, &judge, &e) == 0);
+        plc_memory_judge_free(&judge);
+        CU_ASSERT(e.fits == (at[i] > 1));
+        CU_ASSERT(k.calls == judge.calls && k.calls <= 1 && e.lowered == (k.calls == 1));
+        if (at[i] == 0.5 || at[i] == 2) CU_ASSERT(k.calls == 0); /* far outside every band */
+        if (e.lowered && fabs(e.peak_bytes - need) > 1e-6 * need) {
+            /* the peak is an exact stage's, or an estimated one's that fits */
+            CU_ASSERT(e.peak_bytes <= e.limit_bytes);
+        }
+        *judged += k.calls;
+    }
+    job->layout.memory_limit = keep;
+}
+
 /* the sampled layouts of one model shape, each lowered and compared */
-static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, double *frags, double *lerrs)
+static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, double *frags, double *lerrs,
+                  double *band, int64_t *judged)
 {
     plc_job job;
     shape(&job, gpt);
@@ -130,6 +177,11 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
             errs[*stages - 1] = r;
             lerrs[*stages - 1] = solver / (stat + live) - 1;
             frags[*stages - 1] = live > 0 ? (double)st[s].dynamic_peak / live - 1 : 0;
+            /* the band plc_memory_open trusts: the arena within the
+             * estimate - BELOW x its dynamic part and + ABOVE x it */
+            double dyn = solver - stat;
+            band[*stages - 1] = dyn > 0 ? (plan - solver) / dyn : 0;
+            CU_ASSERT(plan >= solver - PLC_PLACEMENT_BELOW * dyn && plan <= solver + PLC_PLACEMENT_ABOVE * dyn);
             if (getenv("PLC_MEM_SWEEP"))
                 printf("%s s%lld: plan %.1f MiB (pers %.1f dyn %.1f live %.1f frag %.2f%%) solver %.1f (static %.1f "
                        "dyn %.1f) err %+.2f%%\n",
@@ -137,6 +189,18 @@ static void sweep(bool gpt, int64_t *stages, int64_t *within, double *errs, doub
                        st[s].dynamic_peak / 1048576.0, live / 1048576,
                        100.0 * ((double)st[s].dynamic_peak / live - 1), solver / 1048576, stat0 / 1048576,
                        (solver - stat) / 1048576, 100 * r);
+        }
+        check_verdicts(&job, &l, &p, judged);
+        if (k % 8 == 1) { /* the judge's own lowering: plc_lower's arenas, of the stages asked for */
+            bool every[PLC_MAX_STAGES], first[PLC_MAX_STAGES] = {true};
+            double all_a[PLC_MAX_STAGES], first_a[PLC_MAX_STAGES];
+            for (int s = 0; s < PLC_MAX_STAGES; s++) every[s] = true;
+            CU_ASSERT_FATAL(plc_lower_arena(NULL, &job, &l, every, all_a) == 0);
+            CU_ASSERT_FATAL(plc_lower_arena(NULL, &job, &l, first, first_a) == 0);
+            for (int64_t s = 0; s < l.pp; s++) {
+                CU_ASSERT(all_a[s] == (double)p.programs[s].arena_bytes);
+                CU_ASSERT(first_a[s] == (s == 0 ? (double)p.programs[0].arena_bytes : 0));
+            }
         }
         plc_arena_free(&a);
     }
@@ -150,24 +214,28 @@ static int cmp_double(const void *a, const void *b)
 
 static void test_estimate_against_arena(void)
 {
-    int64_t stages = 0, within = 0;
-    static double errs[8192], frags[8192], lerrs[8192];
-    sweep(false, &stages, &within, errs, frags, lerrs);
-    sweep(true, &stages, &within, errs, frags, lerrs);
+    int64_t stages = 0, within = 0, judged = 0;
+    static double errs[8192], frags[8192], lerrs[8192], band[8192];
+    sweep(false, &stages, &within, errs, frags, lerrs, band, &judged);
+    sweep(true, &stages, &within, errs, frags, lerrs, band, &judged);
     if (getenv("PLC_MEM_ONLY")) return;
     CU_ASSERT_FATAL(stages > 500 && stages <= 8192);
     qsort(errs, (size_t)stages, sizeof *errs, cmp_double);
     qsort(frags, (size_t)stages, sizeof *frags, cmp_double);
     qsort(lerrs, (size_t)stages, sizeof *lerrs, cmp_double);
+    qsort(band, (size_t)stages, sizeof *band, cmp_double);
     int64_t live_within = 0;
     for (int64_t i = 0; i < stages; i++) live_within += fabs(lerrs[i]) <= 0.01;
 #define Q(v, q) (100 * (v)[(int64_t)((q) * (double)(stages - 1))])
     printf("\n    %lld stages; estimate - largest live sum: %lld within 1%%, min %+.1f%% p10 %+.1f%% p90 %+.1f%% max %+.1f%%;"
            "\n    estimate - arena: %lld within 1%%, min %+.1f%% p10 %+.1f%% p50 %+.1f%% p90 %+.1f%% max %+.1f%%;"
-           "\n    placement above the largest live sum: p50 %.1f%% p90 %.1f%% max %.1f%%\n",
+           "\n    placement above the largest live sum: p50 %.1f%% p90 %.1f%% max %.1f%%;"
+           "\n    arena - estimate, of the estimate's dynamic part: min %+.1f%% max %+.1f%% (band %+.0f%% %+.0f%%);"
+           "\n    fit verdicts at four limits a layout: %lld lowered to settle\n",
            (long long)stages, (long long)live_within, Q(lerrs, 0), Q(lerrs, 0.1), Q(lerrs, 0.9), Q(lerrs, 1.0),
            (long long)within, Q(errs, 0), Q(errs, 0.1), Q(errs, 0.5), Q(errs, 0.9), Q(errs, 1.0), Q(frags, 0.5),
-           Q(frags, 0.9), Q(frags, 1.0));
+           Q(frags, 0.9), Q(frags, 1.0), Q(band, 0), Q(band, 1.0), -100 * PLC_PLACEMENT_BELOW,
+           100 * PLC_PLACEMENT_ABOVE, (long long)judged);
 #undef Q
     /* every stage within 1% of the plan's largest live sum; the arena is
      * above it by the placement's fragmentation (memplan.c) */
@@ -181,6 +249,77 @@ static void test_estimate_against_arena(void)
      * space it frees on some slots, not all) */
     CU_ASSERT(errs[0] >= -0.043 && errs[stages - 1] <= 0.01);
     CU_ASSERT(frags[stages - 1] <= 0.072);
+    CU_ASSERT(judged > 0); /* some limit fell in a band: the judge was asked */
+}
+
+/* the exact need of a layout: its most loaded stage's arena plus the fixed costs */
+static double need_of(const plc_job *job, const plc_layout *l)
+{
+    bool every[PLC_MAX_STAGES];
+    double arena[PLC_MAX_STAGES], need = 0;
+    for (int s = 0; s < PLC_MAX_STAGES; s++) every[s] = true;
+    if (plc_lower_arena(NULL, job, l, every, arena)) return -1;
+    for (int64_t s = 0; s < l->pp; s++) need = fmax(need, arena[s]);
+    return need + plc_runtime_fixed_bytes(job, l);
+}
+
+/* The search with the lowering as judge. For the three fastest layouts
+ * whose plan needs more than the estimate says, a limit between the two:
+ * the estimate alone ranks the layout as fitting; with the judge it is not
+ * ranked, and every candidate ranked fits its plan. */
+static void test_search_settles(void)
+{
+    plc_job job;
+    shape(&job, false);
+    job.model.layers = 4;
+    job.cluster.gpus_per_node = 4;
+    job.layout.tp = (plc_choice){.kind = PLC_CHOICE_AUTO};
+    job.layout.pp = (plc_choice){.kind = PLC_CHOICE_AUTO};
+    job.layout.micro_batch = (plc_choice){.kind = PLC_CHOICE_AUTO};
+    job.layout.recompute = (plc_choice){.kind = PLC_CHOICE_AUTO};
+    job.layout.schedule = (plc_choice){.kind = PLC_CHOICE_AUTO};
+    job.layout.attention = (plc_choice){.kind = PLC_CHOICE_AUTO};
+    job.layout.memory_limit = 1.0;
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_solution all;
+    plc_solve_opts ao = {.top = 200};
+    CU_ASSERT_FATAL(plc_solve_opts_run(&job, &a, &ao, &all) == PLC_OK);
+    int tried = 0;
+    for (int i = 0; i < all.nranked && tried < 3; i++) {
+        const plc_candidate *c = &all.ranked[i];
+        if (c->layout.recompute > PLC_RECOMPUTE_FULL) continue;
+        double need = need_of(&job, &c->layout);
+        if (need <= c->peak_bytes * (1 + 1e-3)) continue; /* the estimate is not short of this plan */
+        tried++;
+        plc_job j = job;
+        j.layout.memory_limit = (c->peak_bytes + need) / 2 / job.cluster.hw.mem_bytes;
+        plc_memory_judge judge = {.arena = plc_lower_arena};
+        /* a lower limit only removes candidates: c stays within the first i + 1 */
+        plc_solve_opts plain = {.top = i + 1}, judged = {.top = i + 1, .judge = &judge};
+        plc_solution sp, sj;
+        CU_ASSERT_FATAL(plc_solve_opts_run(&j, &a, &plain, &sp) == PLC_OK);
+        CU_ASSERT_FATAL(plc_solve_opts_run(&j, &a, &judged, &sj) == PLC_OK);
+        bool in_plain = false, in_judged = false;
+        for (int r = 0; r < sp.nranked; r++) in_plain |= plc_layout_equal(&sp.ranked[r].layout, &c->layout);
+        for (int r = 0; r < sj.nranked; r++) {
+            in_judged |= plc_layout_equal(&sj.ranked[r].layout, &c->layout);
+            CU_ASSERT(need_of(&j, &sj.ranked[r].layout) <= sj.limit_bytes);
+            CU_ASSERT(!sj.ranked[r].open);
+        }
+        CU_ASSERT(in_plain && !in_judged);
+        CU_ASSERT(judge.calls >= 1 && sj.lowered == judge.calls);
+        /* again with the same judge: what was lowered is not lowered twice */
+        plc_solution s2;
+        CU_ASSERT_FATAL(plc_solve_opts_run(&j, &a, &judged, &s2) == PLC_OK);
+        CU_ASSERT(s2.lowered == 0 && s2.nranked == sj.nranked);
+        for (int r = 0; r < s2.nranked && r < sj.nranked; r++)
+            CU_ASSERT(plc_layout_equal(&s2.ranked[r].layout, &sj.ranked[r].layout) &&
+                      s2.ranked[r].peak_bytes == sj.ranked[r].peak_bytes);
+        plc_memory_judge_free(&judge);
+    }
+    CU_ASSERT(tried == 3); /* the space has such layouts */
+    plc_arena_free(&a);
 }
 
 void register_test_memory_exact(void);
@@ -188,5 +327,6 @@ void register_test_memory_exact(void)
 {
     CU_pSuite s = CU_add_suite("memory_exact", NULL, NULL);
     CU_add_test(s, "every sampled layout lowers; static state exact; dynamic memory near the plan's", test_estimate_against_arena);
+    CU_add_test(s, "search: a layout whose plan needs more than the estimate is not ranked at a limit between", test_search_settles);
 }
 
