@@ -195,9 +195,25 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
     *o = params * (d.optimizer + master) / (l->zero >= 1 ? shard : 1.0);
 }
 
+bool plc_memory_is_plan(const plc_job *job, const plc_layout *l)
+{
+    return job->train.engine == PLC_ENGINE_PLRUN && l->recompute <= PLC_RECOMPUTE_FULL;
+}
+
+static double dynamic_of(const double *c)
+{
+    return c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + c[PLC_MEM_TEMPORARIES];
+}
+
+static double total_of(const double *c)
+{
+    double t = 0;
+    for (int k = 0; k < PLC_MEM_COUNT; k++) t += c[k];
+    return t;
+}
+
 /* the most loaded stage of those filled in (the ends, and rank 1 where
  * ranks hold unequal layer counts, unless all_stages), and the fit */
-static double total_of(const double *c);
 static void peak_of(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est)
 {
     est->peak_bytes = 0;
@@ -226,7 +242,7 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     double temps = layer_temporaries(job, l);
     /* plrun's plan holds the gathered weights and gradient blocks of ZeRO
      * among its own buffers (the replay below counts them) */
-    bool plan_buffers = job->train.engine == PLC_ENGINE_PLRUN && l->recompute <= PLC_RECOMPUTE_FULL;
+    bool plan_buffers = plc_memory_is_plan(job, l);
     double comm = comm_library_bytes(hw, l);
     double layer_w = (double)plc_params_layer_matrices(m) / (double)l->tp;
     if (l->zero >= 3 && !plan_buffers) comm += 2.0 * layer_w * d.weight; /* gathered layer + prefetch */
@@ -276,22 +292,9 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     peak_of(job, l, all_stages, est);
 }
 
-static double dynamic_of(const double *c)
-{
-    return c[PLC_MEM_ACTIVATIONS] + c[PLC_MEM_LOGITS] + c[PLC_MEM_TEMPORARIES];
-}
-
-static double total_of(const double *c)
-{
-    double t = 0;
-    for (int k = 0; k < PLC_MEM_COUNT; k++) t += c[k];
-    return t;
-}
-
 bool plc_memory_open(const plc_job *job, const plc_layout *l, const plc_estimate *est, bool *open)
 {
-    if (!est->valid || est->lowered || job->train.engine != PLC_ENGINE_PLRUN || l->recompute > PLC_RECOMPUTE_FULL)
-        return false;
+    if (!est->valid || est->lowered || !plc_memory_is_plan(job, l)) return false;
     /* each stage's arena lies within [estimate - BELOW x dynamic, estimate
      * + ABOVE x dynamic]: open where the limit is inside */
     bool any = false;

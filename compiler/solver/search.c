@@ -187,7 +187,7 @@ static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, b
         if (out->step_time_s * BOUND_MARGIN > cut) return false;
     }
     /* a judge needs every stage: the arena may peak on any */
-    plc_memory_estimate(job, l, all_stages || (judge && job->train.engine == PLC_ENGINE_PLRUN), out);
+    plc_memory_estimate(job, l, all_stages || (judge && plc_memory_is_plan(job, l)), out);
     if (!settle(judge, job, l, lower, out)) return false;
     if (!out->fits && reasons)
         snprintf(out->reason, sizeof out->reason,

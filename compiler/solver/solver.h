@@ -294,6 +294,9 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
  * fits (est->valid must already be true). all_stages false: only the first
  * and last stage (which bound the others) are filled in, for the search. */
 void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est);
+/* plrun with a recompute policy it lowers: the dynamic memory is the plan's
+ * own buffers (memory_plrun.c's replay), and a judge can settle the fit */
+bool plc_memory_is_plan(const plc_job *job, const plc_layout *l);
 /* plrun, after plc_memory_estimate of every stage: true when the band the
  * placement leaves (PLC_PLACEMENT_ABOVE, _BELOW) holds the limit on some
  * stage (open[s] marks those) and no stage is over it on any placement:
