@@ -546,18 +546,6 @@ static const plc_backend_ops cuda_ops = {
     .comm_wait = cuda_comm_wait,
 };
 
-/* the rank's index on its node, from the launcher */
-static int local_rank(void)
-{
-    static const char *const vars[] = {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID",
-                                       "LOCAL_RANK"};
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
-        const char *v = getenv(vars[i]);
-        if (v && *v) return atoi(v);
-    }
-    return 0;
-}
-
 /* one NCCL communicator from an id that the group's first member makes */
 static int nccl_init(plc_backend *be, MPI_Comm mpi, int size, int rank, ncclComm_t *out)
 {
@@ -577,14 +565,24 @@ static int cuda_setup(plc_backend *be)
     if (count <= 0)
         return plc_backend_fail(be, "no CUDA GPU is available on this machine (rank %d); "
                                     "--backend cuda needs one GPU per rank, use --backend cpu", c->rank);
+    /* the rank's index on its node (MPI's, the one the node's ranks agree
+     * on) picks among the GPUs it sees: all of the node's, or the one a
+     * launcher bound to it (srun --gpus-per-task=1) */
+    int index, on_node = plc_comm_node(c, &index);
+    s->device = index % count;
     /* NCCL refuses two ranks of one communicator on one GPU ("invalid
-     * usage", seen with 2 ranks on one H200: bench/gpu-results.md) */
-    const int on_node = plc_comm_local_size(c);
-    if (on_node > count)
-        return plc_backend_fail(be, "rank %d: %d ranks share this node's %d GPU%s, and NCCL needs a GPU for each rank; "
-                                    "start at most %d rank%s a node, or use --backend cpu",
-                                c->rank, on_node, count, count == 1 ? "" : "s", count, count == 1 ? "" : "s");
-    s->device = local_rank() % count;
+     * usage", seen with 2 ranks on one H200: bench/gpu-results.md): the
+     * node's ranks compare the bus ids of the GPUs they picked, and all of
+     * them stop on a pair that shares one */
+    char bus[PLC_NODE_KEY] = "";
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, s->device) != cudaSuccess) bus[0] = '\0';
+    int a, b, shared = plc_comm_node_shared(c, bus, &a, &b);
+    if (shared < 0) return plc_backend_fail(be, "rank %d: the ranks of its node could not compare their GPUs", c->rank);
+    if (shared)
+        return plc_backend_fail(be, "ranks %d and %d share a GPU: %d ranks on this node see %d GPU%s, and NCCL needs a "
+                                    "GPU for each rank; start at most %d rank%s a node, bind a GPU to each rank "
+                                    "(srun --gpus-per-task=1), or use --backend cpu",
+                                a, b, on_node, count, count == 1 ? "" : "s", count, count == 1 ? "" : "s");
     CUDA_TRY(be, cudaSetDevice(s->device));
     s->ctx = plc_cuda_create(s->device);
     if (!s->ctx) return plc_backend_fail(be, "GPU %d: %s", s->device, plc_cuda_last_error());

@@ -8,6 +8,7 @@
 
 #include "common/crc32.h"
 #include "common/errmsg.h"
+#include "common/parse_num.h"
 #include "common/tensors.h"
 
 /* ---- what a resume must agree on ---------------------------------------------
@@ -158,9 +159,8 @@ int plc_ckpt_check_file(const plc_st_file *f, const plc_plan *plan, const char *
                         "silently change the run. Pass --allow-changed SETTING for each change you mean",
                         path, diff);
     const char *st = plc_st_meta_get(f, "step");
-    char *end = NULL;
-    long long s = st ? strtoll(st, &end, 10) : -1;
-    if (!st || !*st || *end || s < 0)
+    int64_t s;
+    if (plc_parse_int(st, 0, INT64_MAX, &s))
         return plc_fail(err, errlen, "%s: bad step '%s' in the metadata", path, st ? st : "(none)");
     *step = s;
     return 0;

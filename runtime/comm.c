@@ -183,16 +183,63 @@ void plc_comm_abort(plc_comm *c, int code)
     exit(code);
 }
 
-int plc_comm_local_size(const plc_comm *c)
+int plc_keys_first_pair(const char *keys, int n, int *i, int *j)
 {
-    if (!c->use_mpi || c->size == 1) return 1;
+    for (int b = 1; b < n; b++)
+        for (int a = 0; a < b; a++) {
+            const char *ka = keys + (size_t)a * PLC_NODE_KEY, *kb = keys + (size_t)b * PLC_NODE_KEY;
+            if (ka[0] && !strncmp(ka, kb, PLC_NODE_KEY)) {
+                *i = a, *j = b;
+                return 1;
+            }
+        }
+    return 0;
+}
+
+/* the ranks that share this rank's memory, in world rank order; false
+ * without MPI or when MPI cannot split them off */
+static bool node_comm(const plc_comm *c, MPI_Comm *node)
+{
+    if (!c->use_mpi || c->size == 1) return false;
+    return MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, node) == MPI_SUCCESS;
+}
+
+int plc_comm_node(const plc_comm *c, int *index)
+{
     MPI_Comm node;
     int n = 1;
-    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node) != MPI_SUCCESS)
-        return 1;
+    *index = 0;
+    if (!node_comm(c, &node)) return 1;
     MPI_Comm_size(node, &n);
+    MPI_Comm_rank(node, index);
     MPI_Comm_free(&node);
     return n;
+}
+
+int plc_comm_node_shared(const plc_comm *c, const char *key, int *a, int *b)
+{
+    MPI_Comm node;
+    if (!node_comm(c, &node)) return 0;
+    int n = 1, rc = 0;
+    MPI_Comm_size(node, &n);
+    char *keys = malloc((size_t)n * PLC_NODE_KEY);
+    int *worlds = malloc(sizeof *worlds * (size_t)n);
+    /* every rank of the node takes part, also one that cannot allocate, so that none waits */
+    char mine[PLC_NODE_KEY] = {0};
+    snprintf(mine, sizeof mine, "%s", key);
+    int ok = keys && worlds, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, node);
+    if (all_ok && MPI_Allgather(mine, PLC_NODE_KEY, MPI_CHAR, keys, PLC_NODE_KEY, MPI_CHAR, node) == MPI_SUCCESS &&
+        MPI_Allgather(&c->rank, 1, MPI_INT, worlds, 1, MPI_INT, node) == MPI_SUCCESS) {
+        int i, j; /* the first pair, the same on every rank of the node */
+        if (plc_keys_first_pair(keys, n, &i, &j)) rc = 1, *a = worlds[i], *b = worlds[j];
+    } else {
+        rc = -1;
+    }
+    free(keys);
+    free(worlds);
+    MPI_Comm_free(&node);
+    return rc;
 }
 
 int plc_comm_group_size(const plc_comm *c, int group)

@@ -86,8 +86,23 @@ void plc_comm_abort(plc_comm *c, int code) __attribute__((noreturn));
 void plc_comm_group_place(const plc_layout *l, const plc_group *g, plc_rank_coords co, int *member,
                           int *colour, int *rank, int *size);
 
-/* number of ranks on this rank's node (1 without MPI) */
-int plc_comm_local_size(const plc_comm *c);
+/* This rank's node, the ranks that share its memory as MPI sees them: how
+ * many there are, and this rank's index among them in world rank order in
+ * *index (1 and 0 without MPI). Every rank calls it. */
+int plc_comm_node(const plc_comm *c, int *index);
+
+/* Whether two ranks of this node hold the same key (text of up to
+ * PLC_NODE_KEY - 1 characters; an empty key matches none): 1 with the
+ * world ranks of the first such pair in *a < *b, the same pair on every
+ * rank of the node; 0 when none (also without MPI); -1 when the exchange
+ * failed. Every rank of the node calls it. */
+#define PLC_NODE_KEY 64
+int plc_comm_node_shared(const plc_comm *c, const char *key, int *a, int *b);
+
+/* Of n keys of PLC_NODE_KEY bytes each, the first pair (in order of the
+ * later one, then the earlier) that holds the same non-empty text: 1 with
+ * its indices in *i < *j, or 0 */
+int plc_keys_first_pair(const char *keys, int n, int *i, int *j);
 
 /* size of a group, 1 for a group this rank is not in */
 int plc_comm_group_size(const plc_comm *c, int group);

@@ -458,7 +458,7 @@ int main(int argc, char **argv)
     if (a->threads == 0 && !getenv("OMP_NUM_THREADS")) {
         /* the node's cores shared by its ranks: oversubscribed OpenMP
          * threads spin against each other and run many times slower */
-        int per_rank = omp_get_num_procs() / plc_comm_local_size(&r->comm);
+        int index, per_rank = omp_get_num_procs() / plc_comm_node(&r->comm, &index);
         a->threads = per_rank > 0 ? per_rank : 1;
     }
     const char *gemm = strcmp(a->backend, "cpu") == 0 ? plc_gemm_name() : NULL;

@@ -1,7 +1,6 @@
 /* plrun_args.c: parsing plrun's command line. */
 #include "runtime/plrun_args.h"
 
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,17 +43,6 @@ void plrun_usage(FILE *out)
             "a diverged loss, a rank that stopped answering, a signal); 3 an internal error.\n");
 }
 
-static int parse_seconds(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !(v >= 0) || v > 1e6) return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_int(const char *s, int64_t lo, int64_t hi, int64_t *out) { return plc_parse_int(s, lo, hi, out); }
 
 int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t errlen)
 {
@@ -93,31 +81,31 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
                 }
                 a->backend = v;
             } else if (!strcmp(o, "--steps")) {
-                if (parse_int(v, 0, INT32_MAX, &n)) {
+                if (plc_parse_int(v, 0, INT32_MAX, &n)) {
                     snprintf(err, errlen, "--steps %s: expected a number of steps >= 0", v);
                     return -1;
                 }
                 a->steps = n;
             } else if (!strcmp(o, "--threads")) {
-                if (parse_int(v, 1, 4096, &n)) {
+                if (plc_parse_int(v, 1, 4096, &n)) {
                     snprintf(err, errlen, "--threads %s: expected a number from 1 to 4096", v);
                     return -1;
                 }
                 a->threads = (int)n;
             } else if (!strcmp(o, "--checkpoint-every")) {
-                if (parse_int(v, 1, INT32_MAX, &n)) {
+                if (plc_parse_int(v, 1, INT32_MAX, &n)) {
                     snprintf(err, errlen, "--checkpoint-every %s: expected a number of steps >= 1", v);
                     return -1;
                 }
                 a->checkpoint_every = n;
             } else if (!strcmp(o, "--checkpoint-keep")) {
-                if (parse_int(v, 1, 1000000, &n)) {
+                if (plc_parse_int(v, 1, 1000000, &n)) {
                     snprintf(err, errlen, "--checkpoint-keep %s: expected a number of checkpoints >= 1", v);
                     return -1;
                 }
                 a->checkpoint_keep = n;
             } else if (!strcmp(o, "--timeout")) {
-                if (parse_seconds(v, &a->timeout_s)) {
+                if (plc_parse_real(v, "", 0, 1e6, &a->timeout_s)) {
                     snprintf(err, errlen, "--timeout %s: expected seconds from 0 (off) to 1e6, e.g. 60 or 2.5", v);
                     return -1;
                 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_num.h"
 #include "common/plan_io.h"
 #include "compiler/plantools/plantools.h"
 
@@ -16,9 +17,8 @@ const char plc_gates_help[] =
 /* "80%" -> 0.8 */
 static int percent(const char *cmd, const char *opt, const char *text, double *out)
 {
-    char *end = NULL;
-    double v = text ? strtod(text, &end) : 0;
-    if (!text || end == text || strcmp(end, "%") || !(v >= 0 && v <= 100)) {
+    double v;
+    if (plc_parse_real(text, "%", 0, 100, &v)) {
         fprintf(stderr, "plc %s: error: %s takes a percentage from 0%% to 100%% (e.g. 80%%), not '%s'\n", cmd, opt,
                 text ? text : "");
         return -1;

@@ -4,10 +4,12 @@
  * the file's vocabulary is the language's. */
 #include "compiler/frontend/frontend_int.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse_num.h"
 
 typedef struct figure {
     const char *key;
@@ -142,9 +144,8 @@ static bool read_figure(reader *r, const figure *f, plc_loc at, plc_engine_profi
 {
     sourced s;
     if (!read_sourced(r, f->key, "value", at, &s)) return false;
-    char *end;
-    double v = strtod(s.value, &end);
-    if (end == s.value || *end) {
+    double v;
+    if (plc_parse_real(s.value, "", -HUGE_VAL, HUGE_VAL, &v)) {
         plc_diag_error(r->d, s.value_loc, "'%s' must be a number, not '%s'", f->key,
                        plc_diag_quote(r->a, s.value, strlen(s.value)));
         return false;

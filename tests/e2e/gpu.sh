@@ -52,14 +52,15 @@ compare fp32 1e-6
 compare bf16 1e-4
 compare bf16_tc 1e-4
 
-# more ranks on the node than GPUs: refused at start with the counts, exit 1
+# more ranks on the node than GPUs: two pick the same GPU (by its bus id),
+# refused at start with the pair and the counts, exit 1
 # (NCCL itself answers only "invalid usage"; bench/gpu-results.md)
 if command -v "${PLC_MPIRUN%% *}" >/dev/null 2>&1 && command -v nvidia-smi >/dev/null 2>&1; then
     n=$(($(nvidia-smi -L | grep -c '^GPU') + 1))
     compile_tiny "$tmp/over.bin" "$n" >"$tmp/compile.log" 2>&1 || { cat "$tmp/compile.log"; die "plc compile failed (over)"; }
     rc=0
     timeout 120 $PLC_MPIRUN -np "$n" "$PLRUN" "$tmp/over.bin" --backend cuda --steps 1 >"$tmp/over.log" 2>&1 || rc=$?
-    grep -q "$n ranks share this node's $((n - 1)) GPU" "$tmp/over.log" && [ "$rc" -eq 1 ] ||
+    grep -q "share a GPU: $n ranks on this node see $((n - 1)) GPU" "$tmp/over.log" && [ "$rc" -eq 1 ] ||
         { cat "$tmp/over.log"; die "$n ranks on $((n - 1)) GPUs: expected exit 1 and the counts, got exit $rc"; }
     echo "over: $n ranks on $((n - 1)) GPU(s) refused at start (exit 1)"
 fi

@@ -429,6 +429,32 @@ static void test_init_weights(void)
 
 /* communicator groups follow Megatron's rank order (tp fastest, then cp,
  * dp, pp): members of one group share a colour, indices run in rank order */
+/* the GPU check of the CUDA backend: the node's ranks compare the bus ids
+ * of the GPUs they picked; a single process is a node of one */
+static void test_node_keys(void)
+{
+    char keys[4][PLC_NODE_KEY] = {"0000:19:00.0", "0000:3B:00.0", "", ""};
+    int i = -1, j = -1;
+    CU_ASSERT(plc_keys_first_pair(&keys[0][0], 4, &i, &j) == 0); /* empty keys (no bus id) match nothing */
+    CU_ASSERT(i == -1 && j == -1);
+    strcpy(keys[3], "0000:19:00.0");
+    strcpy(keys[2], "0000:3B:00.0");
+    CU_ASSERT(plc_keys_first_pair(&keys[0][0], 4, &i, &j) == 1 && i == 1 && j == 2); /* the later one first */
+    CU_ASSERT(plc_keys_first_pair(&keys[0][0], 2, &i, &j) == 0);
+    memset(keys[2], 'x', PLC_NODE_KEY); /* the whole key is compared, not past it */
+    memset(keys[1], 'x', PLC_NODE_KEY);
+    CU_ASSERT(plc_keys_first_pair(&keys[0][0], 3, &i, &j) == 1 && i == 1 && j == 2);
+    keys[2][PLC_NODE_KEY - 1] = 'y';
+    CU_ASSERT(plc_keys_first_pair(&keys[0][0], 3, &i, &j) == 0);
+    plc_comm c;
+    char err[256];
+    CU_ASSERT_FATAL(plc_comm_world_init(&c, 0, NULL, err, sizeof err) == 0);
+    int index = -1, a = -1, b = -1;
+    CU_ASSERT(plc_comm_node(&c, &index) == 1 && index == 0);
+    CU_ASSERT(plc_comm_node_shared(&c, "0000:19:00.0", &a, &b) == 0);
+    plc_comm_finalize(&c);
+}
+
 static void test_group_places(void)
 {
     plc_layout l = {.dp = 2, .tp = 2, .pp = 3, .cp = 1, .vpp = 1, .micro_batch = 1};
@@ -469,5 +495,6 @@ void register_test_exec_dispatch(void)
     CU_add_test(s, "world size must match the plan", test_world_size);
     CU_add_test(s, "shard regions (tp block, ZeRO flat range)", test_shard_regions);
     CU_add_test(s, "communicator groups in rank order", test_group_places);
+    CU_add_test(s, "ranks of a node that picked the same GPU", test_node_keys);
     CU_add_test(s, "weights: parallel pieces give the serial generator's values", test_init_weights);
 }
