@@ -17,6 +17,11 @@
 #include <sys/mman.h>
 #endif
 
+struct plc_arena_owned {
+    plc_arena_owned *next;
+    void *p;
+};
+
 struct plc_arena_block {
     plc_arena_block *next;
     size_t used, cap;
@@ -55,10 +60,17 @@ _Noreturn void plc_oom_raise(size_t bytes)
     longjmp(t->at, 1);
 }
 
-void plc_arena_init(plc_arena *a) { a->head = NULL; a->total = 0; }
+void plc_arena_init(plc_arena *a)
+{
+    a->head = NULL;
+    a->owned = NULL;
+    a->total = 0;
+}
 
 void plc_arena_free(plc_arena *a)
 {
+    for (plc_arena_owned *o = a->owned; o; o = o->next) free(o->p); /* the list itself is in the blocks */
+    a->owned = NULL;
     plc_arena_block *b = a->head;
     while (b) {
         plc_arena_block *next = b->next;
@@ -90,6 +102,15 @@ void *plc_arena_alloc(plc_arena *a, size_t size)
     a->total += need;
     memset(p, 0, need);
     return p;
+}
+
+void plc_arena_adopt(plc_arena *a, void *p)
+{
+    if (!p) return;
+    plc_arena_owned *o = plc_arena_alloc(a, sizeof *o);
+    o->p = p;
+    o->next = a->owned;
+    a->owned = o;
 }
 
 char *plc_arena_strndup(plc_arena *a, const char *s, size_t n)

@@ -3,6 +3,7 @@
 #include "compiler/solver/solver_int.h"
 
 #include <math.h>
+#include <string.h>
 
 /* cuBLAS keeps a workspace per handle and stream (32 MiB on Hopper) */
 #define PLC_MATMUL_WORKSPACE (32.0 * 1024 * 1024)
@@ -212,15 +213,30 @@ static double total_of(const double *c)
     return t;
 }
 
-/* the most loaded stage of those filled in (the ends, and rank 1 where
- * ranks hold unequal layer counts, unless all_stages), and the fit */
+/* The stages the search estimates (all_stages false), which bound the
+ * others. In the engines' models, with equal stages, the first and last:
+ * middle stages hold no embedding or head, no more layers and no more
+ * micro-batches in flight than the first. With unequal ones
+ * (plc_rank_layers) a middle rank holds more layers than the ends, and
+ * rank 1 bounds the middle ones (as many layers, in virtual stages of
+ * equal size with vpp > 1, and the most micro-batches in flight). plrun's
+ * own buffers: every stage, since a middle one can peak above all of
+ * these (its pipeline receives in flight, ZeRO 3's gathers at its point of
+ * the interleaved order: tests/unit/test_memory_exact.c). */
+static bool bounds_others(const plc_job *job, const plc_layout *l, int64_t s)
+{
+    return s == 0 || s == l->pp - 1 || plc_memory_is_plan(job, l) ||
+           (s == 1 && plc_ranks_uneven(job->model.layers, l->pp, l->vpp));
+}
+
+/* the most loaded stage of those filled in (all, or those that bound the
+ * others), and the fit */
 static void peak_of(const plc_job *job, const plc_layout *l, bool all_stages, plc_estimate *est)
 {
     est->peak_bytes = 0;
     est->peak_stage = 0;
     for (int64_t s = 0; s < l->pp; s++) {
-        bool uneven_middle = s == 1 && plc_ranks_uneven(job->model.layers, l->pp, l->vpp);
-        if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
+        if (!all_stages && !bounds_others(job, l, s)) continue;
         double total = total_of(est->stage_mem[s]);
         if (total > est->peak_bytes) { est->peak_bytes = total; est->peak_stage = (int)s; }
     }
@@ -252,18 +268,13 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
     est->limit_bytes = job->layout.memory_limit * hw->mem_bytes;
     est->lowered = est->open = false;
     for (int64_t s = 0; s < l->pp; s++) {
-        /* with equal stages the first and last bound the others (middle
-         * stages hold no embedding or head, no more layers and no more
-         * micro-batches than the first); with unequal ones
-         * (plc_rank_layers) a middle rank holds more layers than the ends
-         * and may be the peak: rank 1 bounds the middle ones (as many
-         * layers, in virtual stages of equal size with vpp > 1, and at
-         * least as many micro-batches in flight) */
-        bool uneven_middle = s == 1 && plc_ranks_uneven(m->layers, l->pp, l->vpp);
         plc_stage_params sp;
         plc_stage_params_of(m, l->tp, l->pp, l->vpp, s, &sp);
         est->stage_layers[s] = sp.layers;
-        if (!all_stages && s != 0 && s != l->pp - 1 && !uneven_middle) continue;
+        if (!all_stages && !bounds_others(job, l, s)) { /* bounded by others */
+            memset(est->stage_mem[s], 0, sizeof est->stage_mem[s]);
+            continue;
+        }
         double params = plc_stage_params_total(&sp);
         double *c = est->stage_mem[s];
         est->stage_params[s] = params;

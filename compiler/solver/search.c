@@ -186,8 +186,9 @@ static bool estimate(const plc_job *job, const plc_layout *l, bool all_stages, b
         plc_time_estimate(job, l, out);
         if (out->step_time_s * BOUND_MARGIN > cut) return false;
     }
-    /* a judge needs every stage: the arena may peak on any */
-    plc_memory_estimate(job, l, all_stages || (judge && plc_memory_is_plan(job, l)), out);
+    /* plrun's plan: every stage (the judge needs them all, since its arena
+     * may peak on any) */
+    plc_memory_estimate(job, l, all_stages, out);
     if (!settle(judge, job, l, lower, out)) return false;
     if (!out->fits && reasons)
         snprintf(out->reason, sizeof out->reason,

@@ -8,9 +8,12 @@
 
 typedef struct plc_arena_block plc_arena_block;
 
+typedef struct plc_arena_owned plc_arena_owned;
+
 typedef struct plc_arena {
     plc_arena_block *head;
-    size_t total; /* bytes handed out, for statistics */
+    plc_arena_owned *owned; /* malloc'd tables handed to the arena (plc_arena_adopt) */
+    size_t total;           /* bytes handed out, for statistics */
 } plc_arena;
 
 void plc_arena_init(plc_arena *a);
@@ -21,6 +24,9 @@ void *plc_arena_alloc(plc_arena *a, size_t size);
 char *plc_arena_strdup(plc_arena *a, const char *s);
 char *plc_arena_strndup(plc_arena *a, const char *s, size_t n);
 char *plc_arena_printf(plc_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* p (from malloc or realloc; NULL is ignored) is freed with the arena: a
+ * table grown in place becomes the arena's without a copy */
+void plc_arena_adopt(plc_arena *a, void *p);
 
 /* Out of memory. An allocation the system refuses (an arena block, or
  * another growing table of the compiler) is an outcome, PLC_E_SYSTEM
