@@ -19,6 +19,7 @@
 #include "compiler/lower/lower.h"
 #include "compiler/solver/solver.h"
 #include "test_plan_util.h"
+#include "test_solver_fixtures.h"
 
 static void shape(plc_job *job, bool gpt)
 {
@@ -297,11 +298,7 @@ static void test_bounding_stages(void)
         job.cluster.gpus_per_node = 8, job.cluster.nodes = 16;
         if (plc_layout_rules_job(&job, &l).rule != PLC_RULE_OK) continue;
         plc_estimate some, all;
-        memset(&some, 0, sizeof some);
-        memset(&all, 0, sizeof all);
-        some.valid = all.valid = true;
-        plc_memory_estimate(&job, &l, false, &some);
-        plc_memory_estimate(&job, &l, true, &all);
+        fixture_peaks(&job, &l, &some, &all);
         n++;
         if (some.peak_bytes != all.peak_bytes) {
             if (off++ < 5)

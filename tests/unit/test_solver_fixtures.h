@@ -4,6 +4,7 @@
 
 #include <string.h>
 
+#include "compiler/solver/solver.h"
 #include "plc/job.h"
 
 static inline void fixture_model(plc_model *m, const char *name, int64_t layers, int64_t hidden, int64_t ffn,
@@ -67,6 +68,18 @@ static inline void fixture_llama13b(plc_job *job, int64_t nodes)
     job->train.precision = PLC_PREC_BF16;
     job->train.steps = 100;
     fixture_layout_auto(&job->layout);
+}
+
+/* the peak of the stages the search estimates (plc_memory_estimate with
+ * all_stages false: those that bound the others) in *some, of every stage
+ * in *all; l must have passed the rulebook */
+static inline void fixture_peaks(const plc_job *job, const plc_layout *l, plc_estimate *some, plc_estimate *all)
+{
+    memset(some, 0, sizeof *some);
+    memset(all, 0, sizeof *all);
+    some->valid = all->valid = true;
+    plc_memory_estimate(job, l, false, some);
+    plc_memory_estimate(job, l, true, all);
 }
 
 #endif

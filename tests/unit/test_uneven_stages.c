@@ -355,11 +355,7 @@ static void test_memory_interleaved(void)
                     k.vpp = vpp;
                     if (plc_layout_rules_job(&j, &k).rule != PLC_RULE_OK) continue;
                     plc_estimate a, b;
-                    memset(&a, 0, sizeof a);
-                    memset(&b, 0, sizeof b);
-                    a.valid = b.valid = true;
-                    plc_memory_estimate(&j, &k, false, &a);
-                    plc_memory_estimate(&j, &k, true, &b);
+                    fixture_peaks(&j, &k, &a, &b);
                     CU_ASSERT_DOUBLE_EQUAL(a.peak_bytes, b.peak_bytes, 0.0);
                 }
     /* the held forwards in whole-rank micro-batches */
