@@ -99,8 +99,7 @@ static void prepost_recv(lw_ctx *c, const lw_unit *u)
     int32_t layer = c->P->layer, micro = c->P->micro;
     lw_where(c->P, u->bwd ? PLC_PHASE_BACKWARD : PLC_PHASE_FORWARD,
              (int32_t)(u->bwd ? s->chunk_hi[u->chunk] - 1 : s->chunk_lo[u->chunk]), u->micro);
-    c->pre_buf = lw_buf(c->P, PLC_BUF_COMM, c->act_dt, c->Rs, c->h, "%s.%s", lw_loc(c->P, c->m.layers),
-                        u->bwd ? "dx_recv" : "x_recv");
+    c->pre_buf = lw_buf_here(c->P, c->m.layers, PLC_BUF_COMM, c->act_dt, c->Rs, c->h, u->bwd ? "dx_recv" : "x_recv");
     c->pre_op = lw_emit(c->P, PLC_OP_RECV, PLC_STREAM_COMM, LW_B(c->pre_buf), LW_A(c->Rs * c->h), 0.0);
     lw_last(c->P)->peer = peer;
     lw_where(c->P, saved, layer, micro);

@@ -42,7 +42,7 @@ int32_t lw_tp_allgather_rows(lw_ctx *c, int32_t src, int64_t cols, const char *w
 {
     if (!c->sp || c->g_tp < 0) return src;
     const plc_buffer *b = &c->P->bufs[src];
-    int32_t dst = lw_buf(c->P, b->kind, b->dtype, c->R, cols, "%s.%s", lw_loc(c->P, c->m.layers), what);
+    int32_t dst = lw_buf_here(c->P, c->m.layers, b->kind, b->dtype, c->R, cols, what);
     collective(c, PLC_OP_ALLGATHER, PLC_STREAM_COMPUTE, c->g_tp, dst, src, c->Rs * cols);
     return dst;
 }
@@ -55,7 +55,7 @@ int32_t lw_tp_reduce_rows(lw_ctx *c, int32_t partial, int64_t cols, const char *
         return partial;
     }
     const plc_buffer *b = &c->P->bufs[partial];
-    int32_t dst = lw_buf(c->P, b->kind, b->dtype, c->Rs, cols, "%s.%s", lw_loc(c->P, c->m.layers), what);
+    int32_t dst = lw_buf_here(c->P, c->m.layers, b->kind, b->dtype, c->Rs, cols, what);
     collective(c, PLC_OP_REDUCE_SCATTER, PLC_STREAM_COMPUTE, c->g_tp, dst, partial, c->Rs * cols);
     return dst;
 }

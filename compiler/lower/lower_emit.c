@@ -28,11 +28,11 @@ static void grow_bufs(lw_prog *P)
 
 void lw_prog_finish(lw_prog *P, plc_program *out)
 {
-    /* the tables become the arena's as they are: a copy of an expanded
-     * plan's instructions cost a fifth of a lowering, most of it in the
-     * first touch of the copy's pages */
-    if (!P->bufs) grow_bufs(P);
-    if (!P->ins) P->ins = grow(NULL, sizeof *P->ins);
+    /* the tables become the arena's, cut to size (in place): a copy of an
+     * expanded plan's instructions cost a fifth of a lowering, most of it
+     * in the first touch of the copy's pages */
+    P->bufs = grow(P->bufs, sizeof *P->bufs * (P->nbufs ? P->nbufs : 1));
+    P->ins = grow(P->ins, sizeof *P->ins * (P->nins ? P->nins : 1));
     plc_arena_adopt(P->a, P->bufs);
     plc_arena_adopt(P->a, P->ins);
     out->buffers = P->bufs;
@@ -57,14 +57,12 @@ void lw_prog_free(lw_prog *P)
 }
 
 static int32_t new_buf(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, int64_t elems,
-                       const char *fmt, va_list ap)
+                       const char *name)
 {
     if (P->nbufs == P->capb) grow_bufs(P);
     int32_t id = (int32_t)P->nbufs++;
     plc_buffer *b = &P->bufs[id];
     memset(b, 0, sizeof *b);
-    char name[128];
-    vsnprintf(name, sizeof name, fmt, ap);
     b->name = plc_arena_strdup(P->a, name);
     b->kind = kind;
     b->dtype = dt;
@@ -83,21 +81,56 @@ static int32_t new_buf(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows
 
 int32_t lw_buf(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, const char *fmt, ...)
 {
+    char name[128];
     va_list ap;
     va_start(ap, fmt);
-    int32_t id = new_buf(P, kind, dt, rows, cols, 0, fmt, ap);
+    vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
-    return id;
+    return new_buf(P, kind, dt, rows, cols, 0, name);
 }
 
 int32_t lw_buf_padded(lw_prog *P, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols, int64_t elems,
                       const char *fmt, ...)
 {
+    char name[128];
     va_list ap;
     va_start(ap, fmt);
-    int32_t id = new_buf(P, kind, dt, rows, cols, elems, fmt, ap);
+    vsnprintf(name, sizeof name, fmt, ap);
     va_end(ap);
-    return id;
+    return new_buf(P, kind, dt, rows, cols, elems, name);
+}
+
+/* v in decimal at p, which has room for it; returns the end */
+static char *put_int(char *p, int64_t v)
+{
+    char t[24];
+    int n = 0;
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do t[n++] = (char)('0' + u % 10); while (u /= 10);
+    if (v < 0) *p++ = '-';
+    while (n) *p++ = t[--n];
+    return p;
+}
+
+/* Most of a plan's buffers are named here, the lowering's hottest path
+ * after the memory plan: the name is put together by hand, where a
+ * formatted print cost a sixth of a lowering. */
+int32_t lw_buf_here(lw_prog *P, int64_t layers, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols,
+                    const char *what)
+{
+    char name[128], *p = name;
+    const char *where = P->layer < 0 ? "embed" : P->layer >= layers ? "head" : "L";
+    size_t n = strlen(where);
+    memcpy(p, where, n), p += n;
+    if (P->layer >= 0 && P->layer < layers) p = put_int(p, P->layer);
+    memcpy(p, ".m", 2), p += 2;
+    p = put_int(p, P->micro);
+    *p++ = '.';
+    size_t room = (size_t)(name + sizeof name - 1 - p), w = strlen(what);
+    if (w > room) w = room; /* as snprintf cut it */
+    memcpy(p, what, w), p += w;
+    *p = '\0';
+    return new_buf(P, kind, dt, rows, cols, 0, name);
 }
 
 int32_t lw_emit(lw_prog *P, plc_op op, plc_stream s, const int32_t *bufs, int nbufs, const int64_t *args, int nargs,
@@ -123,13 +156,6 @@ int32_t lw_emit(lw_prog *P, plc_op op, plc_stream s, const int32_t *bufs, int nb
     for (int k = 0; k < nargs && k < PLC_INSTR_ARGS; k++) in->arg[k] = args[k];
     in->farg[0] = f0;
     return idx;
-}
-
-const char *lw_loc(lw_prog *P, int64_t layers)
-{
-    if (P->layer < 0) return plc_arena_printf(P->a, "embed.m%d", P->micro);
-    if (P->layer >= layers) return plc_arena_printf(P->a, "head.m%d", P->micro);
-    return plc_arena_printf(P->a, "L%d.m%d", P->layer, P->micro);
 }
 
 plc_instr *lw_last(lw_prog *P) { return &P->ins[P->nins - 1]; }

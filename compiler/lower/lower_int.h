@@ -48,11 +48,13 @@ int32_t lw_emit(lw_prog *P, plc_op op, plc_stream s, const int32_t *bufs, int nb
 #define LW_A(...) ((const int64_t[]){__VA_ARGS__}), (int)(sizeof((const int64_t[]){__VA_ARGS__}) / sizeof(int64_t))
 #define LW_NOARGS NULL, 0
 plc_instr *lw_last(lw_prog *P);
-/* copies the built arrays into the arena (out->buffers, out->instrs) and frees them */
+/* hands the built arrays to the arena (out->buffers, out->instrs) and frees the rest */
 void lw_prog_finish(lw_prog *P, plc_program *out);
 void lw_prog_free(lw_prog *P);
-/* "L3.m1", "embed.m0", "head.m2": the name prefix of the current location */
-const char *lw_loc(lw_prog *P, int64_t layers);
+/* a buffer of the current layer and micro-batch (model of `layers`
+ * layers), named <where>.<what>: "L3.m1.q", "embed.m0.embed", "head.m2.logits" */
+int32_t lw_buf_here(lw_prog *P, int64_t layers, plc_buf_kind kind, plc_dtype dt, int64_t rows, int64_t cols,
+                    const char *what);
 void lw_where(lw_prog *P, plc_phase ph, int32_t layer, int32_t micro);
 
 /* ---- pipeline schedule -------------------------------------------------------- */

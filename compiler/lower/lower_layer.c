@@ -17,12 +17,12 @@
 
 static int32_t act(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
 {
-    return lw_buf(c->P, PLC_BUF_ACT, dt, rows, cols, "%s.%s", lw_loc(c->P, c->m.layers), what);
+    return lw_buf_here(c->P, c->m.layers, PLC_BUF_ACT, dt, rows, cols, what);
 }
 
 static int32_t tmp(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
 {
-    return lw_buf(c->P, PLC_BUF_TEMP, dt, rows, cols, "%s.%s", lw_loc(c->P, c->m.layers), what);
+    return lw_buf_here(c->P, c->m.layers, PLC_BUF_TEMP, dt, rows, cols, what);
 }
 
 static void zero(lw_ctx *c, int32_t b) { lw_emit(c->P, PLC_OP_ZERO, COMPUTE, B(b), LW_NOARGS, 0.0); }
@@ -85,7 +85,7 @@ static int32_t attn_stats(lw_ctx *c, const char *what)
 {
     int64_t Tk = c->Sl * c->L.cp;
     int64_t n = attn_form(c) ? c->mb * c->Hl * c->Sl : c->mb * c->Hl * c->Sl * Tk;
-    return lw_buf(c->P, PLC_BUF_ACT, PLC_F32, 1, n, "%s.%s", lw_loc(c->P, c->m.layers), what);
+    return lw_buf_here(c->P, c->m.layers, PLC_BUF_ACT, PLC_F32, 1, n, what);
 }
 
 static void attn_fwd(lw_ctx *c, int32_t out, int32_t stats, const lw_act *a)

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "plc/arena.h"
+
 
 /* uses of each buffer, as instruction indices in ascending order (CSR) */
 typedef struct uses {
@@ -70,11 +72,8 @@ static int check_hazards(const plc_plan *p, uint32_t pi, char *err, size_t errle
     uint32_t *done = malloc(sizeof *done * (n ? n : 1));
     uses u = {0};
     int rc = 0;
-    if (!done || build_uses(g, &u)) {
-        snprintf(err, errlen, "plan check: out of memory");
-        rc = -1;
-        goto out;
-    }
+    if (!done || build_uses(g, &u)) /* an outcome for the command's trap (plc/arena.h) */
+        plc_oom_raise(sizeof *done * (n ? n : 1) + sizeof *u.idx * (size_t)n * PLC_INSTR_BUFS);
     for (uint32_t i = 0; i < n; i++) done[i] = n;
     for (uint32_t j = 0; j < n; j++) {
         int32_t w = g->instrs[j].wait;
@@ -107,7 +106,6 @@ static int check_hazards(const plc_plan *p, uint32_t pi, char *err, size_t errle
             }
         }
     }
-out:
     free(done);
     free(u.start);
     free(u.idx);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/plan_io.h"
+#include "plc/arena.h"
 
 typedef struct party {
     int32_t sim;
@@ -114,7 +115,7 @@ static void push_work(sim *s, int32_t k)
     s->work[s->nwork++] = k;
 }
 
-static int q_push(queue *q, party x)
+static void q_push(queue *q, party x)
 {
     if (q->head + q->n == q->cap) {
         if (q->head > 0) {
@@ -123,13 +124,12 @@ static int q_push(queue *q, party x)
         } else {
             size_t cap = q->cap ? q->cap * 2 : 8;
             party *v = realloc(q->v, sizeof *v * cap);
-            if (!v) return -1;
+            if (!v) plc_oom_raise(sizeof *v * cap);
             q->v = v;
             q->cap = cap;
         }
     }
     q->v[q->head + q->n++] = x;
-    return 0;
 }
 
 static party q_pop(queue *q)
@@ -206,7 +206,7 @@ static int post_p2p(sim *s, int32_t k, uint32_t i, double t)
         ch = sim_at_stage(s, r, in->peer) * (int32_t)s->pp + (int32_t)r->co.pp;
         q = &s->recvq[ch];
     }
-    if (q_push(q, pa)) return sfail(s, "simulation: out of memory");
+    q_push(q, pa);
     return try_match_channel(s, ch);
 }
 
@@ -229,7 +229,7 @@ static int post_coll(sim *s, int32_t k, uint32_t i, double t)
         if (I->ncalls == I->cap) {
             size_t cap = I->cap ? I->cap * 2 : 4;
             call *v = realloc(I->calls, sizeof *v * cap);
-            if (!v) return sfail(s, "simulation: out of memory");
+            if (!v) plc_oom_raise(sizeof *v * cap);
             I->calls = v;
             I->cap = cap;
         }
@@ -239,7 +239,7 @@ static int post_coll(sim *s, int32_t k, uint32_t i, double t)
         c->first = pa;
         c->tmax = -INFINITY;
         c->parties = malloc(sizeof *c->parties * (size_t)I->members);
-        if (!c->parties) return sfail(s, "simulation: out of memory");
+        if (!c->parties) plc_oom_raise(sizeof *c->parties * (size_t)I->members);
     }
     call *c = &I->calls[ci];
     const plc_instr *f = &s->r[c->first.sim].prog->instrs[c->first.instr];
@@ -329,7 +329,7 @@ static int setup_groups(sim *s)
     s->inst = calloc(ng * n + 1, sizeof *s->inst);
     if (!s->inst_of || !s->seq || !key || !s->inst) {
         free(key);
-        return sfail(s, "simulation: out of memory");
+        plc_oom_raise((ng * n + 1) * (sizeof *s->inst_of + sizeof *s->seq + sizeof *s->inst) + sizeof *key * (n + 1));
     }
     s->ninst = 0;
     for (size_t gi = 0; gi < ng; gi++) {
@@ -385,9 +385,7 @@ plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result 
     s->work = malloc(sizeof *s->work * (size_t)s->n);
     int rc = 0;
     if (!s->r || !s->sendq || !s->recvq || !s->work) {
-        rc = sfail(s, "simulation: out of memory");
-        s->status = PLC_E_SYSTEM;
-        goto out;
+        plc_oom_raise((size_t)s->n * (sizeof *s->r + sizeof *s->work + 2 * (size_t)s->pp * sizeof *s->sendq));
     }
     for (int32_t k = 0; k < s->n; k++) {
         simrank *r = &s->r[k];
@@ -398,8 +396,7 @@ plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result 
         r->posted_pc = -1;
         r->done = malloc(sizeof *r->done * (r->prog->ninstrs + 1));
         if (!r->done) {
-            rc = sfail(s, "simulation: out of memory");
-            goto out;
+            plc_oom_raise(sizeof *r->done * (r->prog->ninstrs + 1));
         }
         for (uint32_t i = 0; i < r->prog->ninstrs; i++) r->done[i] = NAN;
     }

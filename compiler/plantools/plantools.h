@@ -144,8 +144,9 @@ typedef struct plc_sim_result {
 
 /* Returns PLC_OK, or with the first violation in err, naming the world
  * rank, the instruction index and the op: PLC_E_DEADLOCK when the ranks
- * cannot all finish (naming every blocked rank), PLC_E_SYSTEM out of
- * memory, PLC_E_INTERNAL any other violation. */
+ * cannot all finish (naming every blocked rank), PLC_E_INTERNAL any other
+ * violation. An allocation the system refuses raises the command's trap
+ * (plc_oom_raise, plc/arena.h), as the lowering's do. */
 plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *opts, plc_sim_result *res, char *err, size_t errlen);
 
 /* ---- plan_svg.c ------------------------------------------------------------ */
