@@ -384,9 +384,8 @@ plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result 
     s->recvq = calloc((size_t)(s->n * s->pp), sizeof *s->recvq);
     s->work = malloc(sizeof *s->work * (size_t)s->n);
     int rc = 0;
-    if (!s->r || !s->sendq || !s->recvq || !s->work) {
+    if (!s->r || !s->sendq || !s->recvq || !s->work)
         plc_oom_raise((size_t)s->n * (sizeof *s->r + sizeof *s->work + 2 * (size_t)s->pp * sizeof *s->sendq));
-    }
     for (int32_t k = 0; k < s->n; k++) {
         simrank *r = &s->r[k];
         r->world = o->all_ranks ? k : plc_coords_to_rank(&p->layout, (plc_rank_coords){0, 0, 0, k});
@@ -395,9 +394,7 @@ plc_status plc_sim_run(const plc_plan *p, const plc_sim_opts *o, plc_sim_result 
         r->prog = &p->programs[p->stage_program[r->stage]];
         r->posted_pc = -1;
         r->done = malloc(sizeof *r->done * (r->prog->ninstrs + 1));
-        if (!r->done) {
-            plc_oom_raise(sizeof *r->done * (r->prog->ninstrs + 1));
-        }
+        if (!r->done) plc_oom_raise(sizeof *r->done * (r->prog->ninstrs + 1));
         for (uint32_t i = 0; i < r->prog->ninstrs; i++) r->done[i] = NAN;
     }
     if (setup_groups(s)) {

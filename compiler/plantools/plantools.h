@@ -22,7 +22,8 @@
 #define PLC_CHECK_ALL_RANKS_MAX 64
 
 /* PLC_OK, or the first failure in err: PLC_E_DEADLOCK when the ranks cannot
- * all finish, PLC_E_INTERNAL another violation, PLC_E_SYSTEM out of memory */
+ * all finish, PLC_E_INTERNAL another violation; out of memory raises the
+ * command's trap (plc_oom_raise, plc/arena.h) */
 plc_status plc_plan_check(const plc_plan *p, char *err, size_t errlen);
 /* its last part alone: do all ranks finish (PLC_OK), or PLC_E_DEADLOCK?
  * It reads no buffer offsets, so it runs on a plan not yet placed */
