@@ -79,8 +79,18 @@ int plc_cmd_export(int argc, char **argv);  /* compiler/cli/cmd_export.c  */
  *                           device's memory
  *   --min-mfu 45%           the predicted MFU is at least 45%
  *   --baseline OLD.bin      compare with a plan compiled before (its recorded
- *   --max-regression 2%     prediction): throughput may drop by at most 2%
+ *   --max-regression 2%     prediction): the figure --regression-on names
+ *   --regression-on F       (mfu, the default, or tokens-per-gpu) may drop
+ *                           by at most 2% (MFU: 2 points; tokens/s per GPU:
+ *                           2% of the baseline's); MFU and tokens/s per GPU
+ *                           are both reported, and the memory headroom
+ *   --allow-different[=W]   a baseline of another model, cluster or engine
+ *                           (W: a comma list of model, cluster, engine;
+ *                           none: all three) is compared with a note, not
+ *                           refused
  *
+ * The spec's gates block (max_memory, min_mfu, max_regression) sets the same
+ * thresholds; an option overrides the spec's key. Every line names the spec.
  * A gate that fails prints "plc CMD: gate failed: ..." on stderr and the
  * command exits with PLC_EXIT_GATE (4); see commands.h. */
 
@@ -90,11 +100,22 @@ int plc_cmd_export(int argc, char **argv);  /* compiler/cli/cmd_export.c  */
 #include "compiler/solver/solver.h"
 #include "plc/job.h"
 
+/* the figure the regression gate judges */
+typedef enum plc_gate_figure { PLC_GATE_ON_MFU, PLC_GATE_ON_TOKENS_PER_GPU } plc_gate_figure;
+
+/* what a baseline may differ in (bits of plc_gates.allow_different) */
+enum { PLC_GATE_SAME_MODEL = 1, PLC_GATE_SAME_CLUSTER = 2, PLC_GATE_SAME_ENGINE = 4 };
+
 typedef struct plc_gates {
     double max_memory;     /* fraction of device memory; 0: no gate */
     double min_mfu;        /* fraction; 0: no gate */
     const char *baseline;  /* plan file or NULL */
-    double max_regression; /* fraction of throughput; < 0: not given */
+    double max_regression; /* fraction (MFU: points), when has_regression */
+    bool has_regression;
+    plc_gate_figure regression_on;
+    unsigned allow_different; /* PLC_GATE_SAME_* bits the baseline may differ in */
+    /* where each threshold came from: "--max-memory 80%" or "gates.max_memory = 80%" */
+    char from_memory[48], from_mfu[48], from_regression[48];
 } plc_gates;
 
 /* the options above, for --help texts */
@@ -103,8 +124,18 @@ extern const char plc_gates_help[];
 /* Takes the gate options out of argv (as plc_spec_take_options does).
  * Returns 0, or -1 after a message on stderr. */
 int plc_gates_take_options(const char *cmd, int *argc, char **argv, plc_gates *g);
+/* the gates of one spec: the options' thresholds over the gates block's */
+void plc_gates_for_job(const plc_gates *options, const plc_job *job, plc_gates *out);
 /* true when any gate is set */
 bool plc_gates_any(const plc_gates *g);
+
+/* The baseline plan (g->baseline) loaded into arena a and matched against
+ * the job: its model's shape, cluster (GPU, nodes, GPUs per node) and engine.
+ * A difference not allowed (--allow-different) is refused: a message naming
+ * each difference and -1 (exit 1); an allowed one is a note on stderr.
+ * Returns 0 with *base filled, or -1. */
+int plc_gates_baseline(const char *cmd, const plc_gates *g, const plc_job *job, plc_arena *a, plc_plan *base);
+
 /* The per-rank memory the memory gate judges, and its name in the report:
  * plc compile passes the plan's exact figure (the most loaded stage's arena
  * plus the runtime's fixed costs, the figure it decides fit on), plc check
@@ -114,12 +145,35 @@ typedef struct plc_gate_memory {
     const char *what; /* "exact", "predicted" */
 } plc_gate_memory;
 
+/* one gate's outcome, for the YAML (compile --format yaml: `gates`) */
+typedef struct plc_gate_result {
+    const char *name; /* "memory", "mfu", "regression", "headroom" */
+    const char *from; /* the threshold's source (plc_gates.from_*), "" for headroom */
+    double threshold; /* memory, headroom: the most share of device memory; mfu: the least MFU;
+                       * regression: the most drop (points of MFU or a share of tokens/s per GPU) */
+    double value;     /* the same figure for the new plan */
+    bool pass;
+} plc_gate_result;
+
+typedef struct plc_gate_results {
+    int n;
+    plc_gate_result r[4];
+    /* with a baseline: its figures against the new ones */
+    const char *baseline;
+    plc_gate_figure on;
+    double mfu_old, mfu_new, tpg_old, tpg_new; /* tpg: tokens/s per GPU */
+    double peak_bytes, limit_bytes;            /* the headroom's figures */
+} plc_gate_results;
+
 /* Checks the gates against the chosen layout's estimate (and mem, see
- * above); prints one line per gate on out ("gate ...: pass") and each
- * failure on stderr. Returns 0 all pass, 1 a gate failed, -1 the baseline
- * is unreadable (message on stderr). */
+ * above; base: the baseline from plc_gates_baseline, or NULL); prints one
+ * line per gate on out ("SPEC: gate ...: pass") and each failure on stderr;
+ * fills res when not NULL. Returns 0 all pass, 1 a gate failed. */
 int plc_gates_check(const char *cmd, const plc_gates *g, const plc_job *job, const plc_estimate *e,
-                    const plc_gate_memory *mem, FILE *out);
+                    const plc_gate_memory *mem, const plc_plan *base, FILE *out, plc_gate_results *res);
+
+/* res as the `gates` mapping of a YAML document (report_yaml.c) */
+void plc_report_yaml_gates(plc_yaml *y, const plc_gate_results *res);
 
 /* ---- report_load.c --------------------------------------------------------- */
 /* spec loading and option parsing shared by solve, explain

@@ -16,8 +16,9 @@ static void usage(FILE *out)
             "contradictions the spec alone shows. Errors and warnings go to stderr in\n"
             "the form file:line:col: error: ..., with the source line and a caret.\n"
             "Prints 'FILE: ok' for each spec without errors (and 'FILE: N errors'\n"
-            "to stderr otherwise). With a gate option each valid spec is also solved\n"
-            "and its chosen layout's prediction checked against the gates.\n"
+            "to stderr otherwise). With a gate (an option, or the spec's gates block)\n"
+            "each valid spec is also solved and its chosen layout's prediction checked\n"
+            "against the gates, one line per gate naming the spec.\n"
             "Exit status: 0 all specs are valid (and pass the gates), 1 a spec has\n"
             "errors, 2 no layout fits a spec (with gates), 4 a gate failed.\n"
             "\n"
@@ -30,9 +31,15 @@ static void usage(FILE *out)
             PLC_DIAG_DEFAULT_MAX_ERRORS, plc_gates_help, plc_spec_options_help);
 }
 
-/* solves a valid spec and checks its chosen layout against the gates */
-static int gate(const char *file, const plc_job *job, const plc_gates *gates, plc_arena *a)
+/* solves a valid spec and checks its chosen layout against the gates: the
+ * options' over the spec's gates block (none: nothing to do) */
+static int gate(const char *file, const plc_job *job, const plc_gates *options, plc_arena *a)
 {
+    plc_gates gates;
+    plc_gates_for_job(options, job, &gates);
+    if (!plc_gates_any(&gates)) return PLC_EXIT_OK;
+    plc_plan base;
+    if (gates.baseline && plc_gates_baseline("check", &gates, job, a, &base)) return PLC_EXIT_INPUT;
     plc_solution s;
     plc_solve_opts so = {.top = 1, .all = false, .judge = plc_cli_judge()};
     if (plc_solve_opts_run(job, a, &so, &s)) return PLC_EXIT_INPUT;
@@ -45,10 +52,8 @@ static int gate(const char *file, const plc_job *job, const plc_gates *gates, pl
     if (!e) return PLC_EXIT_INTERNAL;
     int rc = PLC_EXIT_OK;
     if (plc_estimate_layout_judged(job, &best->layout, plc_cli_judge(), e)) rc = PLC_EXIT_INTERNAL;
-    else {
-        int g = plc_gates_check("check", gates, job, e, NULL, stdout);
-        rc = g < 0 ? PLC_EXIT_INPUT : g ? PLC_EXIT_GATE : PLC_EXIT_OK;
-    }
+    else if (plc_gates_check("check", &gates, job, e, NULL, gates.baseline ? &base : NULL, stdout, NULL))
+        rc = PLC_EXIT_GATE;
     free(e);
     return rc;
 }
@@ -94,7 +99,7 @@ int plc_cmd_check(int argc, char **argv)
         fprintf(stderr, "plc check: error: --baseline compares one spec; %d given\n", nfiles);
         return PLC_EXIT_INPUT;
     }
-    int bad = 0, nofit = 0, gated = 0;
+    int bad = 0, nofit = 0, gated = 0, internal = 0;
     for (int i = 0; i < nfiles; i++) {
         plc_arena a;
         plc_arena_init(&a);
@@ -108,14 +113,14 @@ int plc_cmd_check(int argc, char **argv)
             bad++;
         } else {
             if (!quiet) printf("%s: ok\n", files[i]);
-            if (plc_gates_any(&gates)) {
-                int g = gate(files[i], &job, &gates, &a);
-                bad += g == PLC_EXIT_INPUT;
-                nofit += g == PLC_EXIT_NO_LAYOUT;
-                gated += g == PLC_EXIT_GATE;
-            }
+            fflush(stdout);
+            int g = gate(files[i], &job, &gates, &a);
+            bad += g == PLC_EXIT_INPUT;
+            internal += g == PLC_EXIT_INTERNAL;
+            nofit += g == PLC_EXIT_NO_LAYOUT;
+            gated += g == PLC_EXIT_GATE;
         }
         plc_arena_free(&a);
     }
-    return bad ? PLC_EXIT_INPUT : nofit ? PLC_EXIT_NO_LAYOUT : gated ? PLC_EXIT_GATE : PLC_EXIT_OK;
+    return internal ? PLC_EXIT_INTERNAL : bad ? PLC_EXIT_INPUT : nofit ? PLC_EXIT_NO_LAYOUT : gated ? PLC_EXIT_GATE : PLC_EXIT_OK;
 }

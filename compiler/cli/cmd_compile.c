@@ -45,6 +45,19 @@ static void usage(FILE *out)
 static double mib(double b) { return b / (1024.0 * 1024.0); }
 
 static void summary(const char *path, const char *outp, const plc_plan *p, const plc_estimate *est,
+                    const plc_memplan_stats *st, size_t file_bytes);
+
+/* the text summary with the plan's fit, stage by stage */
+static void summary_text(const char *path, const char *outp, const plc_plan *p, const plc_estimate *est,
+                         const plc_memplan_stats *st, size_t bytes, double fixed, double limit)
+{
+    summary(path, outp, p, est, st, bytes);
+    printf("fits       per rank: arena + %.2f MiB fixed (communication buffers, workspace, runtime reserve)\n"
+           "           against the %.2f MiB limit\n", mib(fixed), mib(limit));
+    plc_report_plan_fit(stdout, p, fixed, limit);
+}
+
+static void summary(const char *path, const char *outp, const plc_plan *p, const plc_estimate *est,
                     const plc_memplan_stats *st, size_t file_bytes)
 {
     printf("plc compile: %s -> %s\n", path, outp);
@@ -72,8 +85,8 @@ int plc_cmd_compile(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
-    plc_gates gates;
-    if (plc_gates_take_options("compile", &argc, argv, &gates)) return PLC_EXIT_INPUT;
+    plc_gates gate_opts;
+    if (plc_gates_take_options("compile", &argc, argv, &gate_opts)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = "job.bin";
     bool yaml = false;
     plc_plan_form form = PLC_PLAN_FOLDED;
@@ -112,6 +125,11 @@ int plc_cmd_compile(int argc, char **argv)
         rc = PLC_EXIT_INPUT;
         goto done;
     }
+    /* the gates: the options' over the spec's; a baseline is matched first */
+    plc_gates gates;
+    plc_gates_for_job(&gate_opts, &job, &gates);
+    plc_plan base;
+    if (gates.baseline && plc_gates_baseline("compile", &gates, &job, &a, &base)) { rc = PLC_EXIT_INPUT; goto done; }
     plc_solution sol;
     /* the solver's best few: the first whose plan fits exactly is compiled */
     plc_solve_opts so = {.top = 8, .all = false, .judge = plc_cli_judge()};
@@ -210,6 +228,16 @@ int plc_cmd_compile(int argc, char **argv)
     double exact_peak = 0;
     for (uint32_t p = 0; p < plan.nprograms; p++)
         if ((double)plan.programs[p].arena_bytes + fixed > exact_peak) exact_peak = (double)plan.programs[p].arena_bytes + fixed;
+    /* the gates first: their lines go to stdout after the text summary, to
+     * stderr before the YAML, which carries their results */
+    plc_gate_results gres = {0};
+    int gated = 0;
+    if (!yaml) summary_text(path, outp, &plan, est, st, bytes, fixed, limit);
+    if (plc_gates_any(&gates)) {
+        plc_gate_memory mem = {exact_peak, "exact"};
+        gated = plc_gates_check("compile", &gates, &job, est, &mem, gates.baseline ? &base : NULL,
+                                yaml ? stderr : stdout, &gres);
+    }
     if (yaml) {
         plc_yaml y;
         plc_yaml_begin(&y, stdout, "compile");
@@ -220,19 +248,10 @@ int plc_cmd_compile(int argc, char **argv)
         plc_yaml_num(&y, "fixed_bytes", fixed);
         plc_yaml_num(&y, "exact_peak_bytes", exact_peak);
         plc_report_yaml_estimate(&y, "layout", est, &plan);
+        plc_report_yaml_gates(&y, &gres);
         if (plc_yaml_end(&y)) rc = PLC_EXIT_INTERNAL;
-    } else {
-        summary(path, outp, &plan, est, st, bytes);
-        printf("fits       per rank: arena + %.2f MiB fixed (communication buffers, workspace, runtime reserve)\n"
-               "           against the %.2f MiB limit\n", mib(fixed), mib(limit));
-        plc_report_plan_fit(stdout, &plan, fixed, limit);
     }
-    if (plc_gates_any(&gates)) {
-        plc_gate_memory mem = {exact_peak, "exact"};
-        int g = plc_gates_check("compile", &gates, &job, est, &mem, yaml ? stderr : stdout);
-        if (g < 0) rc = PLC_EXIT_INPUT;
-        else if (g > 0 && rc == PLC_EXIT_OK) rc = PLC_EXIT_GATE;
-    }
+    if (gated && rc == PLC_EXIT_OK) rc = PLC_EXIT_GATE;
 done:
     plc_arena_free(&a);
     return rc;

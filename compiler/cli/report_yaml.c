@@ -10,7 +10,9 @@
  * the layout's dimensions (as entries of the row), valid, fits, its figures (every valid candidate carries its
  * real prediction, fit or not), reason, and `ties`: the layouts with exactly
  * the same figures folded into that row (--top listings; --all lists every
- * candidate on its own row). */
+ * candidate on its own row). compile adds `gates`: one entry per gate
+ * checked (name, threshold, value, verdict, the threshold's source; the
+ * regression gate with its baseline's figures), empty without gates. */
 #include <stdio.h>
 #include <string.h>
 
@@ -166,4 +168,36 @@ int plc_report_solve_yaml(FILE *out, const plc_job *job, const plc_solution *s, 
     else listing(&y, s->closest, s->nclosest, s->nclosest, s->limit_bytes, true); /* nothing fits: the closest */
     plc_yaml_seq_end(&y);
     return plc_yaml_end(&y);
+}
+
+void plc_report_yaml_gates(plc_yaml *y, const plc_gate_results *res)
+{
+    plc_yaml_seq(y, "gates");
+    for (int i = 0; i < res->n; i++) {
+        const plc_gate_result *g = &res->r[i];
+        plc_yaml_map(y, NULL);
+        plc_yaml_str(y, "name", g->name);
+        plc_yaml_num(y, "threshold", g->threshold);
+        plc_yaml_num(y, "value", g->value);
+        plc_yaml_str(y, "verdict", g->pass ? "pass" : "fail");
+        plc_yaml_str(y, "from", g->from);
+        if (!strcmp(g->name, "regression")) {
+            plc_yaml_str(y, "baseline", res->baseline);
+            plc_yaml_str(y, "figure", res->on == PLC_GATE_ON_MFU ? "mfu" : "tokens-per-gpu");
+            plc_yaml_map(y, "mfu");
+            plc_yaml_num(y, "baseline", res->mfu_old);
+            plc_yaml_num(y, "plan", res->mfu_new);
+            plc_yaml_map_end(y);
+            plc_yaml_map(y, "tokens_per_s_per_gpu");
+            plc_yaml_num(y, "baseline", res->tpg_old);
+            plc_yaml_num(y, "plan", res->tpg_new);
+            plc_yaml_map_end(y);
+        }
+        if (!strcmp(g->name, "headroom")) {
+            plc_yaml_num(y, "peak_bytes", res->peak_bytes);
+            plc_yaml_num(y, "limit_bytes", res->limit_bytes);
+        }
+        plc_yaml_map_end(y);
+    }
+    plc_yaml_seq_end(y);
 }

@@ -628,6 +628,32 @@ static void resolve_layout(rctx *r, const block_slots *bs, plc_layout_spec *l)
     l->objective = (plc_objective)obj;
 }
 
+/* ---- CI gates ----------------------------------------------------------------- */
+
+/* one threshold of the gates block: a share in (0, 100%], or [0, 100%] for
+ * max_regression; true when set */
+static bool get_gate(rctx *r, const block_slots *bs, const char *key, bool zero_ok, double *out)
+{
+    double v;
+    if (get_quantity(r, bs, key, PLC_UNIT_PERCENT, &v) <= 0) return false;
+    if (!(v <= 1 && (zero_ok ? v >= 0 : v > 0))) {
+        plc_diag_error(r->d, slot(bs, key)->value->loc, "'%s' must be %s 0%% and at most 100%%", key,
+                       zero_ok ? "at least" : "above");
+        plc_diag_hint(r->d, "a percentage: %s = %s", key, zero_ok ? "2%" : "80%");
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+static void resolve_gates(rctx *r, const block_slots *bs, plc_gate_spec *g)
+{
+    memset(g, 0, sizeof *g);
+    get_gate(r, bs, "max_memory", false, &g->max_memory);
+    get_gate(r, bs, "min_mfu", false, &g->min_mfu);
+    g->has_regression = get_gate(r, bs, "max_regression", true, &g->max_regression);
+}
+
 /* ---- cluster and catalog ----------------------------------------------------- */
 
 static bool hw_value_ok(const plc_hw_field *f, double v)
@@ -743,6 +769,7 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
     memset(slots, 0, sizeof slots);
     collect_blocks(&r, slots);
     const block_slots *model = &slots[0], *cluster = &slots[1], *train = &slots[2], *layout = &slots[3];
+    const block_slots *gates = &slots[4];
 
     bool model_ok = resolve_model(&r, model, &job->model) && complete(model);
     bool cluster_ok = cluster->block && resolve_cluster(&r, cluster, &job->cluster) && complete(cluster);
@@ -754,6 +781,7 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
     e = d->errors;
     resolve_layout(&r, layout, &job->layout);
     bool layout_ok = d->errors == e;
+    resolve_gates(&r, gates, &job->gates);
 
     /* cross-block checks read only the blocks whose values are all valid */
     plc_spec_facts f = {.model = model_ok ? &job->model : NULL,

@@ -86,12 +86,21 @@ static const plc_key_def layout_keys[] = {
     K("objective", PLC_KEY_ENUM, 0, plc_objective_names, false, "time or memory; default time"),
 };
 
+/* CI thresholds (plc check and compile); the command line's gate options
+ * override each (compiler/cli/gates.c) */
+static const plc_key_def gates_keys[] = {
+    K("max_memory", PLC_KEY_QUANTITY, PLC_UNIT_PERCENT, NULL, false, "gate: peak per rank at most this share of device memory, e.g. 80%"),
+    K("min_mfu", PLC_KEY_QUANTITY, PLC_UNIT_PERCENT, NULL, false, "gate: predicted MFU at least this, e.g. 45%"),
+    K("max_regression", PLC_KEY_QUANTITY, PLC_UNIT_PERCENT, NULL, false, "gate: with --baseline, a drop of at most this, e.g. 2%"),
+};
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 const plc_block_def plc_block_defs[] = {
     {"model", true, true, model_keys, N(model_keys)},
     {"cluster", false, true, cluster_keys, N(cluster_keys)},
     {"train", false, true, train_keys, N(train_keys)},
     {"layout", false, false, layout_keys, N(layout_keys)},
+    {"gates", false, false, gates_keys, N(gates_keys)},
 };
 const int plc_nblock_defs = N(plc_block_defs);
 

@@ -371,6 +371,16 @@ static inline bool plc_engine_offers(const plc_engine_profile *p, plc_layout_dim
     return v >= 0 && v < 64 && ((p->offers[d] >> v) & 1u);
 }
 
+/* ---- CI gates the spec sets (the `gates` block; compiler/cli/gates.c) -----
+ * Fractions; 0: not set (max_regression: unless has_regression, as 0% is a
+ * threshold). The command line's gate options override them one by one. */
+typedef struct plc_gate_spec {
+    double max_memory;     /* peak per rank at most this share of device memory */
+    double min_mfu;        /* predicted MFU at least this */
+    double max_regression; /* against a --baseline: a drop of at most this */
+    bool has_regression;
+} plc_gate_spec;
+
 /* ---- the whole job -------------------------------------------------------- */
 
 typedef struct plc_job {
@@ -382,6 +392,7 @@ typedef struct plc_job {
     plc_train train;
     plc_layout_spec layout;
     plc_engine_profile engine; /* train.engine's profile */
+    plc_gate_spec gates;       /* the gates block */
 } plc_job;
 
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);

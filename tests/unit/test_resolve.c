@@ -67,6 +67,32 @@ static void test_choices(void)
     fe_done(&r);
 }
 
+/* the gates block: thresholds as fractions, unset ones left at their
+ * "not set" values (0, and no max_regression), 0% a real max_regression */
+static void test_gates_block(void)
+{
+    fe_result r;
+    fe_run(&r, VALID, NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.gates.max_memory, 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.gates.min_mfu, 0, 0);
+    CU_ASSERT_FALSE(r.job.gates.has_regression);
+    fe_done(&r);
+    fe_run(&r, VALID "gates {\n max_memory = 80%\n min_mfu = 0.45\n max_regression = 0%\n}\n", NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.gates.max_memory, 0.8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.gates.min_mfu, 0.45, 1e-12);
+    CU_ASSERT_TRUE(r.job.gates.has_regression);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.gates.max_regression, 0, 0);
+    fe_done(&r);
+    const char *d[] = {"gates.max_regression=2%"};
+    fe_run(&r, VALID, d, 1);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_TRUE(r.job.gates.has_regression);
+    CU_ASSERT_DOUBLE_EQUAL(r.job.gates.max_regression, 0.02, 1e-12);
+    fe_done(&r);
+}
+
 static void test_tokens_to_sequences(void)
 {
     fe_result r;
@@ -157,6 +183,9 @@ static void test_warmup(void) { expect_error("train.lr.warmup = 101", "'lr.warmu
 static void test_beta(void) { expect_error("train.adamw.beta2 = 1", "'adamw.beta2' must be in [0, 1), not 1"); }
 static void test_unknown_gpu(void) { expect_error("cluster.gpu = \"H100\"", "unknown GPU 'H100'"); }
 static void test_block_name(void) { expect_error("cluster.nodes = 0", "'nodes' must be at least 1, not 0"); }
+static void test_gates_range(void) { expect_error("gates.max_memory = 0%", "'max_memory' must be above 0% and at most 100%"); }
+static void test_gates_regression_range(void) { expect_error("gates.max_regression = 150%", "'max_regression' must be at least 0% and at most 100%"); }
+static void test_gates_unit(void) { expect_error("gates.min_mfu = 45 GB", "'min_mfu' expects a share, not a size ('GB')"); }
 
 static void test_all_fixed_must_match(void)
 {
@@ -362,6 +391,10 @@ void register_test_resolve(void)
     CU_add_test(s, "valid spec and defaults", test_valid_and_defaults);
     CU_add_test(s, "layout choices", test_choices);
     CU_add_test(s, "token batch", test_tokens_to_sequences);
+    CU_add_test(s, "gates block", test_gates_block);
+    CU_add_test(s, "gates range", test_gates_range);
+    CU_add_test(s, "gates max_regression range", test_gates_regression_range);
+    CU_add_test(s, "gates unit", test_gates_unit);
     CU_add_test(s, "token batch divides", test_tokens_must_divide);
     CU_add_test(s, "cluster overrides", test_cluster_override);
     CU_add_test(s, "unknown key", test_unknown_key);
