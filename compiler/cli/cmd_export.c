@@ -492,6 +492,8 @@ static void write_torchtitan(FILE *out, const export_in *in)
     fprintf(out, "    p.tensor_parallel_degree = %lld\n", (long long)l->tp);
     fprintf(out, "    p.enable_sequence_parallel = %s\n", l->sp && l->tp > 1 ? "True" : "False");
     fprintf(out, "    p.context_parallel_degree = %lld\n", (long long)l->cp);
+    /* context parallelism needs the spmd_types backend (torchtitan/distributed/context_parallel/api.py) */
+    if (l->cp > 1) fprintf(out, "    p.spmd_backend = \"spmd_types\"\n");
     fprintf(out, "    p.pipeline_parallel_degree = %lld\n", (long long)l->pp);
     if (l->pp > 1) {
         int64_t micro = t->global_batch / (dp * l->micro_batch);

@@ -184,6 +184,47 @@ for path in sys.argv[2:]:
 PY
 
 
+# Llama-3-8B on 8 H100 naming no engine: solved with fsdp2's model (not
+# plrun's dp 8, ZeRO 2 without checkpointing, which fsdp2's profile puts at
+# 96 GiB), the header's memory within the limit, context parallelism with
+# the spmd_types backend torchtitan needs for it, the shape checked
+cat >"$tmp/l3.plan" <<'EOF'
+model "llama3-8b" {
+  layers     = 32
+  hidden     = 4096
+  heads      = 32
+  kv_heads   = 8
+  ffn_hidden = 14336
+  vocab      = 128256
+  seq_len    = 8192
+  rope_theta = 500000
+}
+cluster {
+  gpu           = "H100-SXM5-80GB"
+  nodes         = 1
+  gpus_per_node = 8
+}
+train {
+  global_batch = 64
+  steps        = 1000
+  precision    = bf16
+  lr.peak      = 3e-4
+  lr.warmup    = 200
+}
+EOF
+"$PLC" export --torchtitan "$tmp/l3.plan" -o "$tmp/l3.py" 2>"$tmp/err" || die "export --torchtitan llama3-8b"
+grep -q 'modelling engine fsdp2 .*the spec names none' "$tmp/err" || die "llama3-8b: not solved with fsdp2's model"
+/usr/bin/python3 - "$tmp/l3.py" <<'PY' || die "llama3-8b torchtitan module"
+import re, sys
+src = open(sys.argv[1]).read()
+mem, lim = map(float, re.search(r"([0-9.]+) GiB on the most loaded GPU \(limit ([0-9.]+) GiB\), by engine fsdp2's model", src).groups())
+assert mem <= lim, (mem, lim)
+cp = int(re.search(r"p.context_parallel_degree = (\d+)", src).group(1))
+assert (cp > 1) == ('p.spmd_backend = "spmd_types"' in src), cp
+assert "want = dict(layers=32, hidden=4096, vocab=128256, heads=32, kv_heads=8, ffn_hidden=14336)" in src
+assert "rope.theta = 500000" in src
+PY
+
 # what an engine runs is its profile's runs list (engines.yaml), not a table
 # of export's own: a profiles file whose megatron runs only 1f1b refuses the
 # interleaved plan that the built-in profile accepts
