@@ -200,6 +200,15 @@ static void write_megatron(FILE *out, const export_in *in)
     write_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
     const plc_engine_profile *p = in->profile;
     bool tp_overlap = p->tp_overlap > 0 && l->sp && l->tp > 1;
+    /* OptimizerParamScheduler (megatron/training/optimizer_param_scheduler.py)
+     * is stepped after each iteration from num_steps 0 */
+    char warmup[256] = "";
+    if (t->warmup_steps > 0)
+        snprintf(warmup, sizeof warmup,
+                 "# Warm-up: Megatron-LM's step s trains at lr * s / %lld, plc's at\n"
+                 "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
+                 "# decay to --min-lr at --lr-decay-iters is the same.\n",
+                 (long long)t->warmup_steps, (long long)t->warmup_steps);
     char vocab_pad[256] = "";
     int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
     if (padded != m->vocab)
@@ -211,9 +220,7 @@ static void write_megatron(FILE *out, const export_in *in)
             "#\n"
             "# The model is plc's %s block: %s.\n"
             "# Dropout is off (plc's model has none; Megatron-LM's default is 0.1).\n"
-            "# Warm-up: Megatron-LM's step s trains at lr * s / %lld, plc's at\n"
-            "# lr * (s + 1) / %lld (OptimizerParamScheduler starts at step 0); the\n"
-            "# cosine decay to --min-lr at --lr-decay-iters is the same.\n"
+            "%s"
             "#\n"
             "# The overlaps are the engine profile's (%s):\n"
             "# gradient reduction %s the backward (--overlap-grad-reduce); with the\n"
@@ -239,7 +246,7 @@ static void write_megatron(FILE *out, const export_in *in)
             gpt ? "GPT" : "Llama",
             gpt ? "LayerNorm with bias, a GELU MLP (tanh form: Megatron's fused bias-GELU), biases on every linear"
                 : "RMSNorm, a SwiGLU MLP, no biases",
-            (long long)(t->warmup_steps > 0 ? t->warmup_steps : 1), (long long)(t->warmup_steps > 0 ? t->warmup_steps : 1),
+            warmup,
             p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
             tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
             plc_attention_name(l->attention),
