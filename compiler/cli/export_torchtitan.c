@@ -157,6 +157,8 @@ void plc_export_torchtitan_write(FILE *out, const plc_export_in *in)
             "torchtitan picks its attention kernel (plc assumed %s).\n"
             "AdamW as plc's: no weight decay on the norms' weights. The LR warms up\n"
             "linearly over %lld steps and decays by a cosine to %g at the last step, as plc's.\n"
+            "Data: %s; the dataloader and tokenizer\n"
+            "are the base's (torchtitan reads Hugging Face datasets), of vocabulary %lld.\n"
             "Keys checked against torchtitan commit b5bcd76 (docs/engines/torchtitan-keys.txt).\n"
             "\n"
             "Run with this file on the module path, for example\n"
@@ -172,7 +174,9 @@ void plc_export_torchtitan_write(FILE *out, const plc_export_in *in)
                 ? "selective recompute as torchtitan's SelectiveAC (op-level: it keeps every second matmul's output and SDPA's, recomputes the rest)"
                 : l->recompute == PLC_RECOMPUTE_FULL ? "full recompute as FullAC (every block)"
                                                      : "no activation checkpointing",
-            plc_attention_name(l->attention), (long long)t->warmup_steps, t->lr_floor, (long long)in->nodes,
+            plc_attention_name(l->attention), (long long)t->warmup_steps, t->lr_floor,
+            t->data_path ? "plc's token file, which torchtitan does not read" : "synthetic in plc",
+            (long long)m->vocab, (long long)in->nodes,
             (long long)in->gpus_per_node, fn);
     if (colon)
         fprintf(out, "from %.*s import %s as base_config\n", (int)(colon - in->base), in->base, colon + 1);
