@@ -307,7 +307,9 @@ static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p,
             fprintf(stderr, "plc export: error: %s: the best layout uses %s, and no layout %s can run fits\n"
                             "  hint: %s runs ", path, no, e->name, e->name);
             offers_text(stderr, p);
-            fputs("; widen the spec's layout block to let the solver use them\n", stderr);
+            if (uneven_of(e, p) < p->uneven_stages && plc_uneven_stages_needed(job.model.layers, &best->layout))
+                fprintf(stderr, ", with pp (pp * vpp) dividing layers = %lld\n", (long long)job.model.layers);
+            else fputs("; widen the spec's layout block to let the solver use them\n", stderr);
             return PLC_EXIT_NO_LAYOUT;
         }
     }
