@@ -2,7 +2,7 @@
 """megatron-flags.py: lists the command-line flags Megatron-LM accepts, read
 statically from a checkout (no Megatron import: it needs GPU libraries).
 
-usage: scripts/megatron-flags.py MEGATRON_CHECKOUT COMMIT > docs/engines/megatron-lm-flags.txt
+usage: scripts/megatron-flags.py MEGATRON_CHECKOUT "COMMIT (tag TAG)" > docs/engines/megatron-core-rX.Y-flags.txt
 
 Flags come from two places in megatron/training/arguments.py: literal
 add_argument('--flag', ...) calls, and ArgumentGroupFactory(ConfigClass,

@@ -1,70 +1,85 @@
 /* cmd_export.c: plc export --megatron|--torchtitan SPEC|PLAN: hands the
- * chosen layout to the training engine a team runs today.
+ * spec's model and its layout to the training engine a team runs today.
  *
- * --megatron writes a Megatron-LM launch script (torchrun pretrain_gpt.py
- * with the model shape, layout, recompute, optimizer sharding, overlap flags,
- * precision, batch sizes and optimizer settings); --torchtitan writes a
- * torchtitan configuration module (a function returning Trainer.Config with
- * the parallelism, activation-checkpoint and training fields set).
+ * --megatron writes an executable Megatron-LM launch script (torchrun
+ * pretrain_gpt.py) in the flags of Megatron-Core r0.8, the release the
+ * megatron profile models (export_megatron.c); --torchtitan writes a
+ * torchtitan configuration module (a function returning Trainer.Config)
+ * that checks its base's model shape (export_torchtitan.c). Both carry the
+ * model's block (Llama or GPT), dropout 0, AdamW, the learning-rate
+ * schedule, steps, batch and precision with the layout. This file is the
+ * command: which layout, from a spec or a plan, and whether the engine and
+ * its output can take it.
  *
- * What each engine can run is its profile's `runs` (engines.yaml, read by
- * plc_engine_profile_load: the same lists the search offers a spec with
- * train.engine = megatron or fsdp2). A plan whose layout the engine cannot
- * run is refused with the reason; for a spec the solver's best layout is
- * exported when the engine can run it, otherwise the best layout it can
- * run, and the script says so. The flags and keys
- * written are checked against the engines' own argument definitions,
- * listed in docs/engines/ with the commit they were read from. */
+ * A spec is solved with the engine's profile (engines.yaml, read by
+ * plc_engine_profile_load: what the search offers a spec with train.engine
+ * = megatron or fsdp2), as plc solve -D train.engine=E would, unless it
+ * names that engine itself (load_for_engine). What is written is checked
+ * three ways, and refused with the reason where it fails, never dropped:
+ * the profile's runs lists (cannot_run), what the output's flags or keys
+ * can say of a layout (layout_unsaid) and of the model and training
+ * (model_unsaid). For a spec the best layout that passes is exported, with
+ * a note when it is not the solver's best. The flags and keys written are
+ * checked against the engines' own argument definitions, listed in
+ * docs/engines/ with the commit they were read from (tests/e2e/export.sh). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/plan_io.h"
 #include "compiler/cli/cli_int.h"
+#include "compiler/cli/export_int.h"
+#include "compiler/frontend/frontend.h"
 #include "compiler/plantools/plantools.h"
 #include "plc/version.h"
-
-/* what the export writes from */
-typedef struct export_in {
-    const char *source; /* the spec or plan named on the command line */
-    plc_model model;
-    plc_train train;
-    int64_t nodes, gpus_per_node;
-    plc_layout layout;
-    double step_time_s, mfu;
-    char note[512]; /* why another layout than the solver's best, or "" */
-    const char *base; /* torchtitan: MODULE:FUNCTION of the base configuration */
-    const plc_engine_profile *profile; /* the engine's: what it runs and overlaps */
-} export_in;
 
 typedef struct engine {
     const char *name;
     const char *option;
     plc_engine profile; /* whose engines.yaml profile says what it runs */
-    void (*write)(FILE *out, const export_in *in);
+    /* unequal stages the output can write: 0 none, 1 over pp (vpp 1), 2 over
+     * pp * vpp; the profile's uneven_stages is capped by it */
+    int uneven;
+    plc_export_unsaid_fn *model_unsaid;  /* the model or training settings, before any solve */
+    plc_export_unsaid_fn *layout_unsaid; /* a layout the profile runs but the output cannot write */
+    bool executable;                     /* -o FILE is written mode 0755 (a launch script) */
+    const char *flags;                   /* whose flags or keys the output is written in */
+    void (*write)(FILE *out, const plc_export_in *in);
 } engine;
 
-static void write_megatron(FILE *out, const export_in *in);
-static void write_torchtitan(FILE *out, const export_in *in);
-
 static const engine engines[] = {
-    {"Megatron-LM", "--megatron", PLC_ENGINE_MEGATRON, write_megatron},
-    {"torchtitan", "--torchtitan", PLC_ENGINE_FSDP2, write_torchtitan},
+    {"Megatron-LM", "--megatron", PLC_ENGINE_MEGATRON, 0, plc_export_megatron_model_unsaid,
+     plc_export_megatron_unsaid, true,
+     "Megatron-Core r0.8 (core_v0.8.0; --decoder-first-pipeline-num-layers came in core_r0.9.0)",
+     plc_export_megatron_write},
+    {"torchtitan", "--torchtitan", PLC_ENGINE_FSDP2, 2, plc_export_torchtitan_model_unsaid,
+     plc_export_torchtitan_unsaid, false, "torchtitan b5bcd76c6", plc_export_torchtitan_write},
 };
 
-/* why an engine whose profile is p cannot run layout l of model m, or NULL
- * when it can: the first dimension whose value the profile does not offer,
- * or unequal stages (plc_rank_layers) beyond its uneven_stages */
-static const char *cannot_run(const engine *e, const plc_engine_profile *p, const plc_model *m, const plc_layout *l,
-                              char *buf, size_t size)
+static int uneven_of(const engine *e, const plc_engine_profile *p)
 {
-    int need = plc_uneven_stages_needed(m->layers, l);
-    if (need > p->uneven_stages) {
-        if (need == 2 && p->uneven_stages == 1)
+    return p->uneven_stages < e->uneven ? (int)p->uneven_stages : e->uneven;
+}
+
+/* why engine e, whose profile is p, cannot run layout l of model m, or NULL
+ * when it can: unequal stages (plc_rank_layers) beyond what both the profile
+ * and the output allow, the first dimension whose value the profile does not
+ * offer, or what the output cannot write (e->layout_unsaid) */
+static const char *cannot_run(const engine *e, const plc_engine_profile *p, const plc_model *m, const plc_train *t,
+                              const plc_layout *l, char *buf, size_t size)
+{
+    int need = plc_uneven_stages_needed(m->layers, l), can = uneven_of(e, p);
+    if (need > can) {
+        if (need == 2 && can == 1)
             snprintf(buf, size,
                      "pp * vpp = %lld virtual stages of unequal layer counts (layers = %lld), which %s runs with vpp 1 "
                      "only (%s)",
                      (long long)(l->pp * l->vpp), (long long)m->layers, e->name, p->describes);
+        else if (can < p->uneven_stages)
+            snprintf(buf, size, "pp = %lld stages of unequal layer counts (layers = %lld), which the %s flags this "
+                                "export writes cannot say, though the %s runs them",
+                     (long long)l->pp, (long long)m->layers, e->flags, p->describes);
         else
             snprintf(buf, size, "pp = %lld stages of unequal layer counts (layers = %lld), which %s runs equal only (%s)",
                      (long long)l->pp, (long long)m->layers, e->name, p->describes);
@@ -81,7 +96,7 @@ static const char *cannot_run(const engine *e, const plc_engine_profile *p, cons
                  plc_layout_value_text((plc_layout_dim)d, v, val, sizeof val), how, e->name, p->describes);
         return buf;
     }
-    return NULL;
+    return e->layout_unsaid(m, t, l, p, buf, size);
 }
 
 static void layout_text(char *buf, size_t size, const plc_layout *l)
@@ -92,10 +107,7 @@ static void layout_text(char *buf, size_t size, const plc_layout *l)
     fclose(f);
 }
 
-/* the opening lines both outputs share, each line after the first behind
- * comment ("# " for a shell script, "" inside a Python docstring): what
- * wrote it from what, the layout, plc's prediction and the note */
-static void write_header(FILE *out, const export_in *in, const char *comment, const char *what, const char *option)
+void plc_export_header(FILE *out, const plc_export_in *in, const char *comment, const char *what, const char *option)
 {
     char lt[512];
     layout_text(lt, sizeof lt, &in->layout);
@@ -103,226 +115,12 @@ static void write_header(FILE *out, const export_in *in, const char *comment, co
             "%s written by plc export %s (plc %s) from %s.\n"
             "%.1s\n"
             "%sLayout: %s\n"
-            "%splc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs.\n",
+            "%splc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs,\n"
+            "%s%.1f GiB on the most loaded GPU (limit %.1f GiB), by %s.\n",
             what, option, PLC_VERSION, in->source, comment, comment, lt, comment, in->step_time_s, 100.0 * in->mfu,
-            (long long)in->nodes, plc_word_plural(in->nodes), (long long)in->gpus_per_node);
+            (long long)in->nodes, plc_word_plural(in->nodes), (long long)in->gpus_per_node, comment,
+            in->peak_bytes / 1073741824.0, in->limit_bytes / 1073741824.0, in->predicted_by);
     if (in->note[0]) fprintf(out, "%sNote: %s\n", comment, in->note);
-}
-
-/* ---- Megatron-LM ---------------------------------------------------------- */
-
-static void write_megatron(FILE *out, const export_in *in)
-{
-    const plc_model *m = &in->model;
-    const plc_train *t = &in->train;
-    const plc_layout *l = &in->layout;
-    static const char *const backend[PLC_ATTN_COUNT] = {"unfused", "fused", "flash", "flash"};
-    fputs("#!/usr/bin/env bash\n# ", out);
-    write_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
-    const plc_engine_profile *p = in->profile;
-    bool tp_overlap = p->tp_overlap > 0 && l->sp && l->tp > 1;
-    fprintf(out,
-            "#\n"
-            "# The overlaps are the engine profile's (%s):\n"
-            "# gradient reduction %s the backward (--overlap-grad-reduce); with the\n"
-            "# distributed optimizer, parameter gathers %s the next forward\n"
-            "# (--overlap-param-gather); tensor-parallel communication %s\n"
-            "# (--tp-comm-overlap: Transformer Engine userbuffers, with sequence\n"
-            "# parallelism); interleaved pipeline messages %s compute.\n"
-            "# RMSNorm is %s.\n"
-            "# Attention kernel: plc's %s -> --attention-backend %s.\n"
-            "# Data: %s.\n"
-            "#\n"
-            "# Run it on every node with NODE_RANK and MASTER_ADDR set, MEGATRON_LM\n"
-            "# naming a Megatron-LM checkout (flags checked against commit d98e8a6, see\n"
-            "# docs/engines/megatron-lm-flags.txt). Extra arguments are passed on.\n"
-            "set -euo pipefail\n"
-            ": \"${MEGATRON_LM:?set MEGATRON_LM to a Megatron-LM checkout}\"\n"
-            "NNODES=%lld\n"
-            "GPUS_PER_NODE=%lld\n"
-            "\n"
-            "ARGS=(\n",
-            p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
-            tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
-            l->fused_rmsnorm ? "fused (Transformer Engine's kernel)" : "unfused in plc's prediction; Megatron-LM fuses it regardless",
-            plc_attention_name(l->attention), backend[l->attention],
-            t->data_path ? "plc's token file; --data-path wants a Megatron indexed dataset prefix (.bin/.idx): convert it first"
-                         : "synthetic in plc; Megatron-LM's mock dataset with the null tokenizer here",
-            (long long)in->nodes, (long long)in->gpus_per_node);
-    fprintf(out, "    # model\n");
-    fprintf(out, "    --num-layers %lld --hidden-size %lld --ffn-hidden-size %lld\n", (long long)m->layers,
-            (long long)m->hidden, (long long)m->ffn_hidden);
-    fprintf(out, "    --num-attention-heads %lld\n", (long long)m->heads);
-    if (m->kv_heads != m->heads) fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
-    fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
-    fprintf(out, "    --position-embedding-type rope --rotary-base %g\n", m->rope_theta);
-    fprintf(out, "    --normalization RMSNorm --norm-epsilon %g\n", m->norm_eps);
-    fprintf(out, "    --swiglu --disable-bias-linear\n");
-    if (!m->tie_embeddings) fprintf(out, "    --untie-embeddings-and-output-weights\n");
-    fprintf(out, "    --attention-backend %s\n", backend[l->attention]);
-    fprintf(out, "    # layout\n");
-    fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
-            (long long)l->tp, (long long)l->pp, (long long)l->cp);
-    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
-    if (l->pp > 1 && m->layers % l->pp) /* unequal stages: the ends' counts, the middle ones share the rest */
-        fprintf(out, "    --decoder-first-pipeline-num-layers %lld --decoder-last-pipeline-num-layers %lld\n",
-                (long long)plc_stage_layers(m->layers, l->pp, 0), (long long)plc_stage_layers(m->layers, l->pp, l->pp - 1));
-    if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
-        fprintf(out, "    --num-virtual-stages-per-pipeline-rank %lld%s\n", (long long)l->vpp,
-                p->p2p_overlap > 0 ? "" : " --no-overlap-p2p-communication");
-    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
-    if (l->recompute == PLC_RECOMPUTE_FULL)
-        fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
-    if (l->recompute == PLC_RECOMPUTE_BLOCK)
-        fprintf(out, "    --recompute-granularity full --recompute-method block --recompute-num-layers %lld\n",
-                (long long)l->recompute_layers);
-    const char *grad = p->grad_reduce_overlap > 0 ? " --overlap-grad-reduce" : "";
-    switch (l->zero) {
-    case 0:
-        if (grad[0]) fprintf(out, "   %s\n", grad);
-        break;
-    case 1:
-        fprintf(out, "    --use-distributed-optimizer%s%s\n", grad, p->param_gather_overlap > 0 ? " --overlap-param-gather" : "");
-        break;
-    case 2: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads\n"); break;
-    default: fprintf(out, "    --use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params\n"); break;
-    }
-    fprintf(out, "    # training\n");
-    if (t->precision == PLC_PREC_BF16 || t->precision == PLC_PREC_FP8) fprintf(out, "    --bf16\n");
-    if (t->precision == PLC_PREC_FP8) fprintf(out, "    --fp8-format hybrid\n");
-    fprintf(out, "    --micro-batch-size %lld --global-batch-size %lld --train-iters %lld\n", (long long)l->micro_batch,
-            (long long)t->global_batch, (long long)t->steps);
-    fprintf(out, "    --lr %g --min-lr %g --lr-decay-style cosine --lr-warmup-iters %lld --lr-decay-iters %lld\n", t->lr_peak,
-            t->lr_floor, (long long)t->warmup_steps, (long long)t->decay_steps);
-    fprintf(out, "    --adam-beta1 %g --adam-beta2 %g --adam-eps %g --weight-decay %g --clip-grad %g\n", t->beta1, t->beta2,
-            t->eps, t->weight_decay, t->grad_clip);
-    fprintf(out, "    --seed %llu\n", (unsigned long long)t->seed);
-    if (t->data_path)
-        fprintf(out, "    --data-path \"%s\" --tokenizer-type NullTokenizer --vocab-size %lld\n", t->data_path,
-                (long long)m->vocab);
-    else
-        fprintf(out, "    --mock-data --tokenizer-type NullTokenizer --vocab-size %lld\n", (long long)m->vocab);
-    fprintf(out, "    --eval-iters 0\n");
-    fprintf(out,
-            ")\n"
-            "\n"
-            "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" \\\n"
-            "    --node-rank \"${NODE_RANK:-0}\" --master-addr \"${MASTER_ADDR:-localhost}\" --master-port \"${MASTER_PORT:-6000}\" \\\n"
-            "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${ARGS[@]}\" \"$@\"\n");
-}
-
-/* ---- torchtitan --------------------------------------------------------------- */
-
-/* torchtitan's stage split (torchtitan/distributed/pipeline_parallel.py,
- * _generate_llm_fqn_per_model_part): with layers_per_stage n and the
- * first and last stage counting the embedding and the head as fi and fo
- * layers, the layers plus fi + fo are dealt n to a stage and the ends hold
- * n - fi and n - fo, over the pp * vpp stages of an interleaved schedule
- * too (rank r running stages r, r + pp, ...: the "loop" style of
- * _get_pp_rank_to_stage_indices_mapping). plc's stages (plc_stage_layers
- * over pp * vpp, plc_rank_layers) are that with n the middle stages'
- * count (or stage 0's when it holds more, two stages), fi and fo what the
- * ends hold less; where an end holds more than the middle (few layers per
- * stage) each stage's modules are named instead. */
-static void write_torchtitan_split(FILE *out, int64_t layers, const plc_layout *l)
-{
-    int64_t stages = l->pp * l->vpp;
-    int64_t first = plc_stage_layers(layers, stages, 0), last = plc_stage_layers(layers, stages, stages - 1);
-    int64_t n = stages > 2 ? plc_stage_layers_middle(layers, stages) : first;
-    if (layers % stages == 0) {
-        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)(layers / stages));
-        fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = 0\n");
-        fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = 0\n");
-    } else if (first <= n && last <= n) {
-        fprintf(out, "    p.pipeline_parallel_layers_per_stage = %lld\n", (long long)n);
-        fprintf(out, "    p.pipeline_parallel_first_stage_less_layers = %lld\n", (long long)(n - first));
-        fprintf(out, "    p.pipeline_parallel_last_stage_less_layers = %lld\n", (long long)(n - last));
-    } else {
-        fprintf(out, "    p.module_fqns_per_model_part = [\n");
-        for (int64_t s = 0; s < stages; s++) {
-            int64_t lo = plc_stage_first_layer(layers, stages, s), hi = lo + plc_stage_layers(layers, stages, s);
-            fprintf(out, "        [%s", s == 0 ? "\"tok_embeddings\", " : "");
-            for (int64_t i = lo; i < hi; i++) fprintf(out, "%s\"layers.%lld\"", i > lo ? ", " : "", (long long)i);
-            fprintf(out, "%s],\n", s == stages - 1 ? ", \"norm\", \"lm_head\"" : "");
-        }
-        fprintf(out, "    ]\n");
-    }
-}
-
-static void write_torchtitan(FILE *out, const export_in *in)
-{
-    const plc_model *m = &in->model;
-    const plc_train *t = &in->train;
-    const plc_layout *l = &in->layout;
-    static const char *const sched[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "Interleaved1F1B", "", ""};
-    char fn[80] = "plc_";
-    size_t k = strlen(fn);
-    for (const char *c = m->name; *c && k + 1 < sizeof fn; c++)
-        fn[k++] = (*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') ? *c : (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : '_';
-    fn[k] = 0;
-    const char *colon = strchr(in->base, ':');
-    fputs("\"\"\"", out);
-    write_header(out, in, "", "torchtitan configuration", "--torchtitan");
-    fprintf(out,
-            "\n"
-            "The model comes from the base configuration %s: it must be plc's model,\n"
-            "layers=%lld hidden=%lld ffn_hidden=%lld heads=%lld kv_heads=%lld vocab=%lld seq_len=%lld\n"
-            "(torchtitan keeps the model shape in its model registry, which plc does not write).\n"
-            "What plc assumed of the engine: ZeRO stage %lld as %s; %s;\n"
-            "torchtitan picks its attention kernel (plc assumed %s).\n"
-            "Keys checked against torchtitan commit b5bcd76 (docs/engines/torchtitan-keys.txt).\n"
-            "\n"
-            "Run with this file on the module path, for example\n"
-            "  torchrun --nnodes %lld --nproc-per-node %lld -m torchtitan.train --module MODULE --config %s\n"
-            "\"\"\"\n",
-            in->base, (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,
-            (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, (long long)l->zero,
-            l->zero == 0   ? "replicated data parallelism (DDP)"
-            : l->zero == 2 ? "FSDP2 keeping parameters gathered after forward (fsdp_reshard_after_forward = never)"
-                           : "FSDP2 (parameters, gradients and optimizer state sharded)",
-            l->recompute == PLC_RECOMPUTE_SELECTIVE
-                ? "selective recompute as torchtitan's SelectiveAC (op-level: it keeps every second matmul's output and SDPA's, recomputes the rest)"
-                : l->recompute == PLC_RECOMPUTE_FULL  ? "full recompute as FullAC (every block)"
-                : l->recompute == PLC_RECOMPUTE_EVERY ? "every n-th block checkpointed (torchtitan's layer-selective AC; "
-                                                        "set it by hand: this module leaves activation_checkpoint None)"
-                                                      : "no activation checkpointing",
-            plc_attention_name(l->attention), (long long)in->nodes, (long long)in->gpus_per_node, fn);
-    if (colon)
-        fprintf(out, "from %.*s import %s as base_config\n", (int)(colon - in->base), in->base, colon + 1);
-    fprintf(out, "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n\n\n");
-    fprintf(out, "def %s():\n", fn);
-    fprintf(out, "    config = base_config()\n");
-    fprintf(out, "    p = config.parallelism\n");
-    int64_t dp = l->dp;
-    fprintf(out, "    p.data_parallel_replicate_degree = %lld\n", (long long)(l->zero == 0 ? dp : 1));
-    fprintf(out, "    p.data_parallel_shard_degree = %lld\n", (long long)(l->zero == 0 ? 1 : dp));
-    if (l->zero == 2) fprintf(out, "    p.fsdp_reshard_after_forward = \"never\"\n");
-    fprintf(out, "    p.tensor_parallel_degree = %lld\n", (long long)l->tp);
-    fprintf(out, "    p.enable_sequence_parallel = %s\n", l->sp && l->tp > 1 ? "True" : "False");
-    fprintf(out, "    p.context_parallel_degree = %lld\n", (long long)l->cp);
-    fprintf(out, "    p.pipeline_parallel_degree = %lld\n", (long long)l->pp);
-    if (l->pp > 1) {
-        int64_t micro = t->global_batch / (dp * l->micro_batch);
-        fprintf(out, "    p.pipeline_parallel_schedule = \"%s\"\n", sched[l->schedule]);
-        write_torchtitan_split(out, m->layers, l);
-        fprintf(out, "    p.num_pp_microbatches = %lld\n", (long long)micro);
-    }
-    fprintf(out, "    config.activation_checkpoint = %s\n",
-            l->recompute == PLC_RECOMPUTE_FULL        ? "FullAC.Config()"
-            : l->recompute == PLC_RECOMPUTE_SELECTIVE ? "SelectiveAC.Config()"
-                                                      : "None");
-    fprintf(out, "    tr = config.training\n");
-    fprintf(out, "    tr.num_tokens_per_microbatch_per_dp_rank = %lld\n", (long long)(l->micro_batch * m->seq_len));
-    fprintf(out, "    tr.num_tokens_per_train_step = %lld\n", (long long)(t->global_batch * m->seq_len));
-    fprintf(out, "    tr.max_context_length = %lld\n", (long long)m->seq_len);
-    fprintf(out, "    tr.steps = %lld\n", (long long)t->steps);
-    fprintf(out, "    tr.max_norm = %g\n", t->grad_clip);
-    fprintf(out, "    tr.mixed_precision_param = \"%s\"\n", t->precision == PLC_PREC_FP32 ? "float32" : "bfloat16");
-    if (t->precision == PLC_PREC_FP8)
-        fprintf(out, "    # precision fp8: plc modelled the linear layers in fp8; add torchtitan's float8 converter to\n"
-                     "    # the model's converters (this file does not set it: its configuration differs by version)\n");
-    fprintf(out, "    config.debug.seed = %llu\n", (unsigned long long)t->seed);
-    fprintf(out, "    return config\n");
 }
 
 /* ---- the command ------------------------------------------------------------------ */
@@ -332,19 +130,18 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: plc export --megatron|--torchtitan [OPTIONS] SPEC|PLAN\n"
             "\n"
-            "Writes the layout for a training engine: --megatron a Megatron-LM launch\n"
-            "script (torchrun pretrain_gpt.py with the model shape, layout, virtual\n"
-            "stages, sequence parallelism, recompute, distributed optimizer, overlap\n"
-            "flags, precision and batch sizes), --torchtitan a torchtitan configuration\n"
-            "module (parallelism, activation checkpointing, training). What an\n"
-            "engine can run is its profile's runs list (engines.yaml: megatron,\n"
-            "fsdp2; PLC_ENGINES names another file). A plan is exported as\n"
-            "compiled, or refused when the profile does not run its layout\n"
-            "(modular pipelines, ZeRO 1 for torchtitan, ...); for a spec the\n"
-            "solver's best layout is exported, or the best one the engine can run,\n"
-            "and the output says so.\n"
-            "Exit status: 0 written, 1 an error in the input or options (a plan the\n"
-            "engine cannot run), 2 no layout the engine can run fits.\n"
+            "Writes the spec's model and layout for a training engine: --megatron an\n"
+            "executable Megatron-LM launch script in Megatron-Core r0.8's flags,\n"
+            "--torchtitan a torchtitan configuration module. Both carry the model's\n"
+            "block (Llama or GPT), dropout 0, AdamW, the learning-rate schedule,\n"
+            "steps, batch and precision with the layout. A spec is solved with the\n"
+            "engine's profile (engines.yaml: megatron, fsdp2; PLC_ENGINES names\n"
+            "another file), as with -D train.engine=megatron or fsdp2, unless it\n"
+            "names that engine itself; a spec naming another engine is refused. A\n"
+            "plan (plrun's) is exported as compiled, with plrun's figures. What the\n"
+            "engine or its flags cannot say is refused with the reason.\n"
+            "Exit status: 0 written, 1 an error in the input or options, or a\n"
+            "setting the engine cannot take, 2 no layout the engine can run fits.\n"
             "\n"
             "options:\n"
             "  --megatron            Megatron-LM launch script\n"
@@ -398,63 +195,166 @@ static void offers_text(FILE *out, const plc_engine_profile *p)
     }
 }
 
-static const plc_candidate *best_of(const plc_solution *s)
+/* the first fitting candidate of s, best first, that engine e can run
+ * (cannot_run); *first_no says why the solver's best cannot, or NULL */
+static const plc_candidate *best_runnable(const engine *e, const plc_engine_profile *p, const plc_job *job,
+                                          const plc_solution *s, const char **first_no, char *why, size_t size)
 {
-    return s->pinned ? (s->single.fits ? &s->single : NULL) : s->nranked ? &s->ranked[0] : NULL;
+    *first_no = NULL;
+    char buf[256];
+    if (s->pinned) {
+        if (!s->single.fits) return NULL;
+        const char *no = cannot_run(e, p, &job->model, &job->train, &s->single.layout, why, size);
+        *first_no = no;
+        return no ? NULL : &s->single;
+    }
+    for (int i = 0; i < s->nranked; i++) {
+        const char *no = cannot_run(e, p, &job->model, &job->train, &s->ranked[i].layout, i ? buf : why, i ? sizeof buf : size);
+        if (!no) return &s->ranked[i];
+        if (!i) *first_no = no;
+    }
+    return NULL;
 }
 
-/* the spec's best layout that engine e (profile p) can run, into in */
+/* the engine the spec names (train.engine after the -D overrides), or
+ * NULL when it names none or does not parse (the load that follows reports
+ * that) */
+static const char *named_engine(plc_arena *a, const char *path, const plc_spec_opts *opts)
+{
+    FILE *quiet = fopen("/dev/null", "w");
+    if (!quiet) return NULL;
+    plc_diag d;
+    plc_diag_init(&d, quiet, 0);
+    const char *name = NULL;
+    plc_source *src = plc_source_read(a, &d, path);
+    int nerrors = 0;
+    plc_ast *ast = src ? plc_parse_source(a, &d, src, &nerrors) : NULL;
+    if (ast && !nerrors && !plc_spec_apply_defines(a, &d, ast, opts->defines, opts->ndefines)) {
+        plc_block *b = plc_ast_find_block(ast, "train");
+        plc_pair *pr = b ? plc_block_find_pair(b, "engine") : NULL;
+        if (pr && (pr->value->kind == PLC_VAL_IDENT || pr->value->kind == PLC_VAL_STRING))
+            name = plc_arena_strndup(a, pr->value->text, pr->value->text_len);
+    }
+    plc_diag_flush(&d);
+    fclose(quiet);
+    return name;
+}
+
+/* loads the spec for engine e: as the spec says when it names e's engine,
+ * as with -D train.engine=E when it names none, refused when it names
+ * another (plrun included: no export targets plc's own runtime) */
+static int load_for_engine(plc_arena *a, const engine *e, const char *path, const plc_spec_opts *opts, plc_job *job)
+{
+    const char *ename = plc_engine_name(e->profile);
+    const char *named = named_engine(a, path, opts);
+    if (named && strcmp(named, ename)) {
+        fprintf(stderr,
+                "plc export: error: %s: train.engine = %s, but %s exports for engine %s\n"
+                "  hint: export with the option of the spec's engine, or solve for %s with -D train.engine=%s\n",
+                path, named, e->option, ename, ename, ename);
+        return PLC_EXIT_INPUT;
+    }
+    plc_spec_opts o = *opts;
+    if (!named) {
+        if (o.ndefines >= PLC_MAX_DEFINES) {
+            fprintf(stderr, "plc export: error: too many -D options (at most %d with the engine's)\n",
+                    PLC_MAX_DEFINES - 1);
+            return PLC_EXIT_INPUT;
+        }
+        o.defines[o.ndefines++] = plc_arena_printf(a, "train.engine=%s", ename);
+    }
+    if (plc_report_load(a, "export", path, &o, job)) {
+        if (!named)
+            fprintf(stderr, "  hint: %s solves as with -D train.engine=%s (the spec names no engine); where its layout "
+                            "block pins a value that engine does not run, widen it (-D layout.KEY=auto)\n",
+                    e->option, ename);
+        return PLC_EXIT_INPUT;
+    }
+    fprintf(stderr, "plc export: modelling engine %s (%s): %s\n", ename, job->engine.describes,
+            named ? "the spec's train.engine"
+                  : plc_arena_printf(a, "the spec names none, so solved as with -D train.engine=%s", ename));
+    return PLC_EXIT_OK;
+}
+
+/* the spec's best layout that engine e (profile p) can run, solved with
+ * e's profile, into in */
 static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p, const char *path,
-                     const plc_spec_opts *opts, export_in *in)
+                     const plc_spec_opts *opts, plc_export_in *in)
 {
     plc_job job;
-    if (plc_report_load(a, "export", path, opts, &job)) return PLC_EXIT_INPUT;
+    int rc = load_for_engine(a, e, path, opts, &job);
+    if (rc) return rc;
+    char why[256];
+    const char *no = e->model_unsaid(&job.model, &job.train, NULL, p, why, sizeof why);
+    if (no) {
+        fprintf(stderr, "plc export: error: %s: %s cannot train this spec: %s\n", path, e->name, no);
+        return PLC_EXIT_INPUT;
+    }
     plc_solution s;
     if (plc_solve(&job, a, &s)) return PLC_EXIT_INPUT;
-    const plc_candidate *best = best_of(&s);
-    char why[256];
-    const char *no = best ? cannot_run(e, p, &job.model, &best->layout, why, sizeof why) : NULL;
-    if (no) {
+    const plc_candidate *best = s.pinned ? (s.single.fits ? &s.single : NULL) : s.nranked ? &s.ranked[0] : NULL;
+    const plc_candidate *run = best_runnable(e, p, &job, &s, &no, why, sizeof why);
+    if (best && !run) {
+        /* the ranked list may be cut short: search again within what e runs */
         plc_job j2 = job;
-        j2.engine.uneven_stages = p->uneven_stages; /* the rulebook's stages for the target engine */
+        j2.engine.uneven_stages = uneven_of(e, p);
         plc_solution s2;
-        const plc_candidate *alt = NULL;
-        if (restrict_to_profile(&j2.layout, p) && plc_solve(&j2, a, &s2) == 0) alt = best_of(&s2);
-        if (!alt) {
+        const char *no2;
+        char why2[256];
+        if (restrict_to_profile(&j2.layout, p) && plc_solve(&j2, a, &s2) == 0)
+            run = best_runnable(e, p, &j2, &s2, &no2, why2, sizeof why2);
+        if (!run) {
             fprintf(stderr, "plc export: error: %s: the best layout uses %s, and no layout %s can run fits\n"
                             "  hint: %s runs ", path, no, e->name, e->name);
             offers_text(stderr, p);
-            fputs("; widen the spec's layout block to let the solver use them\n", stderr);
+            if (uneven_of(e, p) < p->uneven_stages && plc_uneven_stages_needed(job.model.layers, &best->layout))
+                fprintf(stderr, ", with pp (pp * vpp) dividing layers = %lld\n", (long long)job.model.layers);
+            else fputs("; widen the spec's layout block to let the solver use them\n", stderr);
             return PLC_EXIT_NO_LAYOUT;
         }
+    }
+    if (!best) {
+        fprintf(stderr, "plc export: error: %s: no layout fits under engine %s's model%s%s\n", path,
+                plc_engine_name(e->profile), s.pinned && s.single.reason && s.single.reason[0] ? ": " : "",
+                s.pinned && s.single.reason ? s.single.reason : "");
+        fprintf(stderr, "  hint: plc solve %s -D train.engine=%s shows the layouts it tried\n", path,
+                plc_engine_name(e->profile));
+        return PLC_EXIT_NO_LAYOUT;
+    }
+    if (run != best) {
         char lt[512];
         layout_text(lt, sizeof lt, &best->layout);
         snprintf(in->note, sizeof in->note,
                  "plc's best layout (%s, %.4g s per step) uses %s; this is the best layout %s can run (%+.2f%% step time).",
-                 lt, best->step_time_s, no, e->name, 100.0 * (alt->step_time_s / best->step_time_s - 1.0));
+                 lt, best->step_time_s, no, e->name, 100.0 * (run->step_time_s / best->step_time_s - 1.0));
         fprintf(stderr, "plc export: note: %s\n", in->note);
-        best = alt;
-    }
-    if (!best) {
-        fprintf(stderr, "plc export: error: %s: no layout fits\n", path);
-        return PLC_EXIT_NO_LAYOUT;
     }
     in->model = job.model;
     in->train = job.train;
     in->nodes = job.cluster.nodes;
     in->gpus_per_node = job.cluster.gpus_per_node;
-    in->layout = best->layout;
-    in->step_time_s = best->step_time_s;
-    in->mfu = best->mfu;
+    in->layout = run->layout;
+    in->step_time_s = run->step_time_s;
+    in->mfu = run->mfu;
+    in->peak_bytes = run->peak_bytes;
+    in->limit_bytes = s.limit_bytes;
+    in->predicted_by = plc_arena_printf(a, "engine %s's model (%s)", plc_engine_name(e->profile), p->describes);
     return PLC_EXIT_OK;
 }
 
-static int from_plan(plc_arena *a, const engine *e, const plc_engine_profile *prof, const char *path, export_in *in)
+/* a compiled plan: plrun's program, its layout exported as compiled; the
+ * figures are the plan's (plrun's), which the header says */
+static int from_plan(plc_arena *a, const engine *e, const plc_engine_profile *prof, const char *path, plc_export_in *in)
 {
     plc_plan p;
     if (plc_cmd_load_plan("export", a, path, &p)) return PLC_EXIT_INPUT;
     char why[256];
-    const char *no = cannot_run(e, prof, &p.model, &p.layout, why, sizeof why);
+    const char *no = e->model_unsaid(&p.model, &p.train, NULL, prof, why, sizeof why);
+    if (no) {
+        fprintf(stderr, "plc export: error: %s: %s cannot train this plan's model: %s\n", path, e->name, no);
+        return PLC_EXIT_INPUT;
+    }
+    no = cannot_run(e, prof, &p.model, &p.train, &p.layout, why, sizeof why);
     if (no) {
         fprintf(stderr,
                 "plc export: error: %s: the plan's layout uses %s\n"
@@ -462,6 +362,8 @@ static int from_plan(plc_arena *a, const engine *e, const plc_engine_profile *pr
                 path, no, e->option, e->name);
         return PLC_EXIT_INPUT;
     }
+    fprintf(stderr, "plc export: note: %s is a plan for plrun: its figures are plrun's; export the spec for engine %s's\n",
+            path, plc_engine_name(e->profile));
     in->model = p.model;
     in->train = p.train;
     in->nodes = p.nodes;
@@ -469,6 +371,9 @@ static int from_plan(plc_arena *a, const engine *e, const plc_engine_profile *pr
     in->layout = p.layout;
     in->step_time_s = p.pred.step_time_s;
     in->mfu = p.pred.mfu;
+    in->peak_bytes = p.pred.peak_bytes_plan;
+    in->limit_bytes = p.hw.mem_bytes; /* a plan keeps no memory_limit: the device's */
+    in->predicted_by = "the plan (plrun's)";
     return PLC_EXIT_OK;
 }
 
@@ -478,7 +383,7 @@ int plc_cmd_export(int argc, char **argv)
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = NULL;
     const engine *e = NULL;
-    export_in in;
+    plc_export_in in;
     memset(&in, 0, sizeof in);
     in.base = "torchtitan.models.llama3.config_registry:llama3_8b";
     for (int i = 1; i < argc; i++) {
@@ -528,6 +433,12 @@ int plc_cmd_export(int argc, char **argv)
                              : from_spec(&a, e, &prof, path, &opts, &in);
     if (rc == PLC_EXIT_OK) {
         FILE *out = outp ? fopen(outp, "w") : stdout;
+        /* a launch script is run: rwxr-xr-x, whatever the umask */
+        if (out && outp && e->executable && fchmod(fileno(out), 0755)) {
+            fprintf(stderr, "plc export: error: cannot make %s executable\n", outp);
+            fclose(out);
+            out = NULL;
+        }
         if (!out) {
             fprintf(stderr, "plc export: error: cannot write %s\n", outp);
             rc = PLC_EXIT_INPUT;
@@ -542,3 +453,4 @@ int plc_cmd_export(int argc, char **argv)
     plc_arena_free(&a);
     return rc;
 }
+

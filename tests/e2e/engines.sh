@@ -105,7 +105,14 @@ if [ "$k" -gt 1 ]; then # one layer fewer does not fit
         > "$tmp/k1.txt" 2>&1; rc=$?
     [ $rc -eq 2 ] || { cat "$tmp/k1.txt"; fail "block:$((k - 1)) should not fit (exit $rc)"; }
 fi
-"$plc" solve --format yaml --top 1 "$tmp/s.plan" -D train.engine=fsdp2 -D layout.tp=2 -D layout.pp=1 \
+# torchtitan checkpoints every block, chosen ops or to a budget, not every
+# n-th layer: the fsdp2 profile does not run recompute = every; a profiles
+# file whose fsdp2 does is searched for its n
+"$plc" solve "$tmp/s.plan" -D train.engine=fsdp2 -D layout.recompute=every > "$tmp/every.txt" 2>&1; rc=$?
+[ $rc -eq 1 ] && grep -qF "engine fsdp2 does not run recompute = every" "$tmp/every.txt" || { cat "$tmp/every.txt"; fail "fsdp2 every: exit $rc"; }
+sed '/^fsdp2:/,$s/values: \[none, selective, full\]/values: [none, selective, full, every]/' "$PLC_ROOT/examples/engines.yaml" > "$tmp/every.yaml.in"
+cmp -s "$PLC_ROOT/examples/engines.yaml" "$tmp/every.yaml.in" && fail "test premise: the sed changed nothing"
+PLC_ENGINES="$tmp/every.yaml.in" "$plc" solve --format yaml --top 1 "$tmp/s.plan" -D train.engine=fsdp2 -D layout.tp=2 -D layout.pp=1 \
     -D layout.zero=2 -D layout.micro_batch=4 -D layout.recompute=every -D layout.memory_limit=80% > "$tmp/every.yaml" || fail "every solve"
 "$py" - "$tmp/every.yaml" <<'PY' || fail "every choice"
 import sys, yaml

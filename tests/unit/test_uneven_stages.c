@@ -296,6 +296,7 @@ static void test_rule_interleaved(void)
     rule_message(&job, &l, PLC_RULE_PP_LAYERS, "pp = 8 does not divide layers = 126; engine plrun runs equal stages only");
     /* recompute = every may name up to the largest rank's 16 layers */
     job126(&job, PLC_ENGINE_FSDP2, &l);
+    job.engine.offers[PLC_LD_recompute] |= 1u << PLC_RECOMPUTE_EVERY; /* a profile that runs it (fsdp2's does not) */
     l.recompute = PLC_RECOMPUTE_EVERY;
     l.recompute_layers = 16;
     CU_ASSERT_EQUAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);

@@ -1,0 +1,185 @@
+/* export_megatron.c: plc export --megatron's output, a Megatron-LM launch
+ * script (torchrun pretrain_gpt.py) in the flags of Megatron-Core r0.8, the
+ * release the built-in megatron profile models: the spec's block (Llama or
+ * GPT), dropout 0, the optimizer and schedule, batch and precision, and the
+ * layout with the profile's overlap flags. What r0.8's flags cannot say is
+ * reported by the two checks (export_int.h), which the command turns into a
+ * refusal. */
+#include <stdio.h>
+
+#include "compiler/cli/export_int.h"
+
+/* The script is written in the flags of Megatron-Core r0.8 (tag core_v0.8.0,
+ * NVIDIA/Megatron-LM commit baf94af3c6, megatron/training/arguments.py), the
+ * release the built-in megatron profile models; tests/e2e/export.sh checks
+ * every flag against docs/engines/megatron-core-r0.8-flags.txt, read from
+ * that release's arguments.py. What those flags cannot say is reported by
+ * the two checks below, and refused by the command, never dropped. */
+#define MEGATRON_RELEASE "Megatron-Core r0.8 (core_v0.8.0, commit baf94af3c6)"
+
+/* the model and training settings r0.8 cannot take, or NULL */
+const char *plc_export_megatron_model_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,
+                                             const plc_engine_profile *p, char *buf, size_t size)
+{
+    (void)m, (void)l, (void)p;
+    if (t->warmup_steps >= t->decay_steps) {
+        snprintf(buf, size, "lr.warmup = %lld is not below the decay's end (%lld steps): %s asserts "
+                            "lr_warmup_steps < lr_decay_steps (megatron/training/optimizer_param_scheduler.py)",
+                 (long long)t->warmup_steps, (long long)t->decay_steps, MEGATRON_RELEASE);
+        return buf;
+    }
+    return NULL;
+}
+
+/* why r0.8's flags cannot express layout l of model m under profile p, or
+ * NULL: what the profile's runs lists may allow but the release has no flag
+ * or accepts no value for */
+const char *plc_export_megatron_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,
+                                       const plc_engine_profile *p, char *buf, size_t size)
+{
+    (void)m, (void)t;
+    if (l->zero > 1)
+        snprintf(buf, size, "zero = %lld: %s shards the optimizer state only (--use-distributed-optimizer); "
+                            "it has no FSDP", (long long)l->zero, MEGATRON_RELEASE);
+    else if (l->attention != PLC_ATTN_FUSED && l->attention != PLC_ATTN_FLASH2)
+        snprintf(buf, size, "attention = %s: %s runs Transformer Engine's FlashAttention-2 path or its "
+                            "unfused attention with the fused masked softmax (fused)", plc_attention_name(l->attention),
+                 MEGATRON_RELEASE);
+    else if (l->recompute == PLC_RECOMPUTE_EVERY)
+        snprintf(buf, size, "recompute = every: %s checkpoints the first k layers of a stage (block) or all (uniform), "
+                            "not every k-th", MEGATRON_RELEASE);
+    else if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1 && p->p2p_overlap <= 0 && l->pp <= 2)
+        snprintf(buf, size, "interleaved with pp = %lld and p2p overlap off (the profile's p2p_overlap 0): %s "
+                            "asserts pp > 2 with --no-overlap-p2p-communication", (long long)l->pp, MEGATRON_RELEASE);
+    else return NULL;
+    return buf;
+}
+
+void plc_export_megatron_write(FILE *out, const plc_export_in *in)
+{
+    const plc_model *m = &in->model;
+    const plc_train *t = &in->train;
+    const plc_layout *l = &in->layout;
+    bool gpt = m->arch == PLC_ARCH_GPT, rope = m->positions == PLC_POS_ROPE;
+    fputs("#!/usr/bin/env bash\n# ", out);
+    plc_export_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
+    const plc_engine_profile *p = in->profile;
+    bool tp_overlap = p->tp_overlap > 0 && l->sp && l->tp > 1;
+    /* OptimizerParamScheduler (megatron/training/optimizer_param_scheduler.py)
+     * is stepped after each iteration from num_steps 0 */
+    char warmup[256] = "";
+    if (t->warmup_steps > 0)
+        snprintf(warmup, sizeof warmup,
+                 "# Warm-up: Megatron-LM's step s trains at lr * s / %lld, plc's at\n"
+                 "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
+                 "# decay to --min-lr at --lr-decay-iters is the same.\n",
+                 (long long)t->warmup_steps, (long long)t->warmup_steps);
+    char vocab_pad[256] = "";
+    int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
+    if (padded != m->vocab)
+        snprintf(vocab_pad, sizeof vocab_pad,
+                 "# Vocabulary: %lld ids padded to %lld over tp = %lld, as plc's; Megatron-LM's\n"
+                 "# %lld padding logits enter its softmax, plc's are left out.\n",
+                 (long long)m->vocab, (long long)padded, (long long)l->tp, (long long)(padded - m->vocab));
+    fprintf(out,
+            "#\n"
+            "# The model is plc's %s block: %s.\n"
+            "# Dropout is off (plc's model has none; Megatron-LM's default is 0.1).\n"
+            "%s"
+            "#\n"
+            "# The overlaps are the engine profile's (%s):\n"
+            "# gradient reduction %s the backward (--overlap-grad-reduce); with the\n"
+            "# distributed optimizer, parameter gathers %s the next forward\n"
+            "# (--overlap-param-gather); tensor-parallel communication %s\n"
+            "# (--tp-comm-overlap: Transformer Engine userbuffers, with sequence\n"
+            "# parallelism); interleaved pipeline messages %s compute.\n"
+            "# Attention: plc's %s -> %s.\n"
+            "%s"
+            "# Data: %s.\n"
+            "#\n"
+            "# Run it on every node with NODE_RANK and MASTER_ADDR set, MEGATRON_LM\n"
+            "# naming a checkout of %s: the flags are that\n"
+            "# release's (docs/engines/megatron-core-r0.8-flags.txt). Extra arguments are passed on.\n"
+            "set -euo pipefail\n"
+            ": \"${MEGATRON_LM:?set MEGATRON_LM to a Megatron-LM checkout}\"\n"
+            "NNODES=%lld\n"
+            "GPUS_PER_NODE=%lld\n"
+            "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+            "%s"
+            "\n"
+            "ARGS=(\n",
+            gpt ? "GPT" : "Llama",
+            gpt ? "LayerNorm with bias, a GELU MLP (tanh form: Megatron's fused bias-GELU), biases on every linear"
+                : "RMSNorm, a SwiGLU MLP, no biases",
+            warmup,
+            p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
+            tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
+            plc_attention_name(l->attention),
+            l->attention == PLC_ATTN_FLASH2 ? "Transformer Engine's flash-attn path (NVTE_FLASH_ATTN=1, NVTE_FUSED_ATTN=0)"
+                                            : "Transformer Engine's unfused attention with the fused masked softmax "
+                                              "(NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=0)",
+            vocab_pad,
+            t->data_path ? "plc's token file; --data-path wants a Megatron indexed dataset prefix (.bin/.idx): convert it first"
+                         : "synthetic in plc; Megatron-LM's mock dataset with the null tokenizer here",
+            MEGATRON_RELEASE, (long long)in->nodes, (long long)in->gpus_per_node,
+            l->attention == PLC_ATTN_FLASH2 ? "export NVTE_FLASH_ATTN=1 NVTE_FUSED_ATTN=0\n"
+                                            : "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n");
+    fprintf(out, "    # model\n");
+    fprintf(out, "    --num-layers %lld --hidden-size %lld --ffn-hidden-size %lld\n", (long long)m->layers,
+            (long long)m->hidden, (long long)m->ffn_hidden);
+    fprintf(out, "    --num-attention-heads %lld\n", (long long)m->heads);
+    if (m->kv_heads != m->heads) fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
+    fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
+    if (rope) /* plc rotates interleaved pairs (docs/model.md); the fused RoPE kernel rotates halves only */
+        fprintf(out, "    --position-embedding-type rope --rotary-base %g --rotary-interleaved --no-rope-fusion\n",
+                m->rope_theta);
+    else fprintf(out, "    --position-embedding-type learned_absolute\n");
+    if (gpt) fprintf(out, "    --normalization LayerNorm --norm-epsilon %g\n", m->norm_eps);
+    else fprintf(out, "    --normalization RMSNorm --norm-epsilon %g\n", m->norm_eps);
+    if (!gpt) fprintf(out, "    --swiglu --disable-bias-linear\n");
+    if (!m->tie_embeddings) fprintf(out, "    --untie-embeddings-and-output-weights\n");
+    fprintf(out, "    --attention-dropout 0 --hidden-dropout 0\n");
+    fprintf(out, "    --init-method-std 0.02\n");
+    fprintf(out, "    # layout\n");
+    fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
+            (long long)l->tp, (long long)l->pp, (long long)l->cp);
+    if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
+    if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
+        fprintf(out, "    --num-layers-per-virtual-pipeline-stage %lld%s\n", (long long)(m->layers / (l->pp * l->vpp)),
+                p->p2p_overlap > 0 ? "" : " --no-overlap-p2p-communication");
+    if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
+    if (l->recompute == PLC_RECOMPUTE_FULL)
+        fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
+    if (l->recompute == PLC_RECOMPUTE_BLOCK)
+        fprintf(out, "    --recompute-granularity full --recompute-method block --recompute-num-layers %lld\n",
+                (long long)l->recompute_layers);
+    const char *grad = p->grad_reduce_overlap > 0 ? " --overlap-grad-reduce" : "";
+    if (l->zero == 1)
+        fprintf(out, "    --use-distributed-optimizer%s%s\n", grad, p->param_gather_overlap > 0 ? " --overlap-param-gather" : "");
+    else if (grad[0]) fprintf(out, "   %s\n", grad);
+    fprintf(out, "    # training\n");
+    if (t->precision == PLC_PREC_BF16 || t->precision == PLC_PREC_FP8) fprintf(out, "    --bf16\n");
+    if (t->precision == PLC_PREC_FP8) fprintf(out, "    --fp8-format hybrid\n");
+    fprintf(out, "    --micro-batch-size %lld --global-batch-size %lld --train-iters %lld\n", (long long)l->micro_batch,
+            (long long)t->global_batch, (long long)t->steps);
+    fprintf(out, "    --optimizer adam --lr %g --min-lr %g --lr-decay-style cosine --lr-warmup-iters %lld --lr-decay-iters %lld\n",
+            t->lr_peak, t->lr_floor, (long long)t->warmup_steps, (long long)t->decay_steps);
+    fprintf(out, "    --adam-beta1 %g --adam-beta2 %g --adam-eps %g --weight-decay %g --clip-grad %g\n", t->beta1, t->beta2,
+            t->eps, t->weight_decay, t->grad_clip);
+    fprintf(out, "    --seed %llu\n", (unsigned long long)t->seed);
+    /* the null tokenizer adds its end-of-document id to --vocab-size
+     * (megatron/training/tokenizer/tokenizer.py, _NullTokenizer.vocab_size);
+     * padded to a multiple of tp only, as plc's (docs/model.md) */
+    if (t->data_path) fprintf(out, "    --data-path \"%s\"\n", t->data_path);
+    else fprintf(out, "    --mock-data\n");
+    fprintf(out, "    --tokenizer-type NullTokenizer --vocab-size %lld --make-vocab-size-divisible-by 1\n",
+            (long long)(m->vocab - 1));
+    fprintf(out, "    --eval-iters 0\n");
+    fprintf(out,
+            ")\n"
+            "\n"
+            "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" \\\n"
+            "    --node-rank \"${NODE_RANK:-0}\" --master-addr \"${MASTER_ADDR:-localhost}\" --master-port \"${MASTER_PORT:-6000}\" \\\n"
+            "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${ARGS[@]}\" \"$@\"\n");
+}
+
