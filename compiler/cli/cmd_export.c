@@ -523,7 +523,9 @@ int plc_cmd_export(int argc, char **argv)
     plc_diag d;
     plc_diag_init(&d, stderr, 0);
     in.profile = &prof;
-    int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, &prof) ? PLC_EXIT_INPUT
+    const char *env_catalog = getenv("PLC_CATALOG");
+    const char *catalog = opts.catalog_path ? opts.catalog_path : env_catalog && env_catalog[0] ? env_catalog : NULL;
+    int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, catalog, &prof) ? PLC_EXIT_INPUT
              : is_plan(path) ? from_plan(&a, e, &prof, path, &in)
                              : from_spec(&a, e, &prof, path, &opts, &in);
     if (rc == PLC_EXIT_OK) {

@@ -210,6 +210,8 @@ char *plc_fmt(plc_arena *a, plc_ast *ast, size_t *len);
  * PLC_TREE_DATADIR is the relative path from the build's bin/ to examples/
  * (the Makefile passes it; "../examples" for bin/plc). */
 
+#include <stdint.h>
+
 #include "plc/arena.h"
 
 /* "/a//b/./c/../d" -> "/a/b/d" (no file system access); path is absolute */
@@ -230,15 +232,27 @@ const char *plc_builtin_catalog(plc_arena *a, const char **tried);
 /* the same for any data file installed beside the catalog ("engines.yaml") */
 const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried);
 
+/* The engine profiles file, looked for in this order: $PLC_ENGINES (returned
+ * as it is), engines.yaml in the directory of catalog (the catalog named by
+ * --catalog or $PLC_CATALOG; NULL: none), then the built-in engines.yaml
+ * beside the program (the places above). NULL when none is found, with
+ * *tried set to the places looked at. */
+const char *plc_engines_find(plc_arena *a, const char *catalog, const char **tried);
+
+/* CRC-32 (zlib's, common/crc32.h) of a whole file: 0, or -1 when it cannot
+ * be read */
+int plc_file_crc32(const char *path, uint32_t *crc);
+
 /* ---- engines.c (the profiles' one lookup) ----------------------------------- */
 #include "plc/job.h"
 
-/* The profile of engine e from the engine profiles file: $PLC_ENGINES, else
- * the built-in engines.yaml beside the catalog (docs/engines.md). What a
+/* The profile of engine e from the engine profiles file (plc_engines_find:
+ * $PLC_ENGINES, beside catalog, then built in; docs/engines.md). What a
  * spec's train.engine gets and what plc export checks a layout against.
  * Returns 0, or the number of errors reported on d; a file without that
  * profile is reported at *at (the spec's train.engine) when at is not NULL. */
-int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out);
+int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, const char *catalog,
+                            plc_engine_profile *out);
 
 /* ---- resolve.c ------------------------------------------------------------- */
 /* from the syntax tree (plus the hardware catalog) to a plc_job:
