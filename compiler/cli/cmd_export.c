@@ -349,7 +349,7 @@ static void usage(FILE *out)
             "options:\n"
             "  --megatron            Megatron-LM launch script\n"
             "  --torchtitan          torchtitan configuration module\n"
-            "  -o FILE               output file (default: standard output)\n"
+            "  -o FILE               output file (default, and '-': standard output)\n"
             "  --base MODULE:FUNC    torchtitan: the configuration holding the model\n"
             "                        (default torchtitan.models.llama3.config_registry:llama3_8b)\n"
             "%s"
@@ -529,16 +529,12 @@ int plc_cmd_export(int argc, char **argv)
              : is_plan(path) ? from_plan(&a, e, &prof, path, &in)
                              : from_spec(&a, e, &prof, path, &opts, &in);
     if (rc == PLC_EXIT_OK) {
-        FILE *out = outp ? fopen(outp, "w") : stdout;
-        if (!out) {
-            fprintf(stderr, "plc export: error: cannot write %s\n", outp);
+        plc_cmd_out o;
+        if (plc_cmd_out_open("export", outp ? outp : "-", &o)) {
             rc = PLC_EXIT_INPUT;
         } else {
-            e->write(out, &in);
-            if (outp && fclose(out)) {
-                fprintf(stderr, "plc export: error: writing %s failed\n", outp);
-                rc = PLC_EXIT_INTERNAL;
-            }
+            e->write(o.f, &in);
+            if (plc_cmd_out_close("export", &o)) rc = PLC_EXIT_INPUT;
         }
     }
     plc_arena_free(&a);
