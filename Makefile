@@ -9,6 +9,9 @@
 #   make deps            install what a fresh Debian machine lacks (apt-get)
 #   make install         bin/, share/plc/catalog.yaml and man pages under
 #                        $(DESTDIR)$(PREFIX) (PREFIX=/usr/local); make uninstall
+#   make install-plc     plc alone (its catalog, engine profiles and man
+#                        pages): builds neither plrun nor anything needing
+#                        MPI, OpenBLAS or CUDA; plc needs only libyaml
 #   make fuzz            libFuzzer harnesses, FUZZ_SECONDS each (fuzz/fuzz.mk)
 #
 # Sources are found by wildcard: a new .c file in a module directory is built
@@ -102,7 +105,7 @@ RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
 
-.PHONY: all test unit e2e test-determinism run bench deps clean install uninstall
+.PHONY: all test unit e2e test-determinism run bench deps clean install install-plc uninstall FORCE
 .SECONDARY: $(GEN_C) $(GEN_H)
 .DEFAULT_GOAL := all
 all: $(BIN)/plc $(BIN)/plrun
@@ -137,6 +140,16 @@ $(BUILD)/obj/tests/%.o: tests/%.c $(GEN_H)
 $(BUILD)/obj/bench/%.o: bench/%.c $(GEN_H)
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(RUNTIME_CFLAGS) -MMD -MP -c $< -o $@
+
+# the commit plc is built from, for plc --version: rewritten only when it
+# changes (so plc is relinked then and only then); "unknown" outside git
+PLC_COMMIT := $(shell git -C '$(CURDIR)' describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
+$(BUILD)/gen/plc_commit.h: FORCE
+	@mkdir -p $(dir $@)
+	@echo '#define PLC_COMMIT "$(PLC_COMMIT)"' >$@.new
+	@if cmp -s $@.new $@; then rm -f $@.new; else mv $@.new $@; fi
+$(BUILD)/obj/compiler/cli/main.o: $(BUILD)/gen/plc_commit.h
+FORCE:
 
 # generated parser and scanner (never committed)
 $(BUILD)/gen/%.tab.c $(BUILD)/gen/%.tab.h: $(GRAMMAR)/%.y
@@ -222,21 +235,29 @@ deps:
 	scripts/install-deps.sh
 
 # installed layout: PREFIX/bin/{plc,plrun}, PREFIX/share/plc/{catalog,engines}.yaml
-# (found by plc as ../share/plc from its own directory), PREFIX/share/man.
+# (found by plc as ../share/plc from its own directory, so a copied prefix
+# keeps working), PREFIX/share/man. install-plc installs plc's part alone:
+# bin/plc, the catalog, the engine profiles, plc(1) and plan(5); install adds
+# plrun and plrun(1).
 # Programs are installed stripped (no debug info, hence no build path);
 # INSTALL_PROGRAM='install -m 755' keeps the debug info.
 PREFIX ?= /usr/local
 INSTALL_PROGRAM ?= install -s -m 755
 MAN1 := $(wildcard man/*.1)
 MAN5 := $(wildcard man/*.5)
-install: all
+PLC_MAN1 := man/plc.1
+install-plc: $(BIN)/plc
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/plc \
 	    $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man5
-	$(INSTALL_PROGRAM) $(BIN)/plc $(BIN)/plrun $(DESTDIR)$(PREFIX)/bin/
+	$(INSTALL_PROGRAM) $(BIN)/plc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 examples/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml
 	install -m 644 examples/engines.yaml $(DESTDIR)$(PREFIX)/share/plc/engines.yaml
-	install -m 644 $(MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(PLC_MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
+
+install: all install-plc
+	$(INSTALL_PROGRAM) $(BIN)/plrun $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(filter-out $(PLC_MAN1),$(MAN1)) $(DESTDIR)$(PREFIX)/share/man/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/plc $(DESTDIR)$(PREFIX)/bin/plrun \

@@ -1,10 +1,12 @@
 /* chrome_trace.c: Chrome trace-event JSON; see chrome_trace.h. */
 #include "common/chrome_trace.h"
 
+/* the separator before an event, which it counts */
 static const char *sep(plc_ctrace *t)
 {
     const char *s = t->first ? "" : ",";
     t->first = 0;
+    t->events++;
     return s;
 }
 
@@ -13,13 +15,17 @@ void plc_ctrace_begin(plc_ctrace *t, FILE *f, const char *generator, int64_t wor
     t->f = f;
     t->first = 1;
     t->exposed_track = 0;
+    t->events = 0;
     fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"generator\":\"%s\",\"world_size\":%lld,"
                "\"ranks_shown\":%lld},\n\"traceEvents\":[",
             generator, (long long)world_size, (long long)ranks_shown);
 }
 
+/* the names of a rank's threads: 2 or 3 events after the process name,
+ * whose separator comes before them */
 static void thread_names(plc_ctrace *t, int64_t pid)
 {
+    t->events += t->exposed_track ? 3 : 2;
     fprintf(t->f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":\"compute\"}},",
             (long long)pid);
     fprintf(t->f, "\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":1,\"args\":{\"name\":\"comm\"}}",

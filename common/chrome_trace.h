@@ -17,6 +17,7 @@ typedef struct plc_ctrace {
     FILE *f;
     int first;            /* no event written yet */
     int exposed_track;    /* name tid 2 "exposed comm" too (plc trace's communication not under compute) */
+    int64_t events;       /* events written so far (metadata included): what the file holds */
 } plc_ctrace;
 
 /* the header; generator names the writer ("plc trace", "plrun --trace");

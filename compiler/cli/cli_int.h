@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "common/atomic_file.h"
 #include "plc/arena.h"
 #include "plc/plan.h"
 
@@ -37,9 +38,25 @@ int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *ou
 /* --format text|yaml: sets *yaml; -1 after a message for anything else */
 int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml);
 
-/* --svg FILE: draw(f, ctx) writes the picture, replacing FILE atomically
- * (common/atomic_file.h). 0, or 1 after "plc CMD: error: ..." (a file that
- * cannot be written is the user's to fix: exit 1) */
+/* The one opener of every file a command writes whole (-o FILE, --svg
+ * FILE): "-" is standard output (never a file named "-"), anything else is
+ * replaced atomically (common/atomic_file.h). open: 0, or 1 after
+ * "plc CMD: error: ..." (a file that cannot be written is the user's to
+ * fix: exit 1); write through out->f. close: commits (or flushes standard
+ * output), 0 or 1 after the message; abort gives up, leaving the file as it
+ * was. */
+typedef struct plc_cmd_out {
+    FILE *f;
+    bool to_stdout;
+    plc_atomic_file af;
+} plc_cmd_out;
+bool plc_cmd_is_stdout(const char *path);
+int plc_cmd_out_open(const char *cmd, const char *path, plc_cmd_out *out);
+int plc_cmd_out_close(const char *cmd, plc_cmd_out *out);
+void plc_cmd_out_abort(plc_cmd_out *out);
+
+/* --svg FILE: draw(f, ctx) writes the picture through plc_cmd_out_open
+ * ("-": standard output). 0, or 1 after "plc CMD: error: ..." */
 int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx);
 
 /* the lowering (plc_lower_arena) as the solver's judge of plrun's fit, for

@@ -65,20 +65,51 @@ int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml)
     return 0;
 }
 
-int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx)
+bool plc_cmd_is_stdout(const char *path) { return path && !strcmp(path, "-"); }
+
+int plc_cmd_out_open(const char *cmd, const char *path, plc_cmd_out *out)
 {
+    memset(out, 0, sizeof *out);
+    if (plc_cmd_is_stdout(path)) {
+        out->to_stdout = true;
+        out->f = stdout;
+        return 0;
+    }
     char err[512];
-    plc_atomic_file af = {0};
-    if (plc_atomic_open(&af, path, err, sizeof err)) {
+    if (plc_atomic_open(&out->af, path, err, sizeof err)) {
         fprintf(stderr, "plc %s: error: %s\n", cmd, err);
         return 1;
     }
-    draw(af.f, ctx);
-    if (plc_atomic_commit(&af, err, sizeof err)) {
+    out->f = out->af.f;
+    return 0;
+}
+
+int plc_cmd_out_close(const char *cmd, plc_cmd_out *out)
+{
+    char err[512];
+    if (out->to_stdout) {
+        if (fflush(stdout) == 0 && !ferror(stdout)) return 0;
+        fprintf(stderr, "plc %s: error: writing to standard output failed\n", cmd);
+        return 1;
+    }
+    if (plc_atomic_commit(&out->af, err, sizeof err)) {
         fprintf(stderr, "plc %s: error: %s\n", cmd, err);
         return 1;
     }
     return 0;
+}
+
+void plc_cmd_out_abort(plc_cmd_out *out)
+{
+    if (!out->to_stdout) plc_atomic_abort(&out->af);
+}
+
+int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, const void *ctx), const void *ctx)
+{
+    plc_cmd_out o;
+    if (plc_cmd_out_open(cmd, path, &o)) return 1;
+    draw(o.f, ctx);
+    return plc_cmd_out_close(cmd, &o);
 }
 
 plc_memory_judge *plc_cli_judge(void)

@@ -29,7 +29,8 @@ static void usage(FILE *out)
             "gate failed.\n"
             "\n"
             "options:\n"
-            "  -o PLAN             output file (default job.bin)\n"
+            "  -o PLAN             output file (default job.bin; a plan is binary, so not\n"
+            "                      '-': --format yaml prints the summary on standard output)\n"
             "  --format text|yaml  summary format (default text); yaml has the layout,\n"
             "                      predictions, memory by stage and component with each\n"
             "                      stage's exact arena, and the gate results\n"
@@ -111,6 +112,11 @@ int plc_cmd_compile(int argc, char **argv)
         if (plc_cmd_take_input("compile", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
     if (plc_cmd_need_input("compile", "spec", path, usage)) return PLC_EXIT_INPUT;
+    if (plc_cmd_is_stdout(outp)) {
+        fprintf(stderr, "plc compile: error: -o - : a plan is a binary file, not for standard output; name a file "
+                        "(plc dump FILE prints it as text)\n");
+        return PLC_EXIT_INPUT;
+    }
     plc_arena a;
     plc_arena_init(&a);
     int rc = PLC_EXIT_OK;

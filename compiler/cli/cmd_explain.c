@@ -22,7 +22,8 @@ static void usage(FILE *out)
             "options:\n"
             "  --format text|yaml  output format (default text)\n"
             "  --svg FILE          also draw the winner's memory per stage by component\n"
-            "                      against the limit as an SVG picture\n"
+            "                      against the limit as an SVG picture ('-': to standard\n"
+            "                      output, in place of the report)\n"
             "%s"
             "  -h, --help          this text\n",
             plc_spec_options_help);
@@ -61,6 +62,10 @@ int plc_cmd_explain(int argc, char **argv)
         if (plc_cmd_take_input("explain", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
     if (plc_cmd_need_input("explain", "spec", path, usage)) return PLC_EXIT_INPUT;
+    if (yaml && plc_cmd_is_stdout(svg)) {
+        fprintf(stderr, "plc explain: error: --svg - and --format yaml would both write standard output\n");
+        return PLC_EXIT_INPUT;
+    }
     plc_arena a;
     plc_arena_init(&a);
     plc_job job;
@@ -107,6 +112,13 @@ int plc_cmd_explain(int argc, char **argv)
         const explain_picture pic = {&job, w, lowered.plan};
         if (plc_cmd_write_svg("explain", svg, draw_explain, &pic)) {
             rc = PLC_EXIT_INPUT;
+            goto done;
+        }
+        if (plc_cmd_is_stdout(svg)) { /* the picture is the output: no report */
+            if (!w->fits) {
+                fprintf(stderr, "plc explain: the pinned layout does not fit: %s\n", w->reason);
+                rc = PLC_EXIT_NO_LAYOUT;
+            }
             goto done;
         }
     }

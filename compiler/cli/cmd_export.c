@@ -146,7 +146,7 @@ static void usage(FILE *out)
             "options:\n"
             "  --megatron            Megatron-LM launch script\n"
             "  --torchtitan          torchtitan configuration module\n"
-            "  -o FILE               output file (default: standard output)\n"
+            "  -o FILE               output file (default, and '-': standard output)\n"
             "  --base MODULE:FUNC    torchtitan: the configuration holding the model\n"
             "                        (default torchtitan.models.llama3.config_registry:llama3_8b)\n"
             "%s"
@@ -428,26 +428,23 @@ int plc_cmd_export(int argc, char **argv)
     plc_diag d;
     plc_diag_init(&d, stderr, 0);
     in.profile = &prof;
-    int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, &prof) ? PLC_EXIT_INPUT
+    const char *env_catalog = getenv("PLC_CATALOG");
+    const char *catalog = opts.catalog_path ? opts.catalog_path : env_catalog && env_catalog[0] ? env_catalog : NULL;
+    int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, catalog, &prof) ? PLC_EXIT_INPUT
              : is_plan(path) ? from_plan(&a, e, &prof, path, &in)
                              : from_spec(&a, e, &prof, path, &opts, &in);
     if (rc == PLC_EXIT_OK) {
-        FILE *out = outp ? fopen(outp, "w") : stdout;
-        /* a launch script is run: rwxr-xr-x, whatever the umask */
-        if (out && outp && e->executable && fchmod(fileno(out), 0755)) {
+        plc_cmd_out o;
+        if (plc_cmd_out_open("export", outp ? outp : "-", &o)) {
+            rc = PLC_EXIT_INPUT;
+        } else if (!o.to_stdout && e->executable && fchmod(fileno(o.f), 0755)) {
+            /* a launch script is run: rwxr-xr-x, whatever the umask */
             fprintf(stderr, "plc export: error: cannot make %s executable\n", outp);
-            fclose(out);
-            out = NULL;
-        }
-        if (!out) {
-            fprintf(stderr, "plc export: error: cannot write %s\n", outp);
+            plc_cmd_out_abort(&o);
             rc = PLC_EXIT_INPUT;
         } else {
-            e->write(out, &in);
-            if (outp && fclose(out)) {
-                fprintf(stderr, "plc export: error: writing %s failed\n", outp);
-                rc = PLC_EXIT_INTERNAL;
-            }
+            e->write(o.f, &in);
+            if (plc_cmd_out_close("export", &o)) rc = PLC_EXIT_INPUT;
         }
     }
     plc_arena_free(&a);

@@ -29,7 +29,8 @@ static void usage(FILE *out)
             "  --gpus A..B         the range of cluster sizes (GPUs)\n"
             "  --format text|yaml  output format (default text); yaml lists 'sizes'\n"
             "  --svg FILE          also draw throughput, MFU and per-GPU return against\n"
-            "                      GPUs as an SVG picture\n"
+            "                      GPUs as an SVG picture ('-': to standard output, in\n"
+            "                      place of the report)\n"
             "%s"
             "  -h, --help          this text\n",
             plc_spec_options_help);
@@ -149,6 +150,10 @@ int plc_cmd_scale(int argc, char **argv)
         if (plc_cmd_take_input("scale", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;
     }
     if (plc_cmd_need_input("scale", "spec", path, usage)) return PLC_EXIT_INPUT;
+    if (yaml && plc_cmd_is_stdout(svg)) {
+        fprintf(stderr, "plc scale: error: --svg - and --format yaml would both write standard output\n");
+        return PLC_EXIT_INPUT;
+    }
     if (!range) {
         fprintf(stderr, "plc scale: error: --gpus A..B is required\n");
         usage(stderr);
@@ -188,6 +193,7 @@ int plc_cmd_scale(int argc, char **argv)
             rc = PLC_EXIT_INPUT;
             goto done;
         }
+        if (plc_cmd_is_stdout(svg)) goto done; /* the picture is the output: no report */
     }
     if (yaml) {
         plc_yaml y;

@@ -105,39 +105,37 @@ static int trace_spec(const char *path, const plc_spec_opts *opts, const char *o
         rc = PLC_EXIT_NO_LAYOUT;
         goto done;
     }
-    bool to_stdout = !strcmp(outp, "-");
     char err[512], lt[512];
-    plc_atomic_file af = {0};
-    if (!to_stdout && plc_atomic_open(&af, outp, err, sizeof err)) {
-        fprintf(stderr, "plc trace: error: %s\n", err);
+    plc_cmd_out o;
+    if (plc_cmd_out_open("trace", outp, &o)) {
         rc = PLC_EXIT_INPUT;
         goto done;
     }
-    FILE *out = to_stdout ? stdout : af.f;
     plc_engine_trace_summary sum;
-    plc_status ts = plc_engine_trace(&job, &best->layout, svg ? NULL : out, svg ? out : NULL, &sum, err, sizeof err);
+    plc_status ts = plc_engine_trace(&job, &best->layout, svg ? NULL : o.f, svg ? o.f : NULL, &sum, err, sizeof err);
     if (ts != PLC_OK) {
         fprintf(stderr, "plc trace: error: %s\n", err);
-        if (!to_stdout) plc_atomic_abort(&af);
+        plc_cmd_out_abort(&o);
         rc = plc_status_exit(ts);
         goto done;
     }
-    if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
-        fprintf(stderr, "plc trace: error: %s\n", err);
+    if (plc_cmd_out_close("trace", &o)) {
         rc = PLC_EXIT_INPUT;
     } else {
-        FILE *info = to_stdout ? stderr : stdout;
-        fprintf(info, "plc trace: %s -> %s: engine %s, %s%s, %lld stages simulated, %lld events\n", path, outp,
+        FILE *info = o.to_stdout ? stderr : stdout;
+        fprintf(info, "plc trace: %s -> %s: engine %s, %s%s, %lld stage%s simulated, ", path, outp,
                 plc_engine_name(job.train.engine), plc_layout_text(&best->layout, lt, sizeof lt),
-                s.pinned ? " (pinned)" : " (the solver's pick)", (long long)sum.stages, (long long)sum.events);
+                s.pinned ? " (pinned)" : " (the solver's pick)", (long long)sum.stages, plc_word_plural(sum.stages));
+        if (svg) fprintf(info, "%lld span%s drawn\n", (long long)sum.spans, plc_word_plural(sum.spans));
+        else fprintf(info, "%lld event%s in the file\n", (long long)sum.events, plc_word_plural(sum.events));
         double diff = sum.predicted_s > 0 ? 100.0 * (sum.step_time_s / sum.predicted_s - 1.0) : 0.0;
         fprintf(info, "step       %.6g s simulated (the solver's estimate: %.6g s, %+.3f%%)\n", sum.step_time_s,
-                sum.predicted_s, diff);
+                sum.predicted_s, plc_word_shown(diff, 3));
         for (int64_t k = 0; k < sum.stages; k++) {
             const plc_engine_trace_stage *st = &sum.stage[k];
             double tot = sum.step_time_s > 0 ? sum.step_time_s : 1;
             fprintf(info, "stage %-4lld compute %5.1f%%, slowdown %4.1f%%; comm exposed/total:", (long long)k,
-                    100 * st->compute_s / tot, 100 * st->slowdown_s / tot);
+                    plc_word_shown(100 * st->compute_s / tot, 1), plc_word_shown(100 * st->slowdown_s / tot, 1));
             for (int c = 0; c < PLC_ETRACE_COMM_COUNT; c++)
                 if (st->comm_s[c] > 0)
                     fprintf(info, " %s %.3g/%.3g s", comm_name[c], st->exposed_s[c], st->comm_s[c]);
@@ -208,42 +206,38 @@ int plc_cmd_trace(int argc, char **argv)
         plc_arena_free(&a);
         return PLC_EXIT_INPUT;
     }
-    bool to_stdout = !strcmp(outp, "-");
     char err[512];
-    plc_atomic_file af = {0};
-    if (!to_stdout && plc_atomic_open(&af, outp, err, sizeof err)) {
-        fprintf(stderr, "plc trace: error: %s\n", err);
+    plc_cmd_out o;
+    if (plc_cmd_out_open("trace", outp, &o)) {
         plc_arena_free(&a);
         return PLC_EXIT_INPUT;
     }
-    FILE *out = to_stdout ? stdout : af.f;
     plc_trace_summary sum;
     int rc = PLC_EXIT_OK;
     if (svg) {
-        if (plc_trace_svg(&p, all && p.world_size <= 512, out, err, sizeof err)) {
+        if (plc_trace_svg(&p, all && p.world_size <= 512, o.f, err, sizeof err)) {
             fprintf(stderr, "plc trace: error: %s\n", err);
             rc = PLC_EXIT_INPUT;
-            if (!to_stdout) plc_atomic_abort(&af);
-        } else if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
-            fprintf(stderr, "plc trace: error: %s\n", err);
+            plc_cmd_out_abort(&o);
+        } else if (plc_cmd_out_close("trace", &o)) {
             rc = PLC_EXIT_INPUT;
         }
-        if (rc == PLC_EXIT_OK) fprintf(to_stdout ? stderr : stdout, "plc trace: %s -> %s\n", path, outp);
+        if (rc == PLC_EXIT_OK) fprintf(o.to_stdout ? stderr : stdout, "plc trace: %s -> %s\n", path, outp);
         plc_arena_free(&a);
         return rc;
     }
-    if (plc_trace_run_as(&p, all, detail, out, &sum, err, sizeof err)) {
+    if (plc_trace_run_as(&p, all, detail, o.f, &sum, err, sizeof err)) {
         fprintf(stderr, "plc trace: error: %s\n", err);
         rc = PLC_EXIT_INPUT;
-        if (!to_stdout) plc_atomic_abort(&af);
-    } else if (!to_stdout && plc_atomic_commit(&af, err, sizeof err)) {
-        fprintf(stderr, "plc trace: error: %s\n", err); /* a full disk, a vanished directory: the user's */
-        rc = PLC_EXIT_INPUT;
+        plc_cmd_out_abort(&o);
+    } else if (plc_cmd_out_close("trace", &o)) {
+        rc = PLC_EXIT_INPUT; /* a full disk, a vanished directory: the user's */
     }
     if (rc == PLC_EXIT_OK) {
-        FILE *info = to_stdout ? stderr : stdout;
-        fprintf(info, "plc trace: %s -> %s: %lld ranks simulated, %lld events\n", path, outp, (long long)sum.ranks,
-                (long long)sum.events);
+        FILE *info = o.to_stdout ? stderr : stdout;
+        fprintf(info, "plc trace: %s -> %s: %lld rank%s simulated (%lld instructions), %lld event%s in the file\n",
+                path, outp, (long long)sum.ranks, plc_word_plural(sum.ranks), (long long)sum.instrs,
+                (long long)sum.events, plc_word_plural(sum.events));
         fprintf(info, "step       %.6g s predicted by the simulation (the solver's estimate: %.6g s)\n",
                 sum.step_time_s, p.pred.step_time_s);
         for (int64_t k = 0; k < sum.ranks; k++) {
@@ -255,7 +249,8 @@ int plc_cmd_trace(int argc, char **argv)
             fprintf(info,
                     "stage %-4lld compute busy %5.1f%%, exposed communication %5.1f%%, other idle (bubble, waits) "
                     "%5.1f%%; communication under compute %5.1f%%\n",
-                    (long long)c.pp, 100 * busy, 100 * exposed, 100 * (1 - busy - exposed), 100 * hidden);
+                    (long long)c.pp, plc_word_shown(100 * busy, 1), plc_word_shown(100 * exposed, 1),
+                    plc_word_shown(100 * (1 - busy - exposed), 1), plc_word_shown(100 * hidden, 1));
         }
         plc_trace_summary_free(&sum);
     }

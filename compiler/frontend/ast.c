@@ -53,6 +53,16 @@ void plc_ast_add_comment(plc_arena *a, plc_ast *ast, plc_loc loc, bool own_line)
     ast->ncomments++;
 }
 
+void plc_ast_add_include(plc_ast *ast, plc_include *inc)
+{
+    inc->next = NULL;
+    if (ast->last_include) ast->last_include->next = inc;
+    else ast->includes = inc;
+    ast->last_include = inc;
+}
+
+bool plc_ast_owns_block(const plc_ast *ast, const plc_block *b) { return b->kind_loc.src == ast->src; }
+
 plc_block *plc_ast_find_block(const plc_ast *ast, const char *kind)
 {
     for (plc_block *b = ast->blocks; b; b = b->next)

@@ -89,8 +89,21 @@ static void print_excerpt(FILE *out, plc_loc loc)
     fputc('\n', out);
 }
 
+/* "In file included from spec.plan:3:1:" (and "from" lines further out)
+ * above a diagnostic in a file a spec includes */
+static void print_included_from(FILE *out, const plc_source *src)
+{
+    const char *lead = "In file included from";
+    for (const plc_loc *at = src ? src->included_at : NULL; at && at->src; at = at->src->included_at) {
+        fprintf(out, "%s %s:%d:%d%s\n", lead, at->src->name, at->first_line, at->first_column,
+                at->src->included_at ? "," : ":");
+        lead = "                 from";
+    }
+}
+
 static void print_header(FILE *out, plc_loc loc, const char *what, const char *fmt, va_list ap)
 {
+    if (strcmp(what, "note") != 0) print_included_from(out, loc.src);
     if (loc.src) fprintf(out, "%s:%d:%d: %s: ", loc.src->name, loc.first_line, loc.first_column, what);
     else fprintf(out, "plc: %s: ", what);
     vfprintf(out, fmt, ap);

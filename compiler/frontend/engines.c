@@ -328,18 +328,17 @@ int plc_engines_load(plc_arena *a, plc_diag *d, const char *path, plc_engine_set
     return src ? plc_engines_parse(a, d, src, out) : 1;
 }
 
-int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out)
+int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, const char *catalog,
+                            plc_engine_profile *out)
 {
     int before = d->errors;
-    const char *path = getenv("PLC_ENGINES");
-    if (!path || !path[0]) {
-        const char *tried;
-        path = plc_builtin_data(a, "engines.yaml", &tried);
-        if (!path) {
-            plc_diag_error_noloc(d, "no engine profiles found: looked for the built-in ones at %s", tried);
-            plc_diag_hint(d, "name a profiles file with the environment variable PLC_ENGINES");
-            return d->errors - before;
-        }
+    const char *tried;
+    const char *path = plc_engines_find(a, catalog, &tried);
+    if (!path) {
+        plc_diag_error_noloc(d, "no engine profiles found: looked for engines.yaml at %s", tried);
+        plc_diag_hint(d, "name a profiles file with the environment variable PLC_ENGINES, or put the engines.yaml "
+                         "of plc's examples/ beside the catalog");
+        return d->errors - before;
     }
     plc_engine_set set;
     if (plc_engines_load(a, d, path, &set)) return d->errors - before;

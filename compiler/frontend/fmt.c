@@ -1,4 +1,6 @@
-/* fmt.c: prints a syntax tree in canonical form, keeping its comments. */
+/* fmt.c: prints a syntax tree in canonical form, keeping its comments. Only
+ * the file's own text is printed: an include stays an include line (the
+ * blocks it brings are the included file's to format). */
 #include "compiler/frontend/frontend_int.h"
 
 #include <stdlib.h>
@@ -32,37 +34,54 @@ static void pad(buf *b, size_t n) { while (n--) put(b, " ", 1); }
 
 /* ---- comment attachment -------------------------------------------------------- */
 
-enum { EV_HEADER, EV_PAIR, EV_CLOSE };
+enum { EV_HEADER, EV_PAIR, EV_CLOSE, EV_INCLUDE };
 typedef struct event {
     int kind;
     size_t begin;
     plc_block *block;
     plc_pair *pair;
+    plc_include *inc;
 } event;
 
 typedef struct fmt_ctx {
     plc_ast *ast;
     int tail_first, tail_n; /* comments after the last block */
-    int head_n;             /* leading comments of the first block that head the file */
+    int head_n;             /* leading comments of the first item that head the file */
+    int *first_lead_first;  /* the first item's (include or block) leading comments */
+    int first_lead_n;
 } fmt_ctx;
+
+static int event_order(const void *a, const void *b)
+{
+    const event *x = a, *y = b;
+    return (x->begin > y->begin) - (x->begin < y->begin);
+}
 
 static void attach_comments(fmt_ctx *f)
 {
     plc_ast *ast = f->ast;
     int nev = 0;
     for (plc_block *b = ast->blocks; b; b = b->next) {
+        if (!plc_ast_owns_block(ast, b)) continue;
         b->head_trail = b->close_trail = -1;
         nev += 2;
         for (plc_pair *p = b->pairs; p; p = p->next) { p->trail = -1; nev++; }
+    }
+    for (plc_include *i = ast->includes; i; i = i->next) {
+        i->trail = -1;
+        nev++;
     }
     event *ev = calloc((size_t)nev + 1, sizeof *ev);
     if (!ev) abort();
     int n = 0;
     for (plc_block *b = ast->blocks; b; b = b->next) {
-        ev[n++] = (event){EV_HEADER, b->kind_loc.begin, b, NULL};
-        for (plc_pair *p = b->pairs; p; p = p->next) ev[n++] = (event){EV_PAIR, p->loc.begin, b, p};
-        ev[n++] = (event){EV_CLOSE, b->close_loc.begin, b, NULL};
+        if (!plc_ast_owns_block(ast, b)) continue;
+        ev[n++] = (event){EV_HEADER, b->kind_loc.begin, b, NULL, NULL};
+        for (plc_pair *p = b->pairs; p; p = p->next) ev[n++] = (event){EV_PAIR, p->loc.begin, b, p, NULL};
+        ev[n++] = (event){EV_CLOSE, b->close_loc.begin, b, NULL, NULL};
     }
+    for (plc_include *i = ast->includes; i; i = i->next) ev[n++] = (event){EV_INCLUDE, i->loc.begin, NULL, NULL, i};
+    qsort(ev, (size_t)n, sizeof *ev, event_order);
     f->tail_first = -1;
     f->tail_n = 0;
     int e = 0; /* first event starting after the current comment */
@@ -77,15 +96,17 @@ static void attach_comments(fmt_ctx *f)
             }
             int *first, *count;
             if (ev[e].kind == EV_HEADER) { first = &ev[e].block->lead_first; count = &ev[e].block->lead_n; }
+            else if (ev[e].kind == EV_INCLUDE) { first = &ev[e].inc->lead_first; count = &ev[e].inc->lead_n; }
             else if (ev[e].kind == EV_PAIR) { first = &ev[e].pair->lead_first; count = &ev[e].pair->lead_n; }
             else { first = &ev[e].block->close_lead_first; count = &ev[e].block->close_lead_n; }
             if (*count == 0) *first = c;
             (*count)++;
         } else {
             event *prev = &ev[e - 1];
-            int *slot = prev->kind == EV_HEADER ? &prev->block->head_trail
-                      : prev->kind == EV_PAIR   ? &prev->pair->trail
-                                                : &prev->block->close_trail;
+            int *slot = prev->kind == EV_HEADER  ? &prev->block->head_trail
+                      : prev->kind == EV_INCLUDE ? &prev->inc->trail
+                      : prev->kind == EV_PAIR    ? &prev->pair->trail
+                                                 : &prev->block->close_trail;
             if (*slot >= 0) { /* cannot happen: one comment per line; keep it anyway */
                 if (f->tail_first < 0) f->tail_first = c;
                 f->tail_n++;
@@ -94,20 +115,26 @@ static void attach_comments(fmt_ctx *f)
             }
         }
     }
-    free(ev);
-    /* comments above the first block, ended by a blank line, head the file */
-    plc_block *first = ast->blocks;
+    /* comments above the first item (include or block), ended by a blank
+     * line, head the file */
     f->head_n = 0;
-    if (first && first->lead_n) {
+    f->first_lead_first = NULL;
+    f->first_lead_n = 0;
+    if (n > 0) {
+        int *lead_first = ev[0].kind == EV_INCLUDE ? &ev[0].inc->lead_first : &ev[0].block->lead_first;
+        int lead_n = ev[0].kind == EV_INCLUDE ? ev[0].inc->lead_n : ev[0].block->lead_n;
+        f->first_lead_first = lead_first;
+        f->first_lead_n = lead_n;
         const char *t = ast->src->text;
-        for (int i = first->lead_n - 1; i >= 0; i--) {
-            size_t end = ast->comments[first->lead_first + i].loc.end;
-            size_t next = i + 1 < first->lead_n ? ast->comments[first->lead_first + i + 1].loc.begin : first->kind_loc.begin;
+        for (int i = lead_n - 1; i >= 0; i--) {
+            size_t end = ast->comments[*lead_first + i].loc.end;
+            size_t next = i + 1 < lead_n ? ast->comments[*lead_first + i + 1].loc.begin : ev[0].begin;
             int newlines = 0;
             for (size_t k = end; k < next; k++) newlines += t[k] == '\n';
             if (newlines > 1) { f->head_n = i + 1; break; }
         }
     }
+    free(ev);
 }
 
 static void put_comment(buf *b, const plc_ast *ast, int c)
@@ -281,6 +308,22 @@ static int block_rank(const plc_block *blk)
     return 1 << 20;
 }
 
+/* the include lines, in the order written, before every block */
+static void put_includes(buf *b, const plc_ast *ast, const fmt_ctx *f)
+{
+    for (const plc_include *i = ast->includes; i; i = i->next) {
+        int skip = &i->lead_first == f->first_lead_first ? f->head_n : 0;
+        put_leading(b, ast, i->lead_first + skip, i->lead_n - skip, "");
+        puts_(b, "include ");
+        put_string(b, i->path, strlen(i->path));
+        if (i->trail >= 0) {
+            puts_(b, "  ");
+            put_comment(b, ast, i->trail);
+        }
+        put(b, "\n", 1);
+    }
+}
+
 char *plc_fmt(plc_arena *a, plc_ast *ast, size_t *len)
 {
     fmt_ctx f = {.ast = ast};
@@ -288,28 +331,30 @@ char *plc_fmt(plc_arena *a, plc_ast *ast, size_t *len)
     buf b = {0};
     put(&b, "", 0);
     int n = 0;
-    for (plc_block *blk = ast->blocks; blk; blk = blk->next) n++;
+    for (plc_block *blk = ast->blocks; blk; blk = blk->next) n += plc_ast_owns_block(ast, blk);
     ranked_pair *order = calloc((size_t)n + 1, sizeof *order); /* .p unused: blocks by seq */
     plc_block **blocks = calloc((size_t)n + 1, sizeof *blocks);
     if (!order || !blocks) abort();
     n = 0;
     for (plc_block *blk = ast->blocks; blk; blk = blk->next) {
+        if (!plc_ast_owns_block(ast, blk)) continue;
         blocks[n] = blk;
         order[n] = (ranked_pair){NULL, block_rank(blk), n};
         n++;
     }
     qsort(order, (size_t)n, sizeof *order, cmp_ranked);
     if (f.head_n) {
-        put_leading(&b, ast, ast->blocks->lead_first, f.head_n, "");
+        put_leading(&b, ast, *f.first_lead_first, f.head_n, "");
         put(&b, "\n", 1);
     }
+    put_includes(&b, ast, &f);
     for (int i = 0; i < n; i++) {
         plc_block *blk = blocks[order[i].seq];
-        if (i > 0) put(&b, "\n", 1);
-        put_block(&b, ast, blk, blk == ast->blocks ? f.head_n : 0);
+        if (i > 0 || ast->includes) put(&b, "\n", 1);
+        put_block(&b, ast, blk, &blk->lead_first == f.first_lead_first ? f.head_n : 0);
     }
     if (f.tail_n) {
-        if (n > 0) put(&b, "\n", 1);
+        if (n > 0 || ast->includes) put(&b, "\n", 1);
         put_leading(&b, ast, f.tail_first, f.tail_n, "");
     }
     free(order);

@@ -27,6 +27,9 @@ typedef struct plc_source {
     const char *name; /* as shown in diagnostics */
     const char *text; /* NUL-terminated; may contain NUL bytes before len */
     size_t len;
+    /* a file a spec includes: the include line's place (an error in the file
+     * is preceded by "In file included from" it); NULL otherwise */
+    const struct plc_loc *included_at;
 } plc_source;
 
 /* a span [begin, end) of a source; last_column is one past the last column */
@@ -154,9 +157,26 @@ typedef struct plc_comment {
     bool own_line;    /* nothing but blanks before it on its line */
 } plc_comment;
 
+/* `include "path"` at the top level of a file: the blocks of the file it
+ * names (a path relative to the including file's directory) join the
+ * including file's at that place, as if written there, each keeping its
+ * own locations (so diagnostics point into the included file) */
+typedef struct plc_include {
+    const char *path;      /* as written */
+    plc_loc path_loc, loc; /* the string; the whole line */
+    const plc_source *src; /* the file read; NULL when it could not be */
+    /* comments attached by fmt: above it, at the line's end */
+    int lead_first, lead_n, trail;
+    struct plc_include *next;
+} plc_include;
+
+/* A parsed file. blocks holds the blocks of its includes too, in order (a
+ * block is the file's own when its kind_loc.src is src); includes and
+ * comments are the file's own only. */
 typedef struct plc_ast {
     const plc_source *src;
     plc_block *blocks, *last_block;
+    plc_include *includes, *last_include;
     plc_comment *comments;
     int ncomments, comments_cap;
 } plc_ast;
@@ -166,6 +186,9 @@ void plc_value_set_add(plc_arena *a, plc_value *set, plc_value *item);
 void plc_block_add_pair(plc_block *b, plc_pair *p);
 void plc_ast_add_block(plc_ast *ast, plc_block *b);
 void plc_ast_add_comment(plc_arena *a, plc_ast *ast, plc_loc loc, bool own_line);
+void plc_ast_add_include(plc_ast *ast, plc_include *inc);
+/* whether b was written in the file of ast (not in one it includes) */
+bool plc_ast_owns_block(const plc_ast *ast, const plc_block *b);
 
 /* the block of this kind (the first one), or NULL */
 plc_block *plc_ast_find_block(const plc_ast *ast, const char *kind);
@@ -210,6 +233,8 @@ char *plc_fmt(plc_arena *a, plc_ast *ast, size_t *len);
  * PLC_TREE_DATADIR is the relative path from the build's bin/ to examples/
  * (the Makefile passes it; "../examples" for bin/plc). */
 
+#include <stdint.h>
+
 #include "plc/arena.h"
 
 /* "/a//b/./c/../d" -> "/a/b/d" (no file system access); path is absolute */
@@ -230,15 +255,27 @@ const char *plc_builtin_catalog(plc_arena *a, const char **tried);
 /* the same for any data file installed beside the catalog ("engines.yaml") */
 const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried);
 
+/* The engine profiles file, looked for in this order: $PLC_ENGINES (returned
+ * as it is), engines.yaml in the directory of catalog (the catalog named by
+ * --catalog or $PLC_CATALOG; NULL: none), then the built-in engines.yaml
+ * beside the program (the places above). NULL when none is found, with
+ * *tried set to the places looked at. */
+const char *plc_engines_find(plc_arena *a, const char *catalog, const char **tried);
+
+/* CRC-32 (zlib's, common/crc32.h) of a whole file: 0, or -1 when it cannot
+ * be read */
+int plc_file_crc32(const char *path, uint32_t *crc);
+
 /* ---- engines.c (the profiles' one lookup) ----------------------------------- */
 #include "plc/job.h"
 
-/* The profile of engine e from the engine profiles file: $PLC_ENGINES, else
- * the built-in engines.yaml beside the catalog (docs/engines.md). What a
+/* The profile of engine e from the engine profiles file (plc_engines_find:
+ * $PLC_ENGINES, beside catalog, then built in; docs/engines.md). What a
  * spec's train.engine gets and what plc export checks a layout against.
  * Returns 0, or the number of errors reported on d; a file without that
  * profile is reported at *at (the spec's train.engine) when at is not NULL. */
-int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, plc_engine_profile *out);
+int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_loc *at, const char *catalog,
+                            plc_engine_profile *out);
 
 /* ---- resolve.c ------------------------------------------------------------- */
 /* from the syntax tree (plus the hardware catalog) to a plc_job:
@@ -330,6 +367,13 @@ typedef struct plc_token {
     bool attached;    /* UNIT: touches the preceding number or unit */
 } plc_token;
 
+/* the files being parsed, innermost first: what an include may not name again */
+typedef struct plc_include_frame {
+    const char *path; /* absolute, normalised */
+    const char *name; /* as shown */
+    const struct plc_include_frame *outer;
+} plc_include_frame;
+
 /* shared by the scanner and the parser (flex's yyextra) */
 typedef struct plc_parse_ctx {
     plc_arena *arena;
@@ -345,15 +389,24 @@ typedef struct plc_parse_ctx {
     bool separated;     /* the next unit word came after blanks */
     int syntax_errors;
     plc_pair *define;   /* START_DEFINE: the parsed `block.key = value` */
+    const plc_include_frame *files; /* this file and the ones including it */
+    int depth;          /* includes between the spec and this file */
 } plc_parse_ctx;
+
+/* the parser's action for `include "path"` (path_loc: the string, loc: the
+ * line): reads the file relative to the including file's directory, parses
+ * it and appends its blocks to ctx->ast; a missing or unreadable file, a
+ * cycle, or too deep a nesting is an error at the include */
+void plc_parse_include(plc_parse_ctx *ctx, plc_token path, plc_loc path_loc, plc_loc loc);
 
 /* Reads a whole file into the arena. Returns NULL (after an error through
  * diag, or a system message) when it cannot be read or is too large. */
 plc_source *plc_source_read(plc_arena *a, plc_diag *diag, const char *path);
 plc_source *plc_source_from_text(plc_arena *a, const char *name, const char *text, size_t len);
 
-/* Parses a .plan source. Returns the tree (possibly partial) and sets
- * *nerrors to the number of syntax errors. */
+/* Parses a .plan source, and the files it includes. Returns the tree
+ * (possibly partial) and sets *nerrors to the number of syntax errors
+ * (include errors among them). */
 plc_ast *plc_parse_source(plc_arena *a, plc_diag *diag, const plc_source *src, int *nerrors);
 
 /* Parses one override `block.key=value` (the text of -D). NULL on error. */

@@ -1,8 +1,12 @@
 /* paths.c: absolute, normalised file names for what a spec names, and the
- * built-in catalog found beside the running program (rules in frontend.h). */
+ * data plc ships with (the hardware catalog, the engine profiles), found
+ * relative to the running program's own location, never by a fixed path, so
+ * a copied install prefix keeps working (the lookup order in frontend.h). */
 #include "compiler/frontend/frontend_int.h"
+#include "common/crc32.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -58,6 +62,11 @@ const char *plc_path_base(const char *path)
     return slash ? slash + 1 : path;
 }
 
+/* the places the built-in data is looked for, relative to the directory of
+ * the running program: installed (PREFIX/bin -> PREFIX/share/plc), then the
+ * source tree's examples/ for its bin/ */
+static const char *const builtin_places[] = {"../share/plc", PLC_TREE_DATADIR};
+
 const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried)
 {
     char exe[PATH_BUF];
@@ -69,10 +78,9 @@ const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried)
     exe[n] = '\0';
     const char *slash = strrchr(exe, '/');
     const char *dir = slash && slash != exe ? plc_arena_strndup(a, exe, (size_t)(slash - exe)) : "/";
-    const char *places[] = {"../share/plc", PLC_TREE_DATADIR};
     const char *list = "";
-    for (size_t i = 0; i < sizeof places / sizeof places[0]; i++) {
-        const char *path = plc_path_absolute(a, dir, plc_arena_printf(a, "%s/%s", places[i], name));
+    for (size_t i = 0; i < sizeof builtin_places / sizeof builtin_places[0]; i++) {
+        const char *path = plc_path_absolute(a, dir, plc_arena_printf(a, "%s/%s", builtin_places[i], name));
         if (access(path, R_OK) == 0) return path;
         list = plc_arena_printf(a, "%s%s%s", list, i ? ", " : "", path);
     }
@@ -81,3 +89,36 @@ const char *plc_builtin_data(plc_arena *a, const char *name, const char **tried)
 }
 
 const char *plc_builtin_catalog(plc_arena *a, const char **tried) { return plc_builtin_data(a, "catalog.yaml", tried); }
+
+const char *plc_engines_find(plc_arena *a, const char *catalog, const char **tried)
+{
+    const char *env = getenv("PLC_ENGINES");
+    if (env && env[0]) return env;
+    const char *beside = NULL;
+    if (catalog && catalog[0]) {
+        const char *slash = strrchr(catalog, '/');
+        const char *dir = slash ? plc_arena_strndup(a, catalog, (size_t)(slash - catalog + 1)) : "";
+        beside = plc_arena_printf(a, "%sengines.yaml", dir);
+        if (access(beside, R_OK) == 0) return beside;
+    }
+    const char *builtin_tried;
+    const char *path = plc_builtin_data(a, "engines.yaml", &builtin_tried);
+    if (path) return path;
+    *tried = beside ? plc_arena_printf(a, "%s (beside the catalog), %s", beside, builtin_tried) : builtin_tried;
+    return NULL;
+}
+
+int plc_file_crc32(const char *path, uint32_t *crc)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return -1;
+    unsigned char buf[1 << 14];
+    uint32_t c = 0;
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, f)) > 0) c = plc_crc32(c, buf, got);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) return -1;
+    *crc = c;
+    return 0;
+}

@@ -738,15 +738,16 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
 
 /* ---- the engine's profile ---------------------------------------------------- */
 
-/* The profile of train.engine from engines.yaml ($PLC_ENGINES, else the
- * built-in file beside the catalog). Its alloc_overhead and grad_bytes
- * (when above 0) replace the catalog's; a value the cluster block sets
- * replaces both. */
+/* The profile of train.engine from engines.yaml ($PLC_ENGINES, beside the
+ * catalog named by --catalog/$PLC_CATALOG, else the built-in one). Its
+ * alloc_overhead and grad_bytes (when above 0) replace the catalog's; a
+ * value the cluster block sets replaces both. */
 static bool resolve_engine(rctx *r, const block_slots *train, plc_job *job, bool cluster_ok)
 {
     plc_engine e = job->train.engine;
     const plc_pair *p = slot(train, "engine");
-    if (plc_engine_profile_load(r->a, r->d, e, p ? &p->value->loc : NULL, &job->engine)) return false;
+    if (plc_engine_profile_load(r->a, r->d, e, p ? &p->value->loc : NULL, r->o->catalog_path, &job->engine))
+        return false;
     if (!cluster_ok) return true;
     for (int i = 0; i < plc_nhw_fields && i < 64; i++) {
         if (r->hw_set >> i & 1u) continue;

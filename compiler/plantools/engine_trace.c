@@ -280,7 +280,8 @@ static int ev_order(const void *a, const void *b)
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-static void write_json(const sim *S, const plc_job *job, FILE *f)
+/* returns the number of events written */
+static int64_t write_json(const sim *S, const plc_job *job, FILE *f)
 {
     const plc_layout *l = S->l;
     plc_ctrace ct;
@@ -305,17 +306,22 @@ static void write_json(const sim *S, const plc_job *job, FILE *f)
         plc_ctrace_span(&ct, rank, e->track, name, idx, 1, e->t0, e->t1);
     }
     plc_ctrace_end(&ct);
+    return ct.events;
 }
 
 /* ---- the picture: each row binned into pixel columns (plc_svg_binned_row) */
 enum { COLUMNS = 1000, PK_HIDDEN = K_COUNT, PK_COUNT = K_COUNT + PLC_ETRACE_COMM_COUNT };
-static const char *const pk_color[PK_COUNT] = {
-    "#4e79a7", "#f28e2b", "#b07aa1", "#59a14f", "#ff9da7", "#e15759", "", /* K_HIDDEN: by kind below */
-    "#76b7b2", "#9c755f", "#edc948", "#bab0ac", "#af7aa1"};
-static const char *const pk_name[PK_COUNT] = {
-    "forward", "backward", "recompute", "optimizer", "overlap slowdown", "exposed comm", "",
-    "tp", "cp", "pp p2p", "dp reduce", "param gathers"};
+/* the kinds drawn, each with its colour and legend name, then idle (the
+ * legend's last entry); K_HIDDEN has neither: a hidden event is drawn as
+ * its communication kind (hidden_kind). Tableau 10 plus cyan: no two
+ * entries alike (tests/e2e/pictures.sh measures them). */
 #define IDLE_COLOR "#f3ecc8"
+static const char *const pk_color[PK_COUNT + 1] = {
+    "#4e79a7", "#f28e2b", "#b07aa1", "#59a14f", "#ff9da7", "#e15759", NULL, /* K_HIDDEN: by kind below */
+    "#76b7b2", "#9c755f", "#edc948", "#bab0ac", "#17becf", IDLE_COLOR};
+static const char *const pk_name[PK_COUNT + 1] = {
+    "forward", "backward", "recompute", "optimizer", "overlap slowdown", "exposed comm", NULL,
+    "tp", "cp", "pp p2p", "dp reduce", "param gathers", "idle"};
 
 /* the comm kind of a hidden event, from its name's track and text */
 static int hidden_kind(const ev *e)
@@ -341,25 +347,24 @@ static plc_status write_svg(const sim *S, const plc_job *job, const plc_engine_t
         float *c = cover + ((size_t)e->stage * 2 + (size_t)row) * COLUMNS * PK_COUNT;
         plc_svg_bin_add(c, COLUMNS, PK_COUNT, bin, k, e->t0, e->t1);
     }
-    double width = 1200, left = 170, right = 30, top = 90;
+    double width = 1200, left = 170, right = 30;
+    char title[256], lt[512], sub[640];
+    snprintf(sub, sizeof sub, "%s; one row per stage; thin rows: hidden communication",
+             plc_layout_text(S->l, lt, sizeof lt));
+    /* the header: title, subtitle and legend, each as many lines as it takes */
+    int sub_lines = plc_svg_text_wrapped(NULL, 12, 44, 11.5, 15, "#444444", width - 24, sub);
+    double legend_y = 44 + 15 * (sub_lines - 1) + 12;
+    int legend_rows = plc_svg_legend(NULL, 12, legend_y, width - 12, 18, PK_COUNT + 1, pk_color, pk_name);
+    double top = legend_y + 18 * legend_rows + 16;
     double row_h = fmax(10.0, fmin(40.0, 480.0 / (double)rows)), comp_h = row_h * 0.62, comm_h = row_h * 0.22;
     double height = top + (double)rows * row_h + 50, px = (width - left - right) / COLUMNS;
-    char title[256], lt[512];
     snprintf(title, sizeof title, "plc trace: simulated step of %s under %s, %.4g s", job->path ? job->path : "spec",
              plc_engine_name(job->train.engine), T);
     plc_svg_begin(out, width, height, title);
     plc_svg_text(out, 12, 24, 15, "start", "#222222", "Simulated step under %s: %.4g s (time model: %.4g s)",
                  plc_engine_name(job->train.engine), T, sum->predicted_s);
-    plc_svg_text(out, 12, 44, 11.5, "start", "#444444", "%s; one row per stage; thin rows: hidden communication",
-                 plc_layout_text(S->l, lt, sizeof lt));
-    double lx = 12;
-    for (int k = 0; k <= PK_COUNT; k++) {
-        if (k == PK_HIDDEN) continue;
-        const char *c = k < PK_COUNT ? pk_color[k] : IDLE_COLOR, *n = k < PK_COUNT ? pk_name[k] : "idle";
-        plc_svg_rect(out, lx, 56, 12, 12, c, NULL);
-        plc_svg_text(out, lx + 16, 66, 11.5, "start", "#333333", "%s", n);
-        lx += 24 + 6.5 * (double)strlen(n);
-    }
+    plc_svg_text_wrapped(out, 12, 44, 11.5, 15, "#444444", width - 24, sub);
+    plc_svg_legend(out, 12, legend_y, width - 12, 18, PK_COUNT + 1, pk_color, pk_name);
     for (int64_t r = 0; r < rows; r++) {
         double y = top + (double)r * row_h;
         plc_svg_rect(out, left, y, width - left - right, comp_h, IDLE_COLOR, NULL);
@@ -428,8 +433,8 @@ plc_status plc_engine_trace(const plc_job *job, const plc_layout *l, FILE *json,
         for (int64_t r = 0; r < l->pp; r++)
             if (sum->stage[r].end_s > sum->step_time_s) sum->step_time_s = sum->stage[r].end_s;
         qsort(S.v, S.n, sizeof *S.v, ev_order);
-        sum->events = (int64_t)S.n;
-        if (json) write_json(&S, job, json);
+        sum->spans = (int64_t)S.n;
+        if (json) sum->events = write_json(&S, job, json);
         if (svg) rc = write_svg(&S, job, sum, svg);
         if (rc != PLC_OK) snprintf(err, errlen, "out of memory drawing the timeline");
     }

@@ -11,12 +11,15 @@
 #include <string.h>
 
 
-/* the kinds drawn, each with its colour and legend name */
+/* the kinds drawn, each with its colour and legend name, then idle time
+ * (the background, the legend's last entry) */
 typedef enum kind { K_FORWARD, K_BACKWARD, K_RECOMPUTE, K_COMM, K_OPTIMIZER, K_OTHER, K_COUNT } kind;
-static const char *const kind_color[K_COUNT] = {"#4e79a7", "#f28e2b", "#b07aa1", "#e15759", "#59a14f", "#9c9c9c"};
-static const char *const kind_name[K_COUNT] = {"forward", "backward", "recompute", "communication", "optimizer",
-                                               "other (data, loss)"};
 #define BUBBLE_COLOR "#f3ecc8"
+static const char *const kind_color[K_COUNT + 1] = {"#4e79a7", "#f28e2b", "#b07aa1", "#e15759",
+                                                    "#59a14f", "#9c9c9c", BUBBLE_COLOR};
+static const char *const kind_name[K_COUNT + 1] = {"forward",   "backward",           "recompute",
+                                                   "communication", "optimizer", "other (data, loss)",
+                                                   "idle (bubble, waiting)"};
 
 static bool is_comm_op(plc_op op)
 {
@@ -96,8 +99,17 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
     o.event_ctx = &d;
     int rc = plc_sim_run(p, &o, &res, err, errlen);
 
-    /* geometry: rows shrink from 40 px (a few ranks) to 10 px (many) */
-    double width = 1200, left = 170, right = 30, top = 90;
+    /* geometry: the header (title, subtitle and legend, each as many lines
+     * as it takes), then rows that shrink from 40 px (a few ranks) to 10 px
+     * (many) */
+    const plc_layout *l = &p->layout;
+    char lt[512], sub[640];
+    snprintf(sub, sizeof sub, "%s; thin rows: the communication stream", plc_layout_text(l, lt, sizeof lt));
+    double width = 1200, left = 170, right = 30;
+    int sub_lines = plc_svg_text_wrapped(NULL, 12, 44, 11.5, 15, "#444444", width - 24, sub);
+    double legend_y = 44 + 15 * (sub_lines - 1) + 12;
+    int legend_rows = plc_svg_legend(NULL, 12, legend_y, width - 12, 18, K_COUNT + 1, kind_color, kind_name);
+    double top = legend_y + 18 * legend_rows + 16;
     double row_h = 480.0 / (double)rows;
     if (row_h > 40) row_h = 40;
     if (row_h < 10) row_h = 10;
@@ -109,20 +121,10 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
     snprintf(title, sizeof title, "plc trace: predicted step of %s, %lld rank%s, %.4g s", p->spec_path ? p->spec_path : "plan",
              (long long)p->world_size, plc_word_plural(p->world_size), T);
     plc_svg_begin(out, width, height, title);
-    const plc_layout *l = &p->layout;
     plc_svg_text(out, 12, 24, 15, "start", "#222222", "Predicted step: %.4g s, %lld rank%s%s", T, (long long)p->world_size,
                  plc_word_plural(p->world_size), all_ranks ? "" : " (one row per pipeline stage)");
-    char lt[512];
-    plc_svg_text(out, 12, 44, 11.5, "start", "#444444", "%s; thin rows: the communication stream",
-                 plc_layout_text(l, lt, sizeof lt));
-    double lx = 12;
-    for (int k = 0; k <= K_COUNT; k++) {
-        const char *c = k < K_COUNT ? kind_color[k] : BUBBLE_COLOR;
-        const char *n = k < K_COUNT ? kind_name[k] : "idle (bubble, waiting)";
-        plc_svg_rect(out, lx, 56, 12, 12, c, NULL);
-        plc_svg_text(out, lx + 16, 66, 11.5, "start", "#333333", "%s", n);
-        lx += 28 + 7.0 * (double)strlen(n);
-    }
+    plc_svg_text_wrapped(out, 12, 44, 11.5, 15, "#444444", width - 24, sub);
+    plc_svg_legend(out, 12, legend_y, width - 12, 18, K_COUNT + 1, kind_color, kind_name);
     double label = row_h < 14 ? row_h * 0.8 : 11.5;
     int64_t every = rows > 64 ? (rows + 63) / 64 : 1;
     for (int64_t k = 0; k < rows; k++) {

@@ -305,7 +305,7 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     int64_t k = w->index_of_rank[rank];
     if (in->stream == PLC_STREAM_COMM) w->sum->comm_s[k] += end - start;
     else if (!is_comm_op(in->op)) w->sum->busy_s[k] += end - start;
-    w->sum->events++;
+    w->sum->instrs++;
     if (end > start && (is_comm_op(in->op) ? spans_add(&w->comm[k], start, end, i, false)
                         : in->stream != PLC_STREAM_COMM ? spans_add(&w->busy[k], start, end, i, true) : 0))
         w->failed = 1;
@@ -447,7 +447,10 @@ static int trace_run(const plc_plan *p, bool all_ranks, plc_trace_detail detail,
         snprintf(err, errlen, "out of memory while gathering the trace's units");
         goto done;
     }
-    if (out) plc_ctrace_end(&w.ct);
+    if (out) {
+        plc_ctrace_end(&w.ct);
+        sum->events = w.ct.events;
+    }
     rc = 0;
 done:
     plc_trace_cost_ctx_free(own);

@@ -190,7 +190,8 @@ typedef struct plc_trace_summary {
     double *comm_union_s; /* [ranks] time in which any communication runs (either stream) */
     double *exposed_s;   /* [ranks] of it, the time the compute stream is not busy: exposed */
     int64_t *world_rank; /* [ranks] */
-    int64_t events;
+    int64_t instrs;      /* instructions simulated */
+    int64_t events;      /* events written to the file (metadata included; 0 without one) */
 } plc_trace_summary;
 
 void plc_trace_summary_free(plc_trace_summary *s);
@@ -242,7 +243,9 @@ typedef struct plc_engine_trace_stage {
 typedef struct plc_engine_trace_summary {
     double step_time_s; /* the timeline's end: the last stage to finish */
     double predicted_s; /* the time model's step time of the layout (plc_estimate_layout) */
-    int64_t stages, events;
+    int64_t stages;
+    int64_t spans;  /* pieces of the timeline (what the picture draws) */
+    int64_t events; /* events written to the JSON file (metadata included; 0 without one) */
     plc_engine_trace_stage *stage; /* [stages] */
 } plc_engine_trace_summary;
 
@@ -283,6 +286,17 @@ void plc_svg_circle(FILE *out, double x, double y, double r, const char *fill);
 /* text at (x, y) baseline; anchor "start", "middle" or "end"; printf format */
 void plc_svg_text(FILE *out, double x, double y, double size, const char *anchor, const char *fill, const char *fmt, ...)
     __attribute__((format(printf, 7, 8)));
+/* text wrapped at spaces into lines no wider than max_w (estimated), the
+ * first on baseline y, the next line_h below; out NULL only counts. Returns
+ * the number of lines (a picture's subtitle is never cut at its edge). */
+int plc_svg_text_wrapped(FILE *out, double x, double y, double size, double line_h, const char *fill, double max_w,
+                         const char *text);
+/* a picture's legend: for each of the n entries that has a name (NULL or
+ * "" are left out), a square of its colour and its name, left to right from
+ * (x, y), wrapping to a new row line_h lower before max_x; out NULL only
+ * counts. Returns the number of rows. */
+int plc_svg_legend(FILE *out, double x, double y, double max_x, double line_h, int n, const char *const *colors,
+                   const char *const *names);
 /* a tick step of 1, 2 or 5 x 10^k giving about `ticks` ticks over range */
 double plc_svg_tick_step(double range, int ticks);
 
@@ -315,6 +329,10 @@ const char *plc_word_onoff(int64_t v);
 const char *plc_word_plural(long long n);
 /* a fraction as a percentage with up to 4 significant digits: 0.775 -> "77.5%" */
 const char *plc_word_percent(double frac, char *buf, size_t size);
+/* v as printed with that many decimals: 0 when it rounds to zero, so that
+ * a tiny negative (1 - 0.977 - 0.023 in floating point) never prints as
+ * "-0.0" */
+double plc_word_shown(double v, int decimals);
 /* a value of a unit kind (SI base units) in the spelling of the .plan
  * language: 85899345920 -> "80 GiB", 2.5e11 -> "250 GB/s", 0.8 -> "80%" */
 const char *plc_word_quantity(plc_unit_kind kind, double v, char *buf, size_t size);

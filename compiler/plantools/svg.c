@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
 
 static void escaped(FILE *out, const char *s)
 {
@@ -71,6 +72,59 @@ void plc_svg_text(FILE *out, double x, double y, double size, const char *anchor
     fprintf(out, "<text x=\"%.2f\" y=\"%.2f\" font-size=\"%.1f\" text-anchor=\"%s\" fill=\"%s\">", x, y, size, anchor, fill);
     escaped(out, buf);
     fputs("</text>\n", out);
+}
+
+/* the width of n characters of text at size: an estimate (DejaVu Sans
+ * averages about 0.6 em a character), generous rather than short */
+static double text_width(size_t n, double size) { return 0.6 * size * (double)n; }
+
+int plc_svg_text_wrapped(FILE *out, double x, double y, double size, double line_h, const char *fill, double max_w,
+                         const char *text)
+{
+    size_t fit = (size_t)(max_w / text_width(1, size));
+    if (fit < 8) fit = 8;
+    int lines = 0;
+    const char *p = text;
+    while (*p) {
+        size_t n = strlen(p);
+        if (n > fit) { /* cut at the last space that fits, else at the first after */
+            size_t cut = fit;
+            while (cut > 0 && p[cut] != ' ') cut--;
+            if (cut == 0) {
+                cut = fit;
+                while (p[cut] && p[cut] != ' ') cut++;
+            }
+            n = cut;
+        }
+        if (out) plc_svg_text(out, x, y + lines * line_h, size, "start", fill, "%.*s", (int)n, p);
+        lines++;
+        p += n;
+        while (*p == ' ') p++;
+    }
+    return lines;
+}
+
+int plc_svg_legend(FILE *out, double x, double y, double max_x, double line_h, int n, const char *const *colors,
+                   const char *const *names)
+{
+    const double size = 11.5, box = 12;
+    double lx = x;
+    int rows = 1;
+    for (int k = 0; k < n; k++) {
+        if (!names[k] || !names[k][0]) continue;
+        double w = box + 4 + text_width(strlen(names[k]), size);
+        if (lx > x && lx + w > max_x) {
+            lx = x;
+            rows++;
+        }
+        double ty = y + (rows - 1) * line_h;
+        if (out) {
+            plc_svg_rect(out, lx, ty, box, box, colors[k], NULL);
+            plc_svg_text(out, lx + box + 4, ty + 10, size, "start", "#333333", "%s", names[k]);
+        }
+        lx += w + 14;
+    }
+    return rows;
 }
 
 double plc_svg_tick_step(double range, int ticks)

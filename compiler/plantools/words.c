@@ -14,6 +14,11 @@ const char *plc_word_percent(double frac, char *buf, size_t size)
     return buf;
 }
 
+double plc_word_shown(double v, int decimals)
+{
+    return fabs(v) < 0.5 * pow(10, -decimals) ? 0.0 : v;
+}
+
 /* the largest unit of the table the value reaches (at least the first) */
 static const char *scaled(double v, const double *factor, const char *const *name, int n, char *buf, size_t size)
 {

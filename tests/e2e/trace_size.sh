@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # plc trace stays small on a large plan: Llama-3-70B on 64 H100 with 2M-token
 # batches (dp 1, tp 4, pp 4, cp 4, interleaved vpp 2: 256 micro-batches of
-# 80 layers), all 64 ranks in under 20 MB; every rank is on a track.
+# 80 layers), all 64 ranks in under 20 MB; every rank is on a track, and
+# the event count printed is the number of events in the file.
 set -u
 . "$(dirname "$0")/plrun_lib.bash"
 tmp=$(mktemp -d)
@@ -21,5 +22,9 @@ ev = json.load(open(sys.argv[1]))["traceEvents"]
 ranks = sorted(r for e in ev if e.get("name") == "process_name" for r in e["args"].get("ranks", [e["pid"]]))
 assert ranks == list(range(64)), ranks
 PY
+    # the count printed is the file's events, not the instructions simulated
+    want=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["traceEvents"]))' "$tmp/trace.json")
+    grep -q " $want events in the file" "$tmp/trace.log" || { cat "$tmp/trace.log"; die "plc trace does not print the file's $want events"; }
 fi
+if grep -q -- '-0\.0*%' "$tmp/trace.log"; then cat "$tmp/trace.log"; die "plc trace printed a negative zero percentage"; fi
 echo "trace size: $size bytes for 64 ranks"

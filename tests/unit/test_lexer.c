@@ -43,6 +43,21 @@ static void test_tokens(void)
     unlex(&l);
 }
 
+/* `include` is a keyword; a longer word that starts with it is a name */
+static void test_include_keyword(void)
+{
+    lexed l;
+    lex(&l, "include \"a.plan\" includes = 1");
+    CU_ASSERT_EQUAL(l.n, 5);
+    CU_ASSERT_EQUAL(l.t[0].kind, INCLUDE);
+    CU_ASSERT_EQUAL(l.t[0].loc.last_column, 8);
+    CU_ASSERT_EQUAL(l.t[1].kind, STRING);
+    CU_ASSERT_STRING_EQUAL(l.t[1].tok.text, "a.plan");
+    CU_ASSERT_EQUAL(l.t[2].kind, IDENT);
+    CU_ASSERT_STRING_EQUAL(l.t[2].tok.text, "includes");
+    unlex(&l);
+}
+
 static void test_numbers_and_units(void)
 {
     lexed l;
@@ -160,6 +175,7 @@ void register_test_lexer(void)
 {
     CU_pSuite s = CU_add_suite("lexer", NULL, NULL);
     CU_add_test(s, "tokens", test_tokens);
+    CU_add_test(s, "include keyword", test_include_keyword);
     CU_add_test(s, "numbers and units", test_numbers_and_units);
     CU_add_test(s, "key after a number", test_key_after_number);
     CU_add_test(s, "locations", test_locations);

@@ -1,6 +1,8 @@
-/* test_parser.c: the bison parser: tree shapes, -D overrides and syntax
- * errors with their locations. */
+/* test_parser.c: the bison parser: tree shapes, -D overrides, includes and
+ * syntax errors with their locations. */
 #include <CUnit/CUnit.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "fe_test_util.h"
 
@@ -171,6 +173,159 @@ static void test_deep_nesting_is_an_error(void)
     free(text);
 }
 
+
+/* ---- include "path" ------------------------------------------------------------ */
+
+/* a scratch directory holding files by name, removed by inc_done */
+typedef struct inc_dir {
+    char path[64];
+    char *names[8];
+    int n;
+} inc_dir;
+
+static void inc_file(inc_dir *d, const char *name, const char *text)
+{
+    char full[256];
+    snprintf(full, sizeof full, "%s/%s", d->path, name);
+    char *slash = strrchr(full, '/');
+    *slash = '\0';
+    mkdir(full, 0755); /* one level of subdirectory, when the name has one */
+    *slash = '/';
+    FILE *f = fopen(full, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+    d->names[d->n++] = strdup(full);
+}
+
+static void inc_init(inc_dir *d)
+{
+    memset(d, 0, sizeof *d);
+    strcpy(d->path, "/tmp/plc-include-XXXXXX");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(d->path));
+}
+
+static void inc_done(inc_dir *d)
+{
+    for (int i = d->n - 1; i >= 0; i--) {
+        remove(d->names[i]);
+        char *slash = strrchr(d->names[i], '/');
+        *slash = '\0';
+        if (strcmp(d->names[i], d->path) != 0) rmdir(d->names[i]);
+        free(d->names[i]);
+    }
+    rmdir(d->path);
+}
+
+/* parses file `name` of d (read from disk, as plc does) and resolves it */
+static void inc_run(fe_result *r, inc_dir *d, const char *name)
+{
+    memset(r, 0, sizeof *r);
+    plc_arena_init(&r->a);
+    FILE *f = open_memstream(&r->out, &r->outlen);
+    plc_diag dg;
+    plc_diag_init(&dg, f, 100);
+    const plc_source *src = plc_source_read(&r->a, &dg, plc_arena_printf(&r->a, "%s/%s", d->path, name));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    r->ast = plc_parse_source(&r->a, &dg, src, &r->syntax_errors);
+    if (!r->syntax_errors) {
+        plc_resolve_opts o = {NULL, d->path};
+        plc_resolve(&r->a, &dg, r->ast, &o, &r->job);
+    }
+    fclose(f);
+    r->errors = dg.errors;
+}
+
+/* the included blocks stand where the include does, with their own file */
+static void test_include_joins_blocks(void)
+{
+    inc_dir d;
+    inc_init(&d);
+    inc_file(&d, "shared/cluster.plan", "# the shared cluster\n" FE_CLUSTER);
+    inc_file(&d, "spec.plan", FE_MODEL "include \"shared/cluster.plan\"\n" FE_TRAIN FE_LAYOUT);
+    fe_result r;
+    inc_run(&r, &d, "spec.plan");
+    CU_ASSERT_EQUAL(r.syntax_errors, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    const char *kinds[] = {"model", "cluster", "train", "layout"};
+    int i = 0;
+    for (plc_block *b = r.ast->blocks; b && i < 4; b = b->next, i++) CU_ASSERT_STRING_EQUAL(b->kind, kinds[i]);
+    CU_ASSERT_EQUAL(i, 4);
+    plc_block *c = plc_ast_find_block(r.ast, "cluster");
+    CU_ASSERT_FALSE(plc_ast_owns_block(r.ast, c));
+    CU_ASSERT_TRUE(strstr(c->kind_loc.src->name, "/shared/cluster.plan") != NULL);
+    CU_ASSERT_EQUAL(c->kind_loc.first_line, 2);
+    CU_ASSERT_EQUAL(r.job.cluster.nodes, 2);
+    CU_ASSERT_EQUAL(r.ast->includes->path_loc.first_line, 10);
+    CU_ASSERT_EQUAL(r.ast->includes->path_loc.first_column, 9);
+    /* fmt keeps the include line and prints none of the included blocks */
+    size_t len;
+    char *text = plc_fmt(&r.a, r.ast, &len);
+    CU_ASSERT_TRUE(strncmp(text, "include \"shared/cluster.plan\"\n\nmodel", 36) == 0);
+    CU_ASSERT_TRUE(strstr(text, "cluster {") == NULL);
+    fe_done(&r);
+    inc_done(&d);
+}
+
+/* an error in an included file is shown there, under the include's place */
+static void test_include_error_points_into_file(void)
+{
+    inc_dir d;
+    inc_init(&d);
+    inc_file(&d, "c.plan", "cluster {\n  nodes = 2 GiB\n}\n");
+    inc_file(&d, "spec.plan", FE_MODEL "include \"c.plan\"\n" FE_TRAIN);
+    fe_result r;
+    inc_run(&r, &d, "spec.plan");
+    char want[512];
+    snprintf(want, sizeof want, "In file included from %s/spec.plan:10:1:\n%s/c.plan:2:13: error: ", d.path, d.path);
+    CU_ASSERT_TRUE(fe_has(&r, want));
+    CU_ASSERT_TRUE(fe_has(&r, "    2 |   nodes = 2 GiB\n      |             ^~~\n"));
+    fe_done(&r);
+    inc_done(&d);
+}
+
+/* a missing file and a cycle are errors at the include's path */
+static void test_include_missing_and_cycle(void)
+{
+    inc_dir d;
+    inc_init(&d);
+    inc_file(&d, "missing.plan", "include \"nope.plan\"\n");
+    inc_file(&d, "a.plan", "include \"b.plan\"\n");
+    inc_file(&d, "b.plan", "\ninclude \"a.plan\"\n");
+    inc_file(&d, "self.plan", "include \"self.plan\"\n");
+    fe_result r;
+    char want[512];
+    inc_run(&r, &d, "missing.plan");
+    CU_ASSERT_EQUAL(r.syntax_errors, 1);
+    snprintf(want, sizeof want, "%s/missing.plan:1:9: error: cannot include '", d.path);
+    CU_ASSERT_TRUE(fe_has(&r, want));
+    CU_ASSERT_TRUE(fe_has(&r, "No such file or directory"));
+    CU_ASSERT_TRUE(fe_has(&r, "    1 | include \"nope.plan\"\n      |         ^~~~~~~~~~~\n"));
+    fe_done(&r);
+    inc_run(&r, &d, "a.plan");
+    CU_ASSERT_EQUAL(r.syntax_errors, 1);
+    snprintf(want, sizeof want, "%s/b.plan:2:9: error: include cycle: %s/a.plan -> %s/b.plan -> %s/a.plan", d.path,
+             d.path, d.path, d.path);
+    CU_ASSERT_TRUE(fe_has(&r, want));
+    fe_done(&r);
+    inc_run(&r, &d, "self.plan");
+    CU_ASSERT_EQUAL(r.syntax_errors, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "error: include cycle: "));
+    fe_done(&r);
+    inc_done(&d);
+}
+
+/* `include name` without quotes: the parser says how to write it */
+static void test_include_needs_a_string(void)
+{
+    fe_result r;
+    fe_run(&r, "include common\n" FE_MODEL, NULL, 0);
+    CU_ASSERT_TRUE(r.syntax_errors >= 1);
+    CU_ASSERT_TRUE(fe_has(&r, "t.plan:1:9: error: unexpected identifier, expected string"));
+    CU_ASSERT_TRUE(fe_has(&r, "include names its file in double quotes"));
+    fe_done(&r);
+}
+
 void register_test_parser(void);
 void register_test_parser(void)
 {
@@ -185,4 +340,8 @@ void register_test_parser(void)
     CU_add_test(s, "-D adds a block", test_define_adds_block);
     CU_add_test(s, "-D errors", test_define_errors);
     CU_add_test(s, "deep nesting", test_deep_nesting_is_an_error);
+    CU_add_test(s, "include joins blocks", test_include_joins_blocks);
+    CU_add_test(s, "include error in the file", test_include_error_points_into_file);
+    CU_add_test(s, "include missing, cycle", test_include_missing_and_cycle);
+    CU_add_test(s, "include needs a string", test_include_needs_a_string);
 }

@@ -2,6 +2,7 @@
  * settings plc diff compares (compiler/plantools/plantools.h) and the tie rule of
  * listings (compiler/cli/cli.h). */
 #include <CUnit/CUnit.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "compiler/plantools/plantools.h"
@@ -25,6 +26,24 @@ static void test_words(void)
     CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_TIME, 5e-6, b, sizeof b), "5 us");
     CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_PERCENT, 0.85, b, sizeof b), "85%");
     CU_ASSERT_STRING_EQUAL(plc_word_quantity(PLC_UNIT_COUNT, 2, b, sizeof b), "2");
+}
+
+/* a value that rounds to zero prints without a sign: never "-0.0" */
+static void test_shown_zero(void)
+{
+    char b[32];
+    double idle = 1 - 0.977 - 0.023; /* a tiny negative in floating point */
+    snprintf(b, sizeof b, "%.1f", 100 * plc_word_shown(idle, 1));
+    CU_ASSERT_STRING_EQUAL(b, "0.0");
+    snprintf(b, sizeof b, "%.1f", plc_word_shown(-0.04, 1));
+    CU_ASSERT_STRING_EQUAL(b, "0.0");
+    snprintf(b, sizeof b, "%+.3f", plc_word_shown(-0.0004, 3));
+    CU_ASSERT_STRING_EQUAL(b, "+0.000");
+    snprintf(b, sizeof b, "%.1f", plc_word_shown(-0.05, 1));
+    CU_ASSERT_STRING_EQUAL(b, "-0.1"); /* -0.05 rounds away from zero: kept */
+    snprintf(b, sizeof b, "%.1f", plc_word_shown(-0.06, 1));
+    CU_ASSERT_STRING_EQUAL(b, "-0.1");
+    CU_ASSERT_DOUBLE_EQUAL(plc_word_shown(12.34, 1), 12.34, 0);
 }
 
 static void test_settings(void)
@@ -89,4 +108,5 @@ void register_test_words(void)
     CU_add_test(s, "percentages, switches, plurals, quantities", test_words);
     CU_add_test(s, "plan settings compared by plc diff", test_settings);
     CU_add_test(s, "exact ties", test_ties);
+    CU_add_test(s, "no negative zero", test_shown_zero);
 }

@@ -1,7 +1,8 @@
 /* plan.y: the pure parser of .plan files (and of -D overrides).
  *
- *   file   := block*
+ *   file   := (block | include)*
  *   block  := IDENT STRING? '{' pair* '}'
+ *   include:= 'include' STRING
  *   pair   := key '=' value | key 'in' (set | range)
  *   key    := IDENT ('.' IDENT)*
  *   value  := NUMBER UNIT? UNIT? | STRING | IDENT | set | range
@@ -63,7 +64,7 @@ static plc_pair *new_pair(plc_parse_ctx *ctx, plc_token key, YYLTYPE key_loc, bo
 
 %token START_FILE START_DEFINE
 %token <tok> IDENT "identifier" NUMBER "number" STRING "string" UNIT "unit"
-%token IN "'in'" DOTDOT "'..'"
+%token IN "'in'" DOTDOT "'..'" INCLUDE "'include'"
 %token '=' "'='" '{' "'{'" '}' "'}'" ',' "','" '.' "'.'"
 
 %type <tok> key block_name
@@ -81,6 +82,11 @@ start
 file
     : %empty
     | file block
+    | file include
+    ;
+
+include
+    : INCLUDE STRING    { plc_parse_include(ctx, $2, @2, @$); }
     ;
 
 block
@@ -226,6 +232,10 @@ static int yyreport_syntax_error(const yypcontext_t *pc, void *scanner, plc_pars
         if (expected[i] == YYSYMBOL_IN) want_eq = true;
     }
     if (got == YYSYMBOL_YYUNDEF) return 0;
+    if (n == 1 && expected[0] == YYSYMBOL_STRING) {
+        plc_diag_hint(ctx->diag, "an include names its file in double quotes: include \"common.plan\"");
+        return 0;
+    }
     if (want_eq && strcmp(yysymbol_name(got), "'{'") == 0)
         plc_diag_hint(ctx->diag, "blocks do not nest; write dotted keys instead, e.g. lr.peak = 3e-4");
     else if (want_eq)
