@@ -161,7 +161,7 @@ int plc_cmd_compile(int argc, char **argv)
             rc = PLC_EXIT_INPUT;
             goto done;
         }
-        plc_prediction pred = {est->step_time_s, est->tokens_per_s, est->mfu, est->peak_bytes, 0};
+        plc_prediction pred = {est->step_time_s, est->tokens_per_s, est->mfu, est->peak_bytes, 0, est->bubble_fraction};
         st = PLC_NEW_ARRAY(&a, plc_memplan_stats, layout.pp);
         plc_oom_doing("lowering the plan");
         plc_status ls = plc_lower(&job, &layout, &pred, &a, &plan, st, err, sizeof err);

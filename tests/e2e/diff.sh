@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # plc diff names every changed setting: plans whose train.lr.peak, train.seed
 # or model.hidden differ list exactly those settings with old and new values;
-# the exit status follows diff(1) (0 equal, 1 different, 2 an error); spec
-# texts that differ only in comments diff as equal; --format yaml is valid
-# YAML listing the same changes.
+# the layout block's constraints are settings too (memory_limit, a pin, a
+# set), whether written in the spec or given with -D, and each changed
+# dimension of the picked layout says whether the spec pinned it or the
+# solver chose it; the exit status follows diff(1) (0 equal, 1 different, 2
+# an error); spec texts that differ only in comments diff as equal;
+# --format yaml is valid YAML listing the same changes.
 set -u
 . "$(dirname "$0")/plc_lib.bash"
 spec=$PLC_ROOT/examples/tiny.plan
@@ -41,7 +44,30 @@ grep -q 'MATMUL\|instructions' "$tmp/hidden.diff" || die "hidden: no schedule di
 grep -q '^settings: all equal$' "$tmp/same.diff" || die "equal plans: no 'all equal'"
 "$PLC" diff "$tmp/base.bin" "$tmp/commented.bin" >"$tmp/comment.diff"; rc=$?
 [ $rc -eq 0 ] || { cat "$tmp/comment.diff"; die "a comment in the spec: exit $rc, want 0"; }
-grep -q 'comments or formatting only' "$tmp/comment.diff" || die "comment-only change not named"
+grep -q 'the spec texts differ where no setting does' "$tmp/comment.diff" || die "comment-only change not named"
+
+# constraints: memory_limit edited in the spec, and given with -D; a pin and
+# a set of the layout block. The picked layout stays the same here, so the
+# constraint alone makes the plans differ.
+sed 's/memory_limit = 90%/memory_limit = 80%/' "$spec" >"$tmp/mem80.plan"
+grep -q 'memory_limit = 80%' "$tmp/mem80.plan" || die "the example's memory_limit line moved"
+compile mem80 "$tmp/mem80.plan"
+compile memd "$spec" -D layout.memory_limit=80%
+expect_changes mem80 'layout.memory_limit +90% -> 80%'
+expect_changes memd 'layout.memory_limit +90% -> 80%'
+grep -q '^layout: unchanged$' "$tmp/mem80.diff" || { cat "$tmp/mem80.diff"; die "mem80: the layout changed"; }
+compile pinset "$spec" -D 'layout.micro_batch in {2, 4}'
+expect_changes pinset 'layout.micro_batch +4 -> \{2, 4\}'
+
+# attribution: the solver's own pick against a pinned tp = 2
+"$PLC" compile "$spec" -o "$tmp/free.bin" >/dev/null 2>&1 || die "compile free"
+"$PLC" compile "$spec" -D layout.tp=2 -o "$tmp/tp2.bin" >/dev/null 2>&1 || die "compile tp2"
+"$PLC" diff --no-listing "$tmp/free.bin" "$tmp/tp2.bin" >"$tmp/tp2.diff"; rc=$?
+[ $rc -eq 1 ] || { cat "$tmp/tp2.diff"; die "tp2: exit $rc, want 1"; }
+grep -Eq '^  layout.tp +auto -> 2$' "$tmp/tp2.diff" || { cat "$tmp/tp2.diff"; die "tp2: the pin is not a setting"; }
+grep -Eq '^  layout.tp +1 -> 2 +pinned by the spec$' "$tmp/tp2.diff" || { cat "$tmp/tp2.diff"; die "tp2: tp not pinned"; }
+grep -Eq '^  layout.dp +8 -> 4 +chosen by the solver$' "$tmp/tp2.diff" || { cat "$tmp/tp2.diff"; die "tp2: dp not the solver's"; }
+[ "$(grep -c 'pinned by the spec' "$tmp/tp2.diff")" = 1 ] || { cat "$tmp/tp2.diff"; die "tp2: more than tp pinned"; }
 
 "$PLC" diff "$tmp/base.bin" "$tmp/missing.bin" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'error:' "$tmp/err" || die "a missing plan: exit $rc, want 2 and a message"
