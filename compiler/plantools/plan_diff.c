@@ -320,7 +320,15 @@ static int compare(const plc_plan *a, const plc_plan *b, comparison *c)
 
 /* ---- short: a pull-request comment ------------------------------------------ */
 
-static double gib(double b) { return b / 1073741824.0; }
+/* "%.2f UNIT" of a byte count in the unit of the larger of a pair (MiB
+ * below a GiB), so the two read side by side; a negative count is "(none)" */
+static const char *bytes_text(double v, double pair_max, char *buf, size_t size)
+{
+    double unit = pair_max >= 1073741824.0 ? 1073741824.0 : 1048576.0;
+    if (v < 0) snprintf(buf, size, "(none)");
+    else snprintf(buf, size, "%.2f %s", v / unit, unit > 1048576.0 ? "GiB" : "MiB");
+    return buf;
+}
 
 static void print_short(FILE *out, const plc_plan *a, const plc_plan *b, const char *name_a, const char *name_b,
                         const comparison *c)
@@ -350,10 +358,10 @@ static void print_short(FILE *out, const plc_plan *a, const plc_plan *b, const c
     fprintf(out, "memory     ");
     for (int64_t s = 0; s < c->stages; s++) {
         double x = stage_arena(a, s), y = stage_arena(b, s);
-        fprintf(out, "%sstage %lld ", s ? ", " : "", (long long)s);
-        if (x < 0) fprintf(out, "(none) -> %.2f GiB", gib(y));
-        else if (y < 0) fprintf(out, "%.2f GiB -> (none)", gib(x));
-        else fprintf(out, "%.2f GiB -> %.2f GiB%s", gib(x), gib(y), pct(x, y, p1, sizeof p1));
+        double most = x > y ? x : y;
+        char bx[32], by[32];
+        fprintf(out, "%sstage %lld %s -> %s%s", s ? ", " : "", (long long)s, bytes_text(x, most, bx, sizeof bx),
+                bytes_text(y, most, by, sizeof by), x > 0 && y >= 0 ? pct(x, y, p1, sizeof p1) : "");
     }
     fprintf(out, " (plan arena per rank)\n");
     if (c->programs_differ && !c->changed && !c->nlayout)
