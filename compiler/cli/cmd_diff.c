@@ -127,12 +127,18 @@ int plc_cmd_diff(int argc, char **argv)
         usage(stderr);
         return DIFF_TROUBLE;
     }
+    bool is_plan[2] = {looks_like_plan(paths[0]), looks_like_plan(paths[1])};
+    if ((opts.ndefines || opts.catalog_path) && is_plan[0] && is_plan[1]) {
+        fprintf(stderr, "plc diff: error: -D and --catalog apply to specs, and %s and %s are both plans\n", paths[0],
+                paths[1]);
+        return DIFF_TROUBLE;
+    }
     plc_arena a;
     plc_arena_init(&a);
     plc_plan p[2];
     int rc = DIFF_EQUAL;
     for (int k = 0; k < 2 && rc == DIFF_EQUAL; k++) {
-        if (looks_like_plan(paths[k])) {
+        if (is_plan[k]) {
             if (plc_cmd_load_plan("diff", &a, paths[k], &p[k])) rc = DIFF_TROUBLE;
         } else {
             rc = spec_plan(&a, paths[k], &opts, &p[k]);

@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "common/plan_io.h"
-#include "compiler/solver/solver.h"
 
 /* ---- settings -------------------------------------------------------------
  * One row per key of the spec that the plan keeps: its name, how its value
@@ -101,29 +100,28 @@ static plc_plan_setting *next(settings *S, const char *name)
     return e;
 }
 
+/* an enumeration's or a switch's spelling ("?" for a value out of range) */
+static void put_word(plc_plan_setting *e, const char *word) { snprintf(e->text, sizeof e->text, "%s", word ? word : "?"); }
+
 static void put_rows(settings *S, const plc_plan *p, const setting_row *rows, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         plc_plan_setting *e = next(S, rows[i].name);
         if (!e) return;
         const void *at = (const char *)p + rows[i].at;
-        const char *word = NULL;
         switch (rows[i].type) {
         case ST_INT: snprintf(e->text, sizeof e->text, "%lld", (long long)*(const int64_t *)at); break;
         case ST_SEED: snprintf(e->text, sizeof e->text, "%llu", (unsigned long long)*(const uint64_t *)at); break;
         case ST_REAL: snprintf(e->text, sizeof e->text, "%g", *(const double *)at); break;
-        case ST_ONOFF: word = plc_word_onoff(*(const bool *)at); break;
-        case ST_NAME: snprintf(e->text, sizeof e->text, "%s", (const char *)at); break;
-        case ST_PATH: word = *(const char *const *)at ? *(const char *const *)at : "synthetic"; break;
-        case ST_PREC: word = plc_precision_name(*(const plc_precision *)at); break;
-        case ST_ARCH: word = plc_arch_name(*(const plc_arch *)at); break;
-        case ST_POS: word = plc_positions_name(*(const plc_positions *)at); break;
         case ST_PERCENT: plc_word_percent(*(const double *)at, e->text, sizeof e->text); break;
-        case ST_OBJ: word = plc_objective_name(*(const plc_objective *)at); break;
+        case ST_NAME: snprintf(e->text, sizeof e->text, "%s", (const char *)at); break;
+        case ST_PATH: put_word(e, *(const char *const *)at ? *(const char *const *)at : "synthetic"); break;
+        case ST_ONOFF: put_word(e, plc_word_onoff(*(const bool *)at)); break;
+        case ST_PREC: put_word(e, plc_precision_name(*(const plc_precision *)at)); break;
+        case ST_ARCH: put_word(e, plc_arch_name(*(const plc_arch *)at)); break;
+        case ST_POS: put_word(e, plc_positions_name(*(const plc_positions *)at)); break;
+        case ST_OBJ: put_word(e, plc_objective_name(*(const plc_objective *)at)); break;
         }
-        if (rows[i].type == ST_ONOFF || rows[i].type == ST_PATH || rows[i].type == ST_PREC ||
-            rows[i].type == ST_ARCH || rows[i].type == ST_POS || rows[i].type == ST_OBJ)
-            snprintf(e->text, sizeof e->text, "%s", word ? word : "?");
     }
 }
 

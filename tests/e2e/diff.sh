@@ -88,6 +88,8 @@ grep -Eq '^  layout.memory_limit +90% -> 80%$' "$tmp/specs.diff" || { cat "$tmp/
 "$PLC" diff --no-listing "$tmp/free.bin" "$spec" -D layout.tp=2 >"$tmp/specd.diff"; rc=$?
 [ $rc -eq 1 ] || die "plan against spec -D layout.tp=2: exit $rc, want 1"
 grep -Eq '^  layout.tp +1 -> 2 +pinned by the spec$' "$tmp/specd.diff" || { cat "$tmp/specd.diff"; die "-D on a spec"; }
+"$PLC" diff "$tmp/free.bin" "$tmp/tp2.bin" -D layout.tp=2 >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'apply to specs' "$tmp/err" || { cat "$tmp/err"; die "-D with two plans: exit $rc, want 2"; }
 printf 'model "m" {\n  layers = two\n}\n' >"$tmp/broken.plan"
 "$PLC" diff "$spec" "$tmp/broken.plan" >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 2 ] && grep -q 'broken.plan:2:' "$tmp/err" || { cat "$tmp/err"; die "a spec with errors: exit $rc, want 2 and its diagnostic"; }
