@@ -41,6 +41,18 @@ const char *plc_engine_name(plc_engine e)
     return NAME_OF(names, e);
 }
 
+const char *plc_arch_name(plc_arch a)
+{
+    static const char *const names[] = {"llama", "gpt"};
+    return NAME_OF(names, a);
+}
+
+const char *plc_positions_name(plc_positions p)
+{
+    static const char *const names[] = {"rope", "learned"};
+    return NAME_OF(names, p);
+}
+
 const char *plc_layout_dim_key(plc_layout_dim d)
 {
     static const char *const keys[PLC_LD_COUNT] = {

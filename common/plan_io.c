@@ -164,9 +164,26 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
         if (layout_enum_count((plc_layout_dim)d)) wb_u32(b, (uint32_t)v);
         else wb_i64(b, v);
     }
+    /* the layout block it was solved under: per dimension in the same
+     * order, u32 kind (plc_choice_kind), then a set's u32 count and its
+     * values or a range's bounds (i64 each); memory_limit f64, objective u32 */
+    for (int d = 0; d < PLC_LD_COUNT; d++) {
+        const plc_choice *ch = plc_layout_spec_choice(&p->constraints, (plc_layout_dim)d);
+        wb_u32(b, (uint32_t)ch->kind);
+        if (ch->kind == PLC_CHOICE_SET) {
+            wb_u32(b, (uint32_t)ch->n);
+            for (int i = 0; i < ch->n; i++) wb_i64(b, ch->v[i]);
+        } else if (ch->kind == PLC_CHOICE_RANGE) {
+            wb_i64(b, ch->lo);
+            wb_i64(b, ch->hi);
+        }
+    }
+    wb_f64(b, p->constraints.memory_limit);
+    wb_u32(b, (uint32_t)p->constraints.objective);
     /* predictions */
     wb_f64(b, p->pred.step_time_s); wb_f64(b, p->pred.tokens_per_s); wb_f64(b, p->pred.mfu);
     wb_f64(b, p->pred.peak_bytes_estimate); wb_f64(b, p->pred.peak_bytes_plan);
+    wb_f64(b, p->pred.bubble_fraction);
     wb_i64(b, p->world_size);
 }
 
@@ -574,6 +591,63 @@ static uint32_t rc_count(rcur *c, size_t min_bytes, const char *what)
     return n;
 }
 
+/* can value v stand in a choice of dimension d? (the value's spelling and
+ * bounds: an enumeration's values, on/off, ZeRO's stages, a whole number) */
+static bool choice_value_ok(plc_layout_dim d, int64_t v)
+{
+    uint32_t count = layout_enum_count(d);
+    if (count) return v >= 0 && v < (int64_t)count;
+    switch (plc_layout_dim_kind(d)) {
+    case PLC_DIMK_ONOFF: return v == 0 || v == 1;
+    case PLC_DIMK_ZERO: return v >= 0 && v <= 3;
+    case PLC_DIMK_DEGREE: return v >= 1 && v <= MAX_DIM;
+    default: return v >= 0 && v <= MAX_DIM;
+    }
+}
+
+static void read_constraints(rcur *c, plc_layout_spec *ls)
+{
+    for (int d = 0; d < PLC_LD_COUNT && !c->failed; d++) {
+        plc_choice *ch = plc_layout_spec_choice_mut(ls, (plc_layout_dim)d);
+        const char *key = plc_layout_dim_key((plc_layout_dim)d);
+        uint32_t kind = rc_u32(c);
+        if (kind > PLC_CHOICE_RANGE) {
+            rc_fail(c, "the layout block's %s has choice kind %u", key, kind);
+            return;
+        }
+        ch->kind = (plc_choice_kind)kind;
+        if (ch->kind == PLC_CHOICE_SET) {
+            uint32_t n = rc_u32(c);
+            if (!c->failed && (n < 1 || n > PLC_CHOICE_MAX)) {
+                rc_fail(c, "the layout block's %s is a set of %u values (1 to %d)", key, n, PLC_CHOICE_MAX);
+                return;
+            }
+            ch->n = (int)n;
+            for (uint32_t i = 0; i < n && !c->failed; i++) {
+                ch->v[i] = rc_i64(c);
+                if (c->failed) break;
+                if (!choice_value_ok((plc_layout_dim)d, ch->v[i]) || (i && ch->v[i] <= ch->v[i - 1]))
+                    rc_fail(c, "the layout block's %s set holds %lld, out of range or out of order", key,
+                            (long long)ch->v[i]);
+            }
+        } else if (ch->kind == PLC_CHOICE_RANGE) {
+            ch->lo = rc_i64(c);
+            ch->hi = rc_i64(c);
+            if (!c->failed && (!choice_value_ok((plc_layout_dim)d, ch->lo) ||
+                               !choice_value_ok((plc_layout_dim)d, ch->hi) || ch->lo > ch->hi))
+                rc_fail(c, "the layout block's %s range %lld..%lld is out of range", key, (long long)ch->lo,
+                        (long long)ch->hi);
+        }
+    }
+    ls->memory_limit = rc_f64(c);
+    uint32_t objective = rc_u32(c);
+    if (c->failed) return;
+    if (!(ls->memory_limit > 0 && ls->memory_limit <= 1))
+        rc_fail(c, "memory_limit %g is not a share of memory above 0 and at most 1", ls->memory_limit);
+    else if (objective >= PLC_OBJ_COUNT) rc_fail(c, "objective %u out of range", objective);
+    else ls->objective = (plc_objective)objective;
+}
+
 static void read_meta(rcur *c, plc_plan *p)
 {
     p->spec_path = rc_str(c, NULL);
@@ -622,8 +696,10 @@ static void read_meta(rcur *c, plc_plan *p)
         }
         plc_layout_set(l, (plc_layout_dim)d, v);
     }
+    read_constraints(c, &p->constraints);
     p->pred.step_time_s = rc_f64(c); p->pred.tokens_per_s = rc_f64(c); p->pred.mfu = rc_f64(c);
     p->pred.peak_bytes_estimate = rc_f64(c); p->pred.peak_bytes_plan = rc_f64(c);
+    p->pred.bubble_fraction = rc_f64(c);
     p->world_size = rc_i64(c);
     if (!c->failed && c->pos != c->len) rc_fail(c, "%zu unexpected bytes at the end", c->len - c->pos);
 }

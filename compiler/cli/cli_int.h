@@ -225,4 +225,24 @@ void plc_report_memplan(FILE *out, const plc_plan *p, const plc_estimate *est, c
  * first eight). Returns the number of stages over the limit. */
 int plc_report_plan_fit(FILE *out, const plc_plan *p, double fixed, double limit);
 
+/* ---- compile_plan.c -------------------------------------------------------- */
+/* the plan plc compile writes, built in memory (compile, and diff of a spec) */
+
+/* the plan, the solver's estimate of its layout, the memory plan's figures
+ * per stage ([layout.pp]), the runtime's fixed bytes per rank and the limit
+ * (memory_limit x device memory); all in the caller's arena */
+typedef struct plc_compiled {
+    plc_plan plan;
+    plc_estimate *est;
+    plc_memplan_stats *stats;
+    double fixed, limit;
+} plc_compiled;
+
+/* Solves job (or takes its pinned layout) and lowers the first of the
+ * solver's best layouts whose plan fits exactly. PLC_EXIT_OK, or the exit
+ * status after "plc CMD: error: ..." on stderr: 1 an engine other than
+ * plrun or an invalid pinned layout, 2 nothing fits (the per-stage figures
+ * or the no-fit report first), 3 a lowering bug. */
+int plc_cli_compile(const char *cmd, const plc_job *job, plc_arena *a, plc_compiled *out);
+
 #endif

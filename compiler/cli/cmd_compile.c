@@ -122,99 +122,19 @@ int plc_cmd_compile(int argc, char **argv)
     int rc = PLC_EXIT_OK;
     plc_job job;
     if (plc_report_load(&a, "compile", path, &opts, &job)) { rc = PLC_EXIT_INPUT; goto done; }
-    if (job.train.engine != PLC_ENGINE_PLRUN) {
-        /* a plan is plrun's program; another engine's layout is a prediction */
-        fprintf(stderr, "plc compile: error: %s: train.engine = %s, but a plan runs on plrun\n", path,
-                plc_engine_name(job.train.engine));
-        fprintf(stderr, "  hint: plc solve and plc explain predict %s's layouts (plc export writes its flags); "
-                        "compile with -D train.engine=plrun\n", plc_engine_name(job.train.engine));
-        rc = PLC_EXIT_INPUT;
-        goto done;
-    }
     /* the gates: the options' over the spec's; a baseline is matched first */
     plc_gates gates;
     plc_gates_for_job(&gate_opts, &job, &gates);
     plc_plan base;
     if (gates.baseline && plc_gates_baseline("compile", &gates, &job, &a, &base)) { rc = PLC_EXIT_INPUT; goto done; }
-    plc_solution sol;
-    /* the solver's best few: the first whose plan fits exactly is compiled */
-    plc_solve_opts so = {.top = 8, .all = false, .judge = plc_cli_judge()};
-    plc_oom_doing("solving the spec");
-    plc_status ss = plc_solve_opts_run(&job, &a, &so, &sol);
-    if (ss != PLC_OK) {
-        fprintf(stderr, "plc compile: error: %s\n", sol.error);
-        rc = plc_status_exit(ss);
-        goto done;
-    }
-    const plc_candidate *cands;
-    int ncands;
-    if (sol.pinned) {
-        if (!sol.single.valid) {
-            fprintf(stderr, "plc compile: error: the pinned layout is invalid: %s\n", sol.single.reason);
-            rc = PLC_EXIT_INPUT;
-            goto done;
-        }
-        /* whether it fits is the plan's to say (below), with its exact
-         * figures per stage, not the estimate's */
-        cands = &sol.single;
-        ncands = 1;
-    } else {
-        if (sol.nranked == 0) {
-            plc_report_no_fit(stderr, &job, &sol);
-            fprintf(stderr, "plc compile: error: no layout fits\n");
-            rc = PLC_EXIT_NO_LAYOUT;
-            goto done;
-        }
-        cands = sol.ranked;
-        ncands = sol.nranked;
-    }
-    /* For plrun memory is exact: a plan fits when every stage's arena plus
-     * the runtime's fixed costs is within the limit. */
-    const double limit = job.layout.memory_limit * job.cluster.hw.mem_bytes;
-    plc_estimate *est = PLC_NEW(&a, plc_estimate);
-    plc_plan plan;
-    plc_memplan_stats *st = NULL;
-    plc_layout layout;
-    double fixed = 0;
-    int chosen = -1;
+    plc_compiled cp;
+    rc = plc_cli_compile("compile", &job, &a, &cp);
+    if (rc != PLC_EXIT_OK) goto done;
+    plc_plan plan = cp.plan;
+    plc_estimate *est = cp.est;
+    plc_memplan_stats *st = cp.stats;
+    double fixed = cp.fixed, limit = cp.limit;
     char err[512];
-    for (int k = 0; k < ncands && chosen < 0; k++) {
-        layout = cands[k].layout;
-        if (plc_estimate_layout(&job, &layout, est)) {
-            fprintf(stderr, "plc compile: error: %s\n", est->reason);
-            rc = PLC_EXIT_INPUT;
-            goto done;
-        }
-        plc_prediction pred = {est->step_time_s, est->tokens_per_s, est->mfu, est->peak_bytes, 0};
-        st = PLC_NEW_ARRAY(&a, plc_memplan_stats, layout.pp);
-        plc_oom_doing("lowering the plan");
-        plc_status ls = plc_lower(&job, &layout, &pred, &a, &plan, st, err, sizeof err);
-        if (ls != PLC_OK) {
-            bool bug = ls == PLC_E_INTERNAL || ls == PLC_E_DEADLOCK;
-            fprintf(stderr, "plc compile: %s%s\n", bug ? "internal error: " : "error: ", err);
-            rc = plc_status_exit(ls);
-            goto done;
-        }
-        fixed = plc_runtime_fixed_bytes(&job, &layout);
-        bool fits = true;
-        for (uint32_t s = 0; s < plan.nprograms; s++)
-            if ((double)plan.programs[s].arena_bytes + fixed > limit) fits = false;
-        if (fits) {
-            chosen = k;
-            break;
-        }
-        bool last = k + 1 == ncands;
-        if (sol.pinned || last) {
-            fprintf(stderr, "plc compile: error: the %s plan does not fit in memory: per rank, by stage\n",
-                    sol.pinned ? "pinned layout's" : ncands > 1 ? "best layouts'" : "best layout's");
-            plc_report_plan_fit(stderr, &plan, fixed, limit);
-            fprintf(stderr, "  (fixed = communication buffers, matmul workspace and the runtime's reserve;\n"
-                            "   the solver's estimate was %.2f GiB on its most loaded stage)\n",
-                    est->peak_bytes / 1073741824.0);
-            rc = PLC_EXIT_NO_LAYOUT;
-            goto done;
-        }
-    }
     plc_oom_doing("writing the plan");
     plc_status ws = plc_plan_write_file_as(&plan, form, outp, err, sizeof err);
     if (ws != PLC_OK) {

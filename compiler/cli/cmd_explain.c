@@ -96,7 +96,7 @@ int plc_cmd_explain(int argc, char **argv)
     plc_explain_plan lowered = {0};
     plc_plan *plan = PLC_NEW(&a, plc_plan);
     plc_memplan_stats *st = PLC_NEW_ARRAY(&a, plc_memplan_stats, w->layout.pp);
-    plc_prediction pred = {w->step_time_s, w->tokens_per_s, w->mfu, w->peak_bytes, 0};
+    plc_prediction pred = {w->step_time_s, w->tokens_per_s, w->mfu, w->peak_bytes, 0, w->bubble_fraction};
     char err[512];
     if (job.train.engine != PLC_ENGINE_PLRUN) {
         /* a plan is plrun's program: another engine's memory is the estimate */

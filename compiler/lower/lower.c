@@ -335,6 +335,7 @@ static plc_status lower_placing(const plc_job *job, const plc_layout *layout, co
     out->nodes = job->cluster.nodes;
     out->gpus_per_node = job->cluster.gpus_per_node;
     out->layout = c->L;
+    out->constraints = job->layout;
     if (pred) out->pred = *pred;
     out->world_size = c->L.dp * c->L.tp * c->L.pp * c->L.cp;
     /* Sends are waited for plc_pipe_send_lag units after they start, which

@@ -39,25 +39,44 @@ plc_status plc_plan_check_finishes(const plc_plan *p, char *err, size_t errlen);
 #include "plc/plan.h"
 
 /* One named setting of a plan as plc prints it ("train.lr.peak" = "0.003"):
- * every model, train, cluster and layout key and every catalog figure the
- * plan was compiled with, named as in a .plan file. */
+ * every key of the spec the plan was compiled from, as resolved (defaults
+ * filled in, -D overrides applied): model, train, cluster and every
+ * catalog figure, and the layout block's constraints ("layout.tp" =
+ * "{1, 2, 4}", "layout.memory_limit" = "90%"), named as in a .plan file.
+ * The layout the solver picked is not a setting (plc_plan_layout_changes). */
 typedef struct plc_plan_setting {
     char name[48];
-    char text[64];
+    char text[192];
 } plc_plan_setting;
 
 /* the settings of p in a fixed order (the same names for every plan);
  * returns how many were written (at most max) */
 int plc_plan_settings(const plc_plan *p, plc_plan_setting *out, int max);
 
-typedef enum plc_diff_format { PLC_DIFF_TEXT, PLC_DIFF_YAML } plc_diff_format;
+/* a dimension of the picked layout that differs between plans a and b;
+ * pinned: b's layout block fixes it to that value (else the solver chose it) */
+typedef struct plc_layout_change {
+    plc_layout_dim dim;
+    int64_t old_value, new_value;
+    bool pinned;
+} plc_layout_change;
 
-/* Prints every changed setting with old and new values, the predictions,
- * each pipeline stage's program changes (instruction counts by op,
- * communication volume by kind) and, with unified (text only), `diff -u` of
- * rank `rank`'s instruction listings. Returns 0 when the plans are equal
- * (same settings, same programs), 1 when they differ, -1 after a message
- * on stderr. */
+/* the changed dimensions in PLC_LAYOUT_FIELDS order (out holds
+ * PLC_LD_COUNT); returns how many */
+int plc_plan_layout_changes(const plc_plan *a, const plc_plan *b, plc_layout_change *out);
+
+/* text: the full comparison; yaml: the same for bots; short: a few lines
+ * for a pull-request comment (changed settings, layout with attribution,
+ * predictions, peak memory per stage) */
+typedef enum plc_diff_format { PLC_DIFF_TEXT, PLC_DIFF_YAML, PLC_DIFF_SHORT } plc_diff_format;
+
+/* Prints every changed setting with old and new values, the changed layout
+ * dimensions and who picked them, the predictions (step time, tokens/s,
+ * MFU, bubble, peak memory), each pipeline stage's program changes (arena,
+ * instruction counts by op, communication volume by kind) and, with
+ * unified (text only), `diff -u` of rank `rank`'s instruction listings.
+ * Returns 0 when the plans are equal (same settings, layout and programs),
+ * 1 when they differ, -1 after a message on stderr. */
 int plc_plan_diff(FILE *out, const plc_plan *a, const plc_plan *b, const char *name_a, const char *name_b, int64_t rank,
                   bool unified, plc_diff_format format);
 
@@ -336,6 +355,9 @@ double plc_word_shown(double v, int decimals);
 /* a value of a unit kind (SI base units) in the spelling of the .plan
  * language: 85899345920 -> "80 GiB", 2.5e11 -> "250 GB/s", 0.8 -> "80%" */
 const char *plc_word_quantity(plc_unit_kind kind, double v, char *buf, size_t size);
+/* a layout block's choice of dimension d as the .plan language writes its
+ * value: "auto", "4", "{1, 2, 4}", "0..1", "flash2" */
+const char *plc_word_choice(plc_layout_dim d, const plc_choice *c, char *buf, size_t size);
 
 /* ---- yaml_out.c ------------------------------------------------------------ */
 /* the one YAML writer of plc's --format yaml outputs (solve,

@@ -50,3 +50,30 @@ const char *plc_word_quantity(plc_unit_kind kind, double v, char *buf, size_t si
     snprintf(buf, size, "%.6g", v);
     return buf;
 }
+
+const char *plc_word_choice(plc_layout_dim d, const plc_choice *c, char *buf, size_t size)
+{
+    char v[32], w[32];
+    size_t n = 0;
+    if (size) buf[0] = '\0';
+    switch (c->kind) {
+    case PLC_CHOICE_AUTO: snprintf(buf, size, "auto"); break;
+    case PLC_CHOICE_RANGE:
+        snprintf(buf, size, "%s..%s", plc_layout_value_text(d, c->lo, v, sizeof v),
+                 plc_layout_value_text(d, c->hi, w, sizeof w));
+        break;
+    case PLC_CHOICE_SET:
+        if (c->n == 1) {
+            snprintf(buf, size, "%s", plc_layout_value_text(d, c->v[0], v, sizeof v));
+            break;
+        }
+        for (int i = 0; i < c->n && n < size; i++) {
+            int k = snprintf(buf + n, size - n, "%s%s%s", i ? ", " : "{", plc_layout_value_text(d, c->v[i], v, sizeof v),
+                             i + 1 == c->n ? "}" : "");
+            if (k < 0) break;
+            n += (size_t)k;
+        }
+        break;
+    }
+    return buf;
+}

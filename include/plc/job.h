@@ -403,5 +403,7 @@ const char *plc_attention_name(plc_attention a);
 const char *plc_precision_name(plc_precision p);
 const char *plc_objective_name(plc_objective o);
 const char *plc_engine_name(plc_engine e);
+const char *plc_arch_name(plc_arch a);
+const char *plc_positions_name(plc_positions p);
 
 #endif

@@ -51,7 +51,7 @@
 #include "plc/job.h"
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
-#define PLC_PLAN_VERSION 3u
+#define PLC_PLAN_VERSION 4u
 
 /* ---- communicator groups -------------------------------------------------
  * A group is described by the rank coordinates that vary inside it; all
@@ -303,6 +303,7 @@ typedef struct plc_prediction {
     double step_time_s, tokens_per_s, mfu;
     double peak_bytes_estimate; /* solver's memory model, most loaded rank */
     double peak_bytes_plan;     /* max arena_bytes over programs */
+    double bubble_fraction;     /* the solver's pipeline bubble / step time */
 } plc_prediction;
 
 /* ---- the plan ------------------------------------------------------------- */
@@ -317,6 +318,11 @@ typedef struct plc_plan {
     plc_hw hw;
     int64_t nodes, gpus_per_node;
     plc_layout layout;
+    /* the layout block the solver was given (the spec with its -D
+     * overrides): each dimension's choice, memory_limit and objective, so
+     * that plc diff tells a changed constraint from a reformatted spec and a
+     * pinned value from the solver's pick */
+    plc_layout_spec constraints;
     plc_prediction pred;
     int64_t world_size;
     uint32_t ngroups;

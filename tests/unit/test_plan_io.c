@@ -33,6 +33,12 @@ static void test_round_trip(void)
         tp_layout(2, 2, 2, 1, 1, 3, PLC_RECOMPUTE_FULL, 2, PLC_SCHED_INTERLEAVED, 1),
         tp_layout(1, 1, 1, 2, 0, 0, PLC_RECOMPUTE_SELECTIVE, 1, PLC_SCHED_GPIPE, 2),
     };
+    /* the layout block travels with the plan: a set, a range, a pin, memory_limit, objective */
+    job.layout.tp = (plc_choice){.kind = PLC_CHOICE_SET, .n = 3, .v = {1, 2, 4}};
+    job.layout.zero = (plc_choice){.kind = PLC_CHOICE_RANGE, .lo = 0, .hi = 3};
+    job.layout.schedule = (plc_choice){.kind = PLC_CHOICE_SET, .n = 1, .v = {PLC_SCHED_INTERLEAVED}};
+    job.layout.memory_limit = 0.85;
+    job.layout.objective = PLC_OBJ_MEMORY;
     for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
         plc_arena a;
         plc_arena_init(&a);
@@ -54,6 +60,12 @@ static void test_round_trip(void)
         CU_ASSERT(q.spec_len == p.spec_len && memcmp(q.spec_source, p.spec_source, p.spec_len) == 0);
         CU_ASSERT(q.layout.dp == p.layout.dp && q.layout.schedule == p.layout.schedule);
         CU_ASSERT(q.model.norm_eps == p.model.norm_eps && q.train.lr_peak == p.train.lr_peak);
+        CU_ASSERT(q.constraints.tp.kind == PLC_CHOICE_SET && q.constraints.tp.n == 3 && q.constraints.tp.v[2] == 4);
+        CU_ASSERT(q.constraints.zero.kind == PLC_CHOICE_RANGE && q.constraints.zero.hi == 3);
+        CU_ASSERT(q.constraints.schedule.n == 1 && q.constraints.schedule.v[0] == PLC_SCHED_INTERLEAVED);
+        CU_ASSERT(q.constraints.dp.kind == PLC_CHOICE_AUTO);
+        CU_ASSERT(q.constraints.memory_limit == 0.85 && q.constraints.objective == PLC_OBJ_MEMORY);
+        CU_ASSERT(q.pred.bubble_fraction == p.pred.bubble_fraction);
         free(s1);
         free(s2);
         free(d1);
@@ -148,7 +160,7 @@ static void test_wrong_version_and_magic(void)
     CU_ASSERT(decode_fails(d, n, newer));
     d[8] = PLC_PLAN_VERSION;
     d[8] = 1; /* a plan of the first format (no loops): refused, recompile */
-    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 3: recompile"));
+    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 4: recompile"));
     d[8] = PLC_PLAN_VERSION;
     d[0] = 'X';
     CU_ASSERT(decode_fails(d, n, "not a plan file"));
@@ -338,6 +350,15 @@ static void e_world(plc_plan *p) { p->world_size = 7; }
 static void e_stage(plc_plan *p) { p->stage_program[0] = 5; }
 static void e_rows(plc_plan *p) { p->programs[0].buffers[2].rows = 1 << 20; }
 
+static void e_choice_kind(plc_plan *p) { p->constraints.tp.kind = (plc_choice_kind)7; }
+static void e_choice_order(plc_plan *p) { p->constraints.tp = (plc_choice){.kind = PLC_CHOICE_SET, .n = 2, .v = {4, 2}}; }
+static void e_choice_enum(plc_plan *p)
+{
+    p->constraints.schedule = (plc_choice){.kind = PLC_CHOICE_SET, .n = 1, .v = {PLC_SCHED_COUNT}};
+}
+static void e_choice_range(plc_plan *p) { p->constraints.pp = (plc_choice){.kind = PLC_CHOICE_RANGE, .lo = 4, .hi = 2}; }
+static void e_memory_limit(plc_plan *p) { p->constraints.memory_limit = 1.5; }
+
 static void find_matmul(plc_plan *p, plc_instr **out)
 {
     for (uint32_t i = 0; i < p->programs[0].ninstrs; i++)
@@ -369,6 +390,8 @@ static void test_hostile_fields(void)
         {e_group, "not a group id"}, {e_peer, "not a pipeline rank"}, {e_op, "out of range"},
         {e_world, "world size"}, {e_stage, "stage 0 runs program 5"}, {e_rows, "does not fit"},
         {e_operand, "the op touches"}, {e_dtype, "dtype"},
+        {e_choice_kind, "tp has choice kind 7"}, {e_choice_order, "tp set holds 2, out of range or out of order"},
+        {e_choice_enum, "schedule set holds 5"}, {e_choice_range, "pp range 4..2"}, {e_memory_limit, "memory_limit 1.5"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plc_arena a;

@@ -48,6 +48,7 @@ static inline void tp_job(plc_job *job, int layers, bool tied, int64_t global_ba
     hw->kernel_launch = 4e-6;
     job->cluster.nodes = 1;
     job->cluster.gpus_per_node = 8;
+    job->layout.memory_limit = 1.0; /* the front end's default; every dimension auto */
     plc_train *t = &job->train;
     t->global_batch = global_batch;
     t->precision = PLC_PREC_FP32;
