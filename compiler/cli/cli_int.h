@@ -51,6 +51,10 @@ typedef struct plc_cmd_out {
     plc_atomic_file af;
 } plc_cmd_out;
 bool plc_cmd_is_stdout(const char *path);
+/* is the file a compiled plan (its magic bytes), not a spec? Plans and
+ * specs are told apart by content, never by name; an unreadable file goes
+ * the plan's way, whose loader names the reason */
+bool plc_cmd_is_plan_file(const char *path);
 int plc_cmd_out_open(const char *cmd, const char *path, plc_cmd_out *out);
 int plc_cmd_out_close(const char *cmd, plc_cmd_out *out);
 void plc_cmd_out_abort(plc_cmd_out *out);

@@ -67,6 +67,16 @@ int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml)
 
 bool plc_cmd_is_stdout(const char *path) { return path && !strcmp(path, "-"); }
 
+bool plc_cmd_is_plan_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return true;
+    char magic[8];
+    bool plan = fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
+    fclose(f);
+    return plan;
+}
+
 int plc_cmd_out_open(const char *cmd, const char *path, plc_cmd_out *out)
 {
     memset(out, 0, sizeof *out);

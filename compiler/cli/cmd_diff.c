@@ -47,18 +47,6 @@ static void usage(FILE *out)
             plc_spec_options_help);
 }
 
-/* does the file start with a plan's magic bytes? (an unreadable file is
- * left to the plan loader, whose message names the reason) */
-static bool looks_like_plan(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return true;
-    char magic[8];
-    bool plan = fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
-    fclose(f);
-    return plan;
-}
-
 /* a spec compiled as plc compile would, through the plan file's bytes */
 static int spec_plan(plc_arena *a, const char *path, const plc_spec_opts *opts, plc_plan *p)
 {
@@ -127,7 +115,7 @@ int plc_cmd_diff(int argc, char **argv)
         usage(stderr);
         return DIFF_TROUBLE;
     }
-    bool is_plan[2] = {looks_like_plan(paths[0]), looks_like_plan(paths[1])};
+    bool is_plan[2] = {plc_cmd_is_plan_file(paths[0]), plc_cmd_is_plan_file(paths[1])};
     if ((opts.ndefines || opts.catalog_path) && is_plan[0] && is_plan[1]) {
         fprintf(stderr, "plc diff: error: -D and --catalog apply to specs, and %s and %s are both plans\n", paths[0],
                 paths[1]);

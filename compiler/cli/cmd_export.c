@@ -154,16 +154,6 @@ static void usage(FILE *out)
             plc_spec_options_help);
 }
 
-static bool is_plan(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
-    char magic[8] = {0};
-    size_t got = fread(magic, 1, sizeof magic, f);
-    fclose(f);
-    return got == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
-}
-
 /* the spec's layout block narrowed to what profile p runs: false when a
  * dimension keeps no value */
 static bool restrict_to_profile(plc_layout_spec *ls, const plc_engine_profile *p)
@@ -431,7 +421,7 @@ int plc_cmd_export(int argc, char **argv)
     const char *env_catalog = getenv("PLC_CATALOG");
     const char *catalog = opts.catalog_path ? opts.catalog_path : env_catalog && env_catalog[0] ? env_catalog : NULL;
     int rc = plc_engine_profile_load(&a, &d, e->profile, NULL, catalog, &prof) ? PLC_EXIT_INPUT
-             : is_plan(path) ? from_plan(&a, e, &prof, path, &in)
+             : plc_cmd_is_plan_file(path) ? from_plan(&a, e, &prof, path, &in)
                              : from_spec(&a, e, &prof, path, &opts, &in);
     if (rc == PLC_EXIT_OK) {
         plc_cmd_out o;

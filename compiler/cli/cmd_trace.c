@@ -70,18 +70,6 @@ static void usage(FILE *out)
             PLC_CHECK_ALL_RANKS_MAX, plc_spec_options_help);
 }
 
-/* is the file a compiled plan (its magic bytes)? Unreadable files go the
- * plan's way, whose loader says why. */
-static bool is_plan_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return true;
-    char magic[8];
-    bool plan = fread(magic, 1, sizeof magic, f) == sizeof magic && !memcmp(magic, PLC_PLAN_MAGIC, sizeof magic);
-    fclose(f);
-    return plan;
-}
-
 static const char *const comm_name[PLC_ETRACE_COMM_COUNT] = {"tp", "cp", "pp", "dp", "gather"};
 
 /* plc trace SPEC: solve (or take the pinned layout) and simulate */
@@ -176,7 +164,7 @@ int plc_cmd_trace(int argc, char **argv)
     }
     if (plc_cmd_need_input("trace", "plan", path, usage)) return PLC_EXIT_INPUT;
     if (!outp) outp = svg ? "trace.svg" : "trace.json";
-    if (!is_plan_file(path)) {
+    if (!plc_cmd_is_plan_file(path)) {
         if (ranks || full) {
             fprintf(stderr, "plc trace: error: %s applies to compiled plans; %s is a spec\n", ranks ? "--ranks" : "--full",
                     path);

@@ -55,10 +55,10 @@ what() {
     esac
 }
 # the diff of two plans without the per-stage program tables: the settings
-# and the predicted consequences (plc diff's compact mode where it has one)
+# and the predicted consequences (plc diff --format short where it has it)
 plan_diff() {
-    if "$plc" diff --help 2>/dev/null | grep -q -- '--compact'; then
-        "$plc" diff --compact "$1" "$2"
+    if "$plc" diff --help 2>/dev/null | grep -q -- 'short'; then
+        "$plc" diff --format short "$1" "$2"
     else
         "$plc" diff --no-listing "$1" "$2" >"$3.full"
         local rc=$?

@@ -58,7 +58,7 @@ grep -q '^specs/team-a/llama.plan: gate regression: MFU [0-9.]*% -> [0-9.]*% (-[
     "$tmp/h100.out" || { cat "$tmp/h100.out"; die "h100: no failed MFU regression line (MFU down, tokens/s per GPU up)"; }
 grep -q '^### specs/team-a/llama.plan: gate failed (exit 4)$' plans/report.md || die "h100: report lacks the failure"
 # the diff of the failing spec, with the consequences
-for want in '  cluster.gpu  *A100-SXM4-80GB -> H100-SXM5-80GB' '  MFU  *[0-9.]*% -> [0-9.]*%' '  step time ' '  peak (plan) '; do
+for want in 'settings .*cluster.gpu A100-SXM4-80GB -> H100-SXM5-80GB' 'predicted  step [0-9.]* s -> [0-9.]* s .*MFU [0-9.]*% -> [0-9.]*%' 'memory     stage 0 [0-9.]* GiB -> '; do
     grep -q "^$want" plans/report.md || { cat plans/report.md; die "h100: report lacks '$want'"; }
 done
 grep -q 'note: .*another cluster (allowed' "$tmp/h100.out" || die "h100: no note of the cluster difference"
@@ -77,7 +77,7 @@ line=$(grep '^specs/team-a/llama.plan: gate regression: .*: pass$' "$tmp/nodes.o
 /usr/bin/python3 -c "import sys; sys.exit(0 if 0 < ${BASH_REMATCH[1]} < 2 < ${BASH_REMATCH[2]} else 1)" \
     || die "nodes: expected an MFU drop under 2 points with tokens/s per GPU down more than 2%: '$line'"
 grep -q '^### specs/team-a/llama.plan: changed$' plans/report.md && grep -q '^  cluster.nodes  *4 -> 16' plans/report.md \
-    && grep -q '^  MFU  *[0-9.]*% -> [0-9.]*%' plans/report.md || { cat plans/report.md; die "nodes: changed spec without its diff"; }
+    && grep -q '^predicted .*MFU [0-9.]*% -> [0-9.]*%' plans/report.md || { cat plans/report.md; die "nodes: changed spec without its diff"; }
 
 # another model under the same name: the baseline is refused (1), with the
 # spec's text diff since no plan was written
