@@ -57,6 +57,7 @@ int plc_cmd_check(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    opts.read_data = true; /* every check plc compile makes, the token file's too */
     plc_gates gates;
     if (plc_gates_take_options("check", &argc, argv, &gates)) return PLC_EXIT_INPUT;
     bool quiet = false;

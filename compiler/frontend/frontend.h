@@ -220,6 +220,11 @@ const char *plc_path_normalise(plc_arena *a, const char *path);
  * NULL when the working directory cannot be read. */
 const char *plc_path_absolute(plc_arena *a, const char *dir, const char *path);
 
+/* to relative to the directory from, both absolute and normalised (no file
+ * system access): ("/a/b", "/a/c/d") -> "../c/d", ("/a", "/a/x") -> "x",
+ * ("/a", "/a") -> "." */
+const char *plc_path_relative(plc_arena *a, const char *from, const char *to);
+
 /* the part after the last '/' ("x.plan" for "specs/x.plan") */
 const char *plc_path_base(const char *path);
 
@@ -266,6 +271,7 @@ int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_l
 typedef struct plc_resolve_opts {
     const char *catalog_path; /* --catalog or $PLC_CATALOG, NULL if neither */
     const char *spec_dir;     /* directory of the spec ("" for the cwd) */
+    bool read_data;           /* read the whole token file (plc_spec_opts) */
 } plc_resolve_opts;
 
 /* Fills *job from the tree. Returns the number of errors reported. */
@@ -290,6 +296,9 @@ typedef struct plc_spec_opts {
     const char *defines[PLC_MAX_DEFINES]; /* "block.key=value" from -D */
     int ndefines;
     int max_errors; /* 0: the default cap */
+    bool read_data; /* read the whole token file of train.data: its size and
+                       CRC-32 into the job, its largest token checked (plc
+                       compile, plc check); otherwise only its header */
 } plc_spec_opts;
 
 /* Removes the spec options (-D X, -DX, --catalog FILE) from argv, compacting

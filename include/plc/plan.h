@@ -51,7 +51,7 @@
 #include "plc/job.h"
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
-#define PLC_PLAN_VERSION 3u
+#define PLC_PLAN_VERSION 4u
 
 /* ---- communicator groups -------------------------------------------------
  * A group is described by the rank coordinates that vary inside it; all
@@ -313,7 +313,7 @@ typedef struct plc_plan {
     uint64_t spec_len;
     uint64_t spec_hash; /* FNV-1a 64 of the source */
     plc_model model;
-    plc_train train;    /* data_path (absolute, normalised) points into the plan's strings */
+    plc_train train;    /* data_path (relative to the spec's directory) points into the plan's strings */
     plc_hw hw;
     int64_t nodes, gpus_per_node;
     plc_layout layout;

@@ -28,6 +28,10 @@ static void test_round_trip(void)
 {
     plc_job job;
     tp_job(&job, 4, true, 8);
+    /* a token file's record: its path relative to the spec, size, CRC-32 */
+    job.train.data_path = "../data/toks.bin";
+    job.train.data_size = 0x123456789ull;
+    job.train.data_crc32 = 0xdeadbeefu;
     plc_layout layouts[] = {
         tp_layout(1, 1, 1, 1, 0, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1),
         tp_layout(2, 2, 2, 1, 1, 3, PLC_RECOMPUTE_FULL, 2, PLC_SCHED_INTERLEAVED, 1),
@@ -54,6 +58,9 @@ static void test_round_trip(void)
         CU_ASSERT(q.spec_len == p.spec_len && memcmp(q.spec_source, p.spec_source, p.spec_len) == 0);
         CU_ASSERT(q.layout.dp == p.layout.dp && q.layout.schedule == p.layout.schedule);
         CU_ASSERT(q.model.norm_eps == p.model.norm_eps && q.train.lr_peak == p.train.lr_peak);
+        CU_ASSERT(q.train.data_path && strcmp(q.train.data_path, "../data/toks.bin") == 0);
+        CU_ASSERT(q.train.data_size == 0x123456789ull && q.train.data_crc32 == 0xdeadbeefu);
+        CU_ASSERT_PTR_NOT_NULL(strstr(s1, "data=../data/toks.bin (4886718345 bytes, CRC-32 deadbeef)\n"));
         free(s1);
         free(s2);
         free(d1);
@@ -148,7 +155,9 @@ static void test_wrong_version_and_magic(void)
     CU_ASSERT(decode_fails(d, n, newer));
     d[8] = PLC_PLAN_VERSION;
     d[8] = 1; /* a plan of the first format (no loops): refused, recompile */
-    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 3: recompile"));
+    char older[80];
+    snprintf(older, sizeof older, "version 1, but this build reads version %u: recompile", PLC_PLAN_VERSION);
+    CU_ASSERT(decode_fails(d, n, older));
     d[8] = PLC_PLAN_VERSION;
     d[0] = 'X';
     CU_ASSERT(decode_fails(d, n, "not a plan file"));
