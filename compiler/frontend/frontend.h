@@ -198,8 +198,10 @@ char *plc_fmt(plc_arena *a, plc_ast *ast, size_t *len);
  *
  * Two rules live here. A file named in a spec (a token file, a catalog) is
  * made absolute against a directory and normalised lexically ("." and ".."
- * removed, repeated slashes folded; symbolic links are not followed), so what
- * a plan stores does not depend on the working directory plc ran in. The
+ * removed, repeated slashes folded; symbolic links are not followed); a
+ * token file's path is then stored relative to the spec's directory
+ * (plc_path_relative), so what a plan stores depends neither on the working
+ * directory plc ran in nor on where the checkout lies. The
  * built-in hardware catalog (and the engine profiles beside it,
  * engines.yaml) is found relative to the running program, never through a
  * path fixed at build time:
