@@ -4,10 +4,12 @@
 #include "common/tokfile_format.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/crc32.h"
 #include "common/errmsg.h"
@@ -86,23 +88,31 @@ static size_t fill(FILE *f, uint8_t *buf, size_t cap)
 
 enum { SURVEY_CHUNK = 1 << 20 }; /* a multiple of 4: tokens never straddle two chunks */
 
-/* opens a regular file for reading; its size in *size. NULL with err */
+/* opens a regular file for reading; its size in *size. NULL with err. A
+ * FIFO or a device is refused before anything is read (O_NONBLOCK: opening
+ * a FIFO does not wait for a writer). */
 static FILE *open_regular(const char *path, uint64_t *size, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         plc_fail(err, errlen, "cannot open: %s", strerror(errno));
         return NULL;
     }
     struct stat st;
-    if (fstat(fileno(f), &st) != 0) {
+    if (fstat(fd, &st) != 0) {
         plc_fail(err, errlen, "cannot read: %s", strerror(errno));
-        fclose(f);
+        close(fd);
         return NULL;
     }
     if (!S_ISREG(st.st_mode)) {
         plc_fail(err, errlen, "%s", S_ISDIR(st.st_mode) ? "a directory, not a token file" : "not a regular file");
-        fclose(f);
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        plc_fail(err, errlen, "cannot read: %s", strerror(errno));
+        close(fd);
         return NULL;
     }
     *size = (uint64_t)st.st_size;

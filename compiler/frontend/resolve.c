@@ -765,10 +765,11 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
     int e = d->errors;
     bool batch_in_tokens;
     resolve_train(&r, train, &job->train, &batch_in_tokens);
+    bool train_ok = d->errors == e && complete(train);
+    /* the token file's own errors do not hide the checks of the other keys */
     if (r.data)
         plc_data_file_check(d, r.data->loc, r.data->text, r.data_open, model_ok ? &job->model : NULL, o->read_data,
                             &job->train);
-    bool train_ok = d->errors == e && complete(train);
     if (train_ok && !resolve_engine(&r, train, job, cluster_ok)) train_ok = false;
     e = d->errors;
     resolve_layout(&r, layout, &job->layout);

@@ -588,6 +588,14 @@ static void test_locate(void)
     CU_ASSERT_EQUAL_FATAL(plc_tokfile_write(file, toks, 39, 2, 64, err, sizeof err), 0);
     CU_ASSERT_EQUAL(plc_data_check_record(file, &t, false, err, sizeof err), -1); /* the size differs */
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "this file has 110 bytes, CRC-32 "));
+    /* a FIFO is refused without waiting for a writer */
+    char fifo[512];
+    tmp_path(fifo, sizeof fifo, "run/fifo");
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    CU_ASSERT_EQUAL(plc_tokfile_survey_file(fifo, &sv, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "not a regular file");
+    CU_ASSERT_EQUAL(plc_data_check_record(fifo, &t, true, err, sizeof err), -1);
+    remove(fifo);
     remove(file);
     rmdir(sub);
 }
