@@ -264,8 +264,6 @@ static int run_steps(plrun *r, int64_t total)
     return EXIT_OK;
 }
 
-/* Every output (metrics, trace, checkpoints) is checked before the first
- * step, on rank 0 which writes them: a bad path fails now, not after the run. */
 /* The plan's data source, opened on this rank: a token file is found as
  * docs/data.md says (--data-root, else beside the plan, else the working
  * directory) and checked against the plan's record of it, its size on every
@@ -276,7 +274,8 @@ static int open_data(plrun *r)
     const plc_plan *plan = &r->plan;
     int index;
     plc_comm_node(&r->comm, &index);
-    if (!plan->train.data_path) return plc_data_open_synthetic(&r->data, &plan->model, plan->train.seed, r->err, sizeof r->err);
+    if (!plan->train.data_path)
+        return plc_data_open_synthetic(&r->data, &plan->model, plan->train.seed, r->err, sizeof r->err);
     char path[4096];
     if (plc_data_locate(plan->train.data_path, r->args.plan_path, r->args.data_root, path, sizeof path, r->err,
                         sizeof r->err))
@@ -285,6 +284,8 @@ static int open_data(plrun *r)
     return plc_data_open_file(&r->data, path, &plan->model, plan->train.seed, r->err, sizeof r->err);
 }
 
+/* Every output (metrics, trace, checkpoints) is checked before the first
+ * step, on rank 0 which writes them: a bad path fails now, not after the run. */
 static int check_outputs(plrun *r)
 {
     const plrun_args *a = &r->args;

@@ -17,6 +17,7 @@ void plc_data_file_check(plc_diag *d, plc_loc at, const char *written, const cha
 {
     char why[512];
     plc_tokfile_survey s;
+    memset(&s, 0, sizeof s);
     int rc = read_all ? plc_tokfile_survey_file(open_path, &s, why, sizeof why)
                       : plc_tokfile_read_head(open_path, &s.head, &s.size, why, sizeof why);
     if (rc) {

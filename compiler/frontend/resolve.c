@@ -562,16 +562,17 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
             const char *abs = plc_path_absolute(r->a, dir, v->text);
             const char *spec_abs = plc_path_absolute(r->a, r->o->spec_dir, ".");
             if (!abs || !spec_abs) {
-                plc_diag_error(r->d, v->loc, "cannot resolve the token file's path: the working directory is unreadable");
+                plc_diag_error(r->d, v->loc,
+                               "cannot resolve the token file's path: the working directory is unreadable");
             } else {
                 t->data_path = v->text[0] == '/' ? abs : plc_path_relative(r->a, spec_abs, abs);
                 r->data = v;
                 /* plc reads what plrun will: the stored path, beside the
                  * spec (-D: the absolute path, for its message) */
                 const char *sdir = r->o->spec_dir;
-                r->data_open = data->overridden || t->data_path[0] == '/' ? abs
-                               : !sdir || !sdir[0]                         ? t->data_path
-                                                   : plc_arena_printf(r->a, "%s/%s", sdir, t->data_path);
+                if (data->overridden || t->data_path[0] == '/') r->data_open = abs;
+                else if (!sdir || !sdir[0]) r->data_open = t->data_path;
+                else r->data_open = plc_arena_printf(r->a, "%s/%s", sdir, t->data_path);
             }
         } else {
             plc_diag_error(r->d, v->loc, "'data' expects synthetic or a token file \"path\"");
