@@ -149,6 +149,8 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
     wb_i64(b, t->steps);
     wb_u64(b, t->seed);
     wb_cstr(b, st, t->data_path);
+    wb_u64(b, t->data_size);
+    wb_u32(b, t->data_crc32);
     /* hardware */
     wb_str(b, st, p->hw.name, strnlen(p->hw.name, sizeof p->hw.name));
 #define PLC_HW_WRITE(member, key, unit) wb_f64(b, p->hw.member);
@@ -678,6 +680,8 @@ static void read_meta(rcur *c, plc_plan *p)
     t->steps = rc_i64(c);
     t->seed = rc_u64(c);
     t->data_path = rc_str(c, NULL);
+    t->data_size = rc_u64(c);
+    t->data_crc32 = rc_u32(c);
     rc_name(c, p->hw.name, sizeof p->hw.name);
 #define PLC_HW_READ(member, key, unit) p->hw.member = rc_f64(c);
     PLC_HW_FIELDS(PLC_HW_READ)

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int syntax_errors = 0;
     plc_ast *ast = plc_parse_source(&a, &d, src, &syntax_errors);
     if (ast && !syntax_errors) {
-        plc_resolve_opts ro = {NULL, ""};
+        plc_resolve_opts ro = {NULL, "", false};
         plc_job job;
         memset(&job, 0, sizeof job);
         plc_resolve(&a, &d, ast, &ro, &job);

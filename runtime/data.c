@@ -3,9 +3,11 @@
 #include "runtime/data.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/errmsg.h"
 #include "runtime/rng.h"
@@ -44,21 +46,17 @@ int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uin
         free(d);
         return -1;
     }
-    if (d->file.vocab > (uint64_t)m->vocab) {
-        plc_fail(err, errlen, "%s: the tokens were made for a vocabulary of %u but the model's vocab is %lld", path,
-                 d->file.vocab, (long long)m->vocab);
+    /* the rules plc compile checked too (common/tokfile_format.h) */
+    plc_tokfile_head h = {.token_bytes = d->file.token_bytes, .vocab = d->file.vocab, .count = d->file.count};
+    char why[300];
+    if (plc_tokfile_fits_model(&h, m->vocab, m->seq_len, why, sizeof why)) {
+        plc_fail(err, errlen, "%s: %s", path, why);
         plc_data_close(d);
         return -1;
     }
     /* windows of seq_len + 1 tokens start every seq_len tokens (the target of
      * one window's last position is the next window's first input) */
-    d->windows = d->file.count > 0 ? (d->file.count - 1) / (uint64_t)m->seq_len : 0;
-    if (d->windows == 0) {
-        plc_fail(err, errlen, "%s: %llu tokens, fewer than the seq_len + 1 = %lld one sample needs", path,
-                 (unsigned long long)d->file.count, (long long)m->seq_len + 1);
-        plc_data_close(d);
-        return -1;
-    }
+    d->windows = (d->file.count - 1) / (uint64_t)m->seq_len;
     snprintf(d->describe, sizeof d->describe, "token file %s: %llu tokens, %llu samples of %lld per epoch", path,
              (unsigned long long)d->file.count, (unsigned long long)d->windows, (long long)m->seq_len);
     *out = d;
@@ -89,6 +87,66 @@ int plc_data_open(plc_data **out, const plc_model *m, const plc_train *t, char *
 {
     if (t->data_path) return plc_data_open_file(out, t->data_path, m, t->seed, err, errlen);
     return plc_data_open_synthetic(out, m, t->seed, err, errlen);
+}
+
+/* dir/rel, or rel when dir is "" ; false when it does not fit */
+static bool join(char *out, size_t outlen, const char *dir, const char *rel)
+{
+    int n = dir[0] ? snprintf(out, outlen, "%s/%s", dir, rel) : snprintf(out, outlen, "%s", rel);
+    return n >= 0 && (size_t)n < outlen;
+}
+
+int plc_data_locate(const char *stored, const char *plan_path, const char *data_root, char *out, size_t outlen,
+                    char *err, size_t errlen)
+{
+    if (stored[0] == '/' || data_root) {
+        if (!join(out, outlen, stored[0] == '/' ? "" : data_root, stored))
+            return plc_fail(err, errlen, "token file %s: path too long", stored);
+        return 0;
+    }
+    /* beside the plan, then the working directory */
+    char dir[4096];
+    const char *slash = strrchr(plan_path, '/');
+    size_t k = slash ? (size_t)(slash - plan_path) : 0;
+    if (slash && k == 0) k = 1; /* a plan in / */
+    if (k >= sizeof dir) return plc_fail(err, errlen, "plan %s: path too long", plan_path);
+    memcpy(dir, plan_path, k);
+    dir[k] = '\0';
+    if (!join(out, outlen, dir, stored)) return plc_fail(err, errlen, "token file %s: path too long", stored);
+    if (access(out, F_OK) == 0) return 0;
+    char beside[4096];
+    snprintf(beside, sizeof beside, "%s", out);
+    if (!dir[0]) /* the plan is in the working directory: one place */
+        return plc_fail(err, errlen,
+                        "token file %s (train.data, relative to the spec's directory) not found beside the plan: "
+                        "%s does not exist; give --data-root DIR, DIR being what the path is relative to",
+                        stored, beside);
+    snprintf(out, outlen, "%s", stored);
+    if (access(out, F_OK) == 0) return 0;
+    return plc_fail(err, errlen,
+                    "token file %s (train.data, relative to the spec's directory) not found beside the plan (%s) "
+                    "nor in the working directory (%s); give --data-root DIR, DIR being what the path is "
+                    "relative to",
+                    stored, beside, stored);
+}
+
+int plc_data_check_record(const char *path, const plc_train *t, bool with_crc, char *err, size_t errlen)
+{
+    uint64_t size;
+    uint32_t crc;
+    char why[300];
+    if (plc_file_fingerprint(path, with_crc, &size, &crc, why, sizeof why))
+        return plc_fail(err, errlen, "token file %s: %s", path, why);
+    if (size == t->data_size && (!with_crc || crc == t->data_crc32)) return 0;
+    /* a file of another size: its checksum too, for the message */
+    if (!with_crc && plc_file_fingerprint(path, true, &size, &crc, why, sizeof why))
+        return plc_fail(err, errlen, "token file %s: %s", path, why);
+    return plc_fail(err, errlen,
+                    "token file %s is not the one the plan was compiled with: the plan's %s had "
+                    PLC_TOKFILE_PRINT_FMT ", this file has " PLC_TOKFILE_PRINT_FMT
+                    "; recompile the plan with this file, or give the one it was compiled with (--data-root DIR)",
+                    path, t->data_path, (unsigned long long)t->data_size, t->data_crc32, (unsigned long long)size,
+                    crc);
 }
 
 void plc_data_close(plc_data *d)

@@ -10,6 +10,7 @@
 #ifndef PLC_DATA_H
 #define PLC_DATA_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -23,7 +24,21 @@ int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uin
                        size_t errlen);
 /* the synthetic source for the model's vocabulary. 0, or -1 with err. */
 int plc_data_open_synthetic(plc_data **out, const plc_model *m, uint64_t seed, char *err, size_t errlen);
-/* the train block's choice: its data_path, or synthetic when it is NULL */
+/* Where plrun finds the plan's token file (docs/data.md): a stored absolute
+ * path is opened as it is; a relative one (relative to the spec's
+ * directory) is taken against data_root when it is not NULL, and otherwise
+ * looked for beside the plan file (plan_path's directory), then in the
+ * working directory. The path to open goes to out. 0, or -1 with err
+ * naming the places tried. */
+int plc_data_locate(const char *stored, const char *plan_path, const char *data_root, char *out, size_t outlen,
+                    char *err, size_t errlen);
+/* Checks the token file at path against the plan's record of it
+ * (t->data_size, t->data_crc32): always its size, the CRC-32 of all its
+ * bytes when with_crc (plrun asks one rank per node). 0, or -1 with err
+ * naming both files' sizes and checksums. */
+int plc_data_check_record(const char *path, const plc_train *t, bool with_crc, char *err, size_t errlen);
+/* the train block's choice: its data_path as given, or synthetic when it is
+ * NULL */
 int plc_data_open(plc_data **out, const plc_model *m, const plc_train *t, char *err, size_t errlen);
 void plc_data_close(plc_data *d);
 

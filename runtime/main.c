@@ -264,6 +264,26 @@ static int run_steps(plrun *r, int64_t total)
     return EXIT_OK;
 }
 
+/* The plan's data source, opened on this rank: a token file is found as
+ * docs/data.md says (--data-root, else beside the plan, else the working
+ * directory) and checked against the plan's record of it, its size on every
+ * rank and its CRC-32 on the first rank of each node (the node's ranks read
+ * the same file). Collective: every rank calls it. 0, or -1 with r->err. */
+static int open_data(plrun *r)
+{
+    const plc_plan *plan = &r->plan;
+    int index;
+    plc_comm_node(&r->comm, &index);
+    if (!plan->train.data_path)
+        return plc_data_open_synthetic(&r->data, &plan->model, plan->train.seed, r->err, sizeof r->err);
+    char path[4096];
+    if (plc_data_locate(plan->train.data_path, r->args.plan_path, r->args.data_root, path, sizeof path, r->err,
+                        sizeof r->err))
+        return -1;
+    if (plc_data_check_record(path, &plan->train, index == 0, r->err, sizeof r->err)) return -1;
+    return plc_data_open_file(&r->data, path, &plan->model, plan->train.seed, r->err, sizeof r->err);
+}
+
 /* Every output (metrics, trace, checkpoints) is checked before the first
  * step, on rank 0 which writes them: a bad path fails now, not after the run. */
 static int check_outputs(plrun *r)
@@ -465,7 +485,10 @@ int main(int argc, char **argv)
     double setup[4] = {plc_trace_now()}; /* start, backend up, arena up, weights in */
     r->be = plc_backend_create(a->backend, &r->comm, a->threads, plan, r->err, sizeof r->err);
     if (!r->be) return fail_all(r, EXIT_INPUT);
-    if (plc_data_open(&r->data, &plan->model, &plan->train, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    if (any_failed(r, open_data(r))) {
+        cleanup(r);
+        return EXIT_INPUT;
+    }
 
     /* The baseline: the runtime's fixed costs in place (the host libraries'
      * workspaces, then MPI's for this plan's messages), the arena apart. */

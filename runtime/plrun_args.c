@@ -32,6 +32,9 @@ void plrun_usage(FILE *out)
             "  --timeout SECONDS      watchdog: a transfer waiting longer ends the job with\n"
             "                         the instruction and the peer (default: 10x the\n"
             "                         predicted step time, at least 30 s; 0 = off)\n"
+            "  --data-root DIR        the directory the plan's token file (train.data) is\n"
+            "                         relative to, i.e. the spec's directory (default: the\n"
+            "                         plan's directory, then the working directory)\n"
             "  --export-oracle DIR    write initial weights, batches, losses and the first\n"
             "                         step's gradients for tests/oracle/torch_oracle.py\n"
             "  --threads N            CPU threads per rank (default OMP_NUM_THREADS or all)\n"
@@ -60,7 +63,8 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
             static const char *const with_value[] = {"--backend", "--steps", "--metrics", "--trace",
                                                      "--checkpoint", "--resume", "--export-oracle",
                                                      "--threads", "--checkpoint-dir", "--checkpoint-every",
-                                                     "--checkpoint-keep", "--allow-changed", "--timeout"};
+                                                     "--checkpoint-keep", "--allow-changed", "--timeout",
+                                                     "--data-root"};
             int known = 0;
             for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
                 if (!strcmp(o, with_value[k])) known = 1;
@@ -122,6 +126,7 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
             else if (!strcmp(o, "--checkpoint")) a->checkpoint_path = v;
             else if (!strcmp(o, "--resume")) a->resume_path = v;
             else if (!strcmp(o, "--export-oracle")) a->oracle_dir = v;
+            else if (!strcmp(o, "--data-root")) a->data_root = v;
             continue;
         }
         if (a->plan_path) {

@@ -21,6 +21,7 @@ typedef struct plrun_args {
     int nallow_changed;
     double timeout_s;          /* --timeout SECONDS: watchdog deadline; -1 default, 0 off */
     const char *oracle_dir;    /* --export-oracle DIR */
+    const char *data_root;     /* --data-root DIR: what train.data is relative to */
     int threads;               /* --threads N, 0: OMP_NUM_THREADS or all cores */
     int help, version;
 } plrun_args;

@@ -12,50 +12,6 @@
 #include "common/atomic_file.h"
 #include "runtime/file_map.h"
 
-/* fills t from the header in b[0..size); 0, or -1 with err (without the path) */
-static int parse_header(plc_tokfile *t, const uint8_t *b, size_t size, char *err, size_t errlen)
-{
-    if (size < 8) return plc_fail(err, errlen, "file too short (%zu bytes) for a token file header", size);
-    uint32_t magic = plc_get_le32(b), version = plc_get_le32(b + 4);
-    uint64_t header;
-    if (magic == PLC_TOKFILE_MAGIC) {
-        if (version != PLC_TOKFILE_VERSION)
-            return plc_fail(err, errlen, "token file version %u is not supported (this plrun reads version %u)",
-                            version, PLC_TOKFILE_VERSION);
-        if (size < PLC_TOKFILE_HEADER) return plc_fail(err, errlen, "truncated header (%zu bytes, 32 needed)", size);
-        t->token_bytes = plc_get_le32(b + 8);
-        if (t->token_bytes != 2 && t->token_bytes != 4)
-            return plc_fail(err, errlen, "token size %u bytes in the header; 2 or 4 expected", t->token_bytes);
-        t->vocab = plc_get_le32(b + 12);
-        t->count = plc_get_le64(b + 16);
-        if (plc_get_le64(b + 24) != 0)
-            return plc_fail(err, errlen, "reserved header field is not zero (damaged file?)");
-        header = PLC_TOKFILE_HEADER;
-    } else if (magic == PLC_LLMC_MAGIC) {
-        if (version != 1)
-            return plc_fail(err, errlen, "llm.c shard version %u is not supported (version 1, uint16 tokens, is)",
-                            version);
-        if (size < PLC_LLMC_HEADER)
-            return plc_fail(err, errlen, "truncated llm.c header (%zu bytes, 1024 needed)", size);
-        t->token_bytes = 2;
-        t->vocab = 0;
-        t->count = plc_get_le32(b + 8);
-        header = PLC_LLMC_HEADER;
-    } else {
-        return plc_fail(err, errlen, "not a token file: magic 0x%08x, expected 0x%08x (\"PLTK\") or llm.c's %u", magic,
-                        PLC_TOKFILE_MAGIC, PLC_LLMC_MAGIC);
-    }
-    uint64_t body = size - header;
-    if (t->count > body / t->token_bytes || t->count * t->token_bytes != body)
-        return plc_fail(err, errlen,
-                        "header says %llu tokens of %u bytes (%llu bytes) but the file holds %llu bytes of tokens%s",
-                        (unsigned long long)t->count, t->token_bytes,
-                        t->count > UINT64_MAX / t->token_bytes ? 0ull : (unsigned long long)(t->count * t->token_bytes),
-                        (unsigned long long)body, t->count > body / t->token_bytes ? ": truncated?" : "");
-    t->tokens = b + header;
-    return 0;
-}
-
 int plc_tokfile_open(plc_tokfile *t, const char *path, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
@@ -64,13 +20,18 @@ int plc_tokfile_open(plc_tokfile *t, const char *path, char *err, size_t errlen)
     if (plc_map_file(path, "token file", &map, &size, err, errlen)) return -1;
     char inner[400];
     static const uint8_t empty[1];
-    if (parse_header(t, map ? map : empty, size, inner, sizeof inner) != 0) {
+    plc_tokfile_head h;
+    if (plc_tokfile_parse_head(&h, map ? map : empty, map ? size : 0, size, inner, sizeof inner) != 0) {
         if (map) munmap(map, size);
         memset(t, 0, sizeof *t);
         return plc_fail(err, errlen, "%s: %s", path, inner);
     }
     t->map = map;
     t->map_size = size;
+    t->tokens = (const uint8_t *)map + h.header_bytes;
+    t->token_bytes = h.token_bytes;
+    t->vocab = h.vocab;
+    t->count = h.count;
     return 0;
 }
 

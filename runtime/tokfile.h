@@ -1,28 +1,13 @@
-/* tokfile.h: token files, the on-disk training data (docs/data.md).
- *
- * plc's format, version 1, all little-endian:
- *   offset  0  u32  magic 0x4b544c50 (the bytes "PLTK")
- *   offset  4  u32  version = 1
- *   offset  8  u32  token size in bytes: 2 (uint16) or 4 (uint32)
- *   offset 12  u32  vocabulary size the tokens were made for (0 = unknown)
- *   offset 16  u64  number of tokens
- *   offset 24  u64  reserved, 0
- *   offset 32       the tokens
- * The file is exactly 32 + count * token size bytes long.
- *
- * llm.c's shards are read too (a 256 x int32 header: magic 20240520,
- * version 1, token count; then uint16 tokens). */
+/* tokfile.h: token files, the on-disk training data (docs/data.md),
+ * mapped read-only. The format and its checks are common/tokfile_format.h,
+ * shared with plc. */
 #ifndef PLC_TOKFILE_H
 #define PLC_TOKFILE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#define PLC_TOKFILE_MAGIC 0x4b544c50u
-#define PLC_TOKFILE_VERSION 1u
-#define PLC_TOKFILE_HEADER 32u
-#define PLC_LLMC_MAGIC 20240520u
-#define PLC_LLMC_HEADER 1024u
+#include "common/tokfile_format.h"
 
 typedef struct plc_tokfile {
     void *map;

@@ -12,9 +12,11 @@ static void usage(FILE *out)
     fprintf(out,
             "usage: plc check [OPTIONS] FILE...\n"
             "\n"
-            "Checks .plan specs: syntax, keys, units, the hardware catalog entry and the\n"
-            "contradictions the spec alone shows. Errors and warnings go to stderr in\n"
-            "the form file:line:col: error: ..., with the source line and a caret.\n"
+            "Checks .plan specs: syntax, keys, units, the hardware catalog entry, the\n"
+            "contradictions the spec alone shows and, as plc compile does, the token\n"
+            "file of train.data (read whole: format, length, vocabulary, token ids;\n"
+            "docs/data.md). Errors and warnings go to stderr in the form\n"
+            "file:line:col: error: ..., with the source line and a caret.\n"
             "Prints 'FILE: ok' for each spec without errors (and 'FILE: N errors'\n"
             "to stderr otherwise). With a gate (an option, or the spec's gates block)\n"
             "each valid spec is also solved and its chosen layout's prediction checked\n"
@@ -62,6 +64,7 @@ int plc_cmd_check(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    opts.read_data = true; /* every check plc compile makes, the token file's too */
     plc_gates gates;
     if (plc_gates_take_options("check", &argc, argv, &gates)) return PLC_EXIT_INPUT;
     bool quiet = false;

@@ -86,6 +86,7 @@ int plc_cmd_compile(int argc, char **argv)
 {
     plc_spec_opts opts;
     if (plc_spec_take_options(&argc, argv, &opts)) return PLC_EXIT_INPUT;
+    opts.read_data = true; /* the plan stores the token file's size and CRC-32 */
     plc_gates gate_opts;
     if (plc_gates_take_options("compile", &argc, argv, &gate_opts)) return PLC_EXIT_INPUT;
     const char *path = NULL, *outp = "job.bin";

@@ -221,8 +221,10 @@ char *plc_fmt(plc_arena *a, plc_ast *ast, size_t *len);
  *
  * Two rules live here. A file named in a spec (a token file, a catalog) is
  * made absolute against a directory and normalised lexically ("." and ".."
- * removed, repeated slashes folded; symbolic links are not followed), so what
- * a plan stores does not depend on the working directory plc ran in. The
+ * removed, repeated slashes folded; symbolic links are not followed); a
+ * token file's path is then stored relative to the spec's directory
+ * (plc_path_relative), so what a plan stores depends neither on the working
+ * directory plc ran in nor on where the checkout lies. The
  * built-in hardware catalog (and the engine profiles beside it,
  * engines.yaml) is found relative to the running program, never through a
  * path fixed at build time:
@@ -244,6 +246,11 @@ const char *plc_path_normalise(plc_arena *a, const char *path);
  * when relative (dir NULL or "": the working directory), then normalised.
  * NULL when the working directory cannot be read. */
 const char *plc_path_absolute(plc_arena *a, const char *dir, const char *path);
+
+/* to relative to the directory from, both absolute and normalised (no file
+ * system access): ("/a/b", "/a/c/d") -> "../c/d", ("/a", "/a/x") -> "x",
+ * ("/a", "/a") -> "." */
+const char *plc_path_relative(plc_arena *a, const char *from, const char *to);
 
 /* the part after the last '/' ("x.plan" for "specs/x.plan") */
 const char *plc_path_base(const char *path);
@@ -303,6 +310,7 @@ int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_l
 typedef struct plc_resolve_opts {
     const char *catalog_path; /* --catalog or $PLC_CATALOG, NULL if neither */
     const char *spec_dir;     /* directory of the spec ("" for the cwd) */
+    bool read_data;           /* read the whole token file (plc_spec_opts) */
 } plc_resolve_opts;
 
 /* Fills *job from the tree. Returns the number of errors reported. */
@@ -327,6 +335,9 @@ typedef struct plc_spec_opts {
     const char *defines[PLC_MAX_DEFINES]; /* "block.key=value" from -D */
     int ndefines;
     int max_errors; /* 0: the default cap */
+    bool read_data; /* read the whole token file of train.data: its size and
+                       CRC-32 into the job, its largest token checked (plc
+                       compile, plc check); otherwise only its header */
 } plc_spec_opts;
 
 /* Removes the spec options (-D X, -DX, --catalog FILE) from argv, compacting

@@ -5,6 +5,16 @@
 
 #include "compiler/frontend/frontend.h"
 
+/* ---- data_file.c ------------------------------------------------------------ */
+/* Checks the token file of train.data (written: the path as the spec or -D
+ * wrote it, for messages; open_path: where plc reads it) as plrun will;
+ * m is NULL when the model block has errors (the checks against the model
+ * are left out). With read_all the whole file is read and its size and
+ * CRC-32 are stored in t->data_size and t->data_crc32. Errors point at at. */
+#include <stdbool.h>
+void plc_data_file_check(plc_diag *d, plc_loc at, const char *written, const char *open_path, const plc_model *m,
+                         bool read_all, plc_train *t);
+
 /* ---- catalog.c ------------------------------------------------------------- */
 /* the hardware catalog, a YAML file (read with libyaml) mapping
  * entry names to figures:

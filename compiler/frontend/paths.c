@@ -5,6 +5,7 @@
 #include "compiler/frontend/frontend_int.h"
 #include "common/crc32.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,35 @@ const char *plc_path_absolute(plc_arena *a, const char *dir, const char *path)
         base = plc_arena_printf(a, "%s/%s", cwd, base);
     }
     return plc_path_normalise(a, plc_arena_printf(a, "%s/%s", base, path));
+}
+
+const char *plc_path_relative(plc_arena *a, const char *from, const char *to)
+{
+    /* the longest common run of whole components */
+    size_t common = 0;
+    for (size_t i = 0;; i++) {
+        bool from_end = from[i] == '\0' || from[i] == '/', to_end = to[i] == '\0' || to[i] == '/';
+        if (from_end && to_end) common = i;
+        if (from[i] != to[i] || from[i] == '\0') break;
+    }
+    const char *up = from + common, *down = to + common;
+    size_t ups = 0; /* the components of from past the common part */
+    for (const char *p = up; *p; p++)
+        if (*p == '/' && p[1]) ups++;
+    if (*down == '/') down++;
+    char *out = plc_arena_alloc(a, 3 * ups + strlen(down) + 2);
+    size_t len = 0;
+    for (size_t i = 0; i < ups; i++) {
+        memcpy(out + len, "../", 3);
+        len += 3;
+    }
+    size_t k = strlen(down);
+    memcpy(out + len, down, k);
+    len += k;
+    if (len == 0) out[len++] = '.';
+    else if (out[len - 1] == '/') len--; /* "../" alone */
+    out[len] = '\0';
+    return out;
 }
 
 const char *plc_path_base(const char *path)

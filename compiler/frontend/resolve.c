@@ -23,6 +23,8 @@ typedef struct rctx {
     const plc_ast *ast;
     const plc_resolve_opts *o;
     uint64_t hw_set; /* bit i: the cluster block sets plc_hw_fields[i] */
+    const plc_value *data;   /* train.data's value when it names a file */
+    const char *data_open;   /* ... and where plc reads that file */
 } rctx;
 
 static const char *quote(rctx *r, const char *s) { return plc_diag_quote(r->a, s, strlen(s)); }
@@ -554,9 +556,24 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
             t->data_path = NULL;
         } else if (v->kind == PLC_VAL_STRING && v->text_len > 0 && !memchr(v->text, '\0', v->text_len)) {
             /* relative to the spec's directory in the file, to the cwd in -D;
-             * the plan stores the absolute, normalised path (frontend.h) */
-            t->data_path = plc_path_absolute(r->a, data->overridden ? NULL : r->o->spec_dir, v->text);
-            if (!t->data_path) plc_diag_error(r->d, v->loc, "cannot make the token file's path absolute: the working directory is unreadable");
+             * the plan stores it relative to the spec's directory, an
+             * absolute path as written, both normalised (docs/data.md) */
+            const char *dir = data->overridden ? NULL : r->o->spec_dir;
+            const char *abs = plc_path_absolute(r->a, dir, v->text);
+            const char *spec_abs = plc_path_absolute(r->a, r->o->spec_dir, ".");
+            if (!abs || !spec_abs) {
+                plc_diag_error(r->d, v->loc,
+                               "cannot resolve the token file's path: the working directory is unreadable");
+            } else {
+                t->data_path = v->text[0] == '/' ? abs : plc_path_relative(r->a, spec_abs, abs);
+                r->data = v;
+                /* plc reads what plrun will: the stored path, beside the
+                 * spec (-D: the absolute path, for its message) */
+                const char *sdir = r->o->spec_dir;
+                if (data->overridden || t->data_path[0] == '/') r->data_open = abs;
+                else if (!sdir || !sdir[0]) r->data_open = t->data_path;
+                else r->data_open = plc_arena_printf(r->a, "%s/%s", sdir, t->data_path);
+            }
         } else {
             plc_diag_error(r->d, v->loc, "'data' expects synthetic or a token file \"path\"");
             if (v->kind == PLC_VAL_IDENT) plc_diag_hint(r->d, "quote a path: data = \"%s\"", quote(r, v->text));
@@ -765,7 +782,7 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
 {
     int before = d->errors;
     plc_diag_defer(d, ast->src);
-    rctx r = {a, d, ast, o, 0};
+    rctx r = {a, d, ast, o, 0, NULL, NULL};
     block_slots slots[8];
     memset(slots, 0, sizeof slots);
     collect_blocks(&r, slots);
@@ -778,6 +795,10 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
     bool batch_in_tokens;
     resolve_train(&r, train, &job->train, &batch_in_tokens);
     bool train_ok = d->errors == e && complete(train);
+    /* the token file's own errors do not hide the checks of the other keys */
+    if (r.data)
+        plc_data_file_check(d, r.data->loc, r.data->text, r.data_open, model_ok ? &job->model : NULL, o->read_data,
+                            &job->train);
     if (train_ok && !resolve_engine(&r, train, job, cluster_ok)) train_ok = false;
     e = d->errors;
     resolve_layout(&r, layout, &job->layout);

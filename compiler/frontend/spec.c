@@ -129,7 +129,7 @@ int plc_spec_load_diag(plc_arena *a, const char *path, const plc_spec_opts *opts
     plc_spec_apply_defines(a, d, ast, opts ? opts->defines : NULL, opts ? opts->ndefines : 0);
     /* a tree with syntax errors is partial: resolving it would invent errors */
     if (syntax_errors) return d->errors - before;
-    plc_resolve_opts ro = {NULL, dir_of(a, path)};
+    plc_resolve_opts ro = {NULL, dir_of(a, path), opts && opts->read_data};
     const char *env = getenv("PLC_CATALOG");
     ro.catalog_path = opts && opts->catalog_path ? opts->catalog_path : env && env[0] ? env : NULL;
     plc_resolve(a, d, ast, &ro, job);

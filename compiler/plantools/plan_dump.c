@@ -4,6 +4,7 @@
 #include <inttypes.h>
 
 #include "common/plan_io.h"
+#include "common/tokfile_format.h"
 #include "compiler/cli/cli.h"
 
 static void dims_text(FILE *out, uint32_t dims)
@@ -32,11 +33,14 @@ void plc_dump_header(FILE *out, const plc_plan *p)
             (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, plc_word_onoff(m->tie_embeddings),
             m->norm_eps, m->rope_theta);
     fprintf(out, "train: global_batch=%lld precision=%s steps=%lld seed=%llu lr=%g..%g warmup=%lld decay=%lld "
-                 "betas=%g,%g eps=%g weight_decay=%g grad_clip=%g data=%s\n",
+                 "betas=%g,%g eps=%g weight_decay=%g grad_clip=%g data=%s",
             (long long)t->global_batch, plc_precision_name(t->precision) ? plc_precision_name(t->precision) : "?",
             (long long)t->steps, (unsigned long long)t->seed, t->lr_peak, t->lr_floor, (long long)t->warmup_steps,
             (long long)t->decay_steps, t->beta1, t->beta2, t->eps, t->weight_decay, t->grad_clip,
             t->data_path ? t->data_path : "synthetic");
+    if (t->data_path)
+        fprintf(out, " (" PLC_TOKFILE_PRINT_FMT ")", (unsigned long long)t->data_size, t->data_crc32);
+    fputc('\n', out);
     fprintf(out, "cluster: %s x %lld node%s x %lld per node\n", p->hw.name, (long long)p->nodes,
             plc_word_plural(p->nodes), (long long)p->gpus_per_node);
     fputs("layout: ", out);

@@ -161,7 +161,13 @@ typedef struct plc_train {
     double grad_clip; /* global gradient-norm clip, 0 = off */
     int64_t steps;
     uint64_t seed;
-    const char *data_path; /* token file, absolute and normalised; NULL: the synthetic source */
+    /* the token file: its path relative to the spec's directory, or absolute
+     * as the spec wrote it, normalised (docs/data.md); NULL: the synthetic
+     * source. Its size and the CRC-32 of its bytes are what plc compile read
+     * (0 and 0 until a command reads the whole file). */
+    const char *data_path;
+    uint64_t data_size;
+    uint32_t data_crc32;
     plc_engine engine;     /* default PLC_ENGINE_PLRUN */
 } plc_train;
 

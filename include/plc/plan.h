@@ -314,7 +314,7 @@ typedef struct plc_plan {
     uint64_t spec_len;
     uint64_t spec_hash; /* FNV-1a 64 of the source */
     plc_model model;
-    plc_train train;    /* data_path (absolute, normalised) points into the plan's strings */
+    plc_train train;    /* data_path (relative to the spec's directory) points into the plan's strings */
     plc_hw hw;
     int64_t nodes, gpus_per_node;
     plc_layout layout;

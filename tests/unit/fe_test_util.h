@@ -30,7 +30,7 @@ static inline void fe_run(fe_result *r, const char *text, const char *const *def
     r->ast = plc_parse_source(&r->a, &d, src, &r->syntax_errors);
     int derr = plc_spec_apply_defines(&r->a, &d, r->ast, defines, ndefines);
     if (!r->syntax_errors && !derr) {
-        plc_resolve_opts o = {NULL, ""};
+        plc_resolve_opts o = {NULL, "", false};
         plc_resolve(&r->a, &d, r->ast, &o, &r->job);
     }
     fclose(f);

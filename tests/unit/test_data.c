@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "runtime/data.h"
@@ -534,6 +535,71 @@ static void test_exports(void)
     plc_tokfile_close(&tf);
 }
 
+/* ---- finding the plan's token file, and checking it is the plan's ---- */
+
+static void test_locate(void)
+{
+    char out[4096], err[1024], plan[512], sub[512], file[512];
+    tmp_path(sub, sizeof sub, "run");
+    CU_ASSERT_EQUAL_FATAL(mkdir(sub, 0755), 0);
+    tmp_path(plan, sizeof plan, "run/job.bin");
+    tmp_path(file, sizeof file, "run/toks.bin");
+    uint32_t toks[40];
+    for (int i = 0; i < 40; i++) toks[i] = (uint32_t)i;
+    CU_ASSERT_EQUAL_FATAL(plc_tokfile_write(file, toks, 40, 2, 64, err, sizeof err), 0);
+    /* beside the plan */
+    CU_ASSERT_EQUAL(plc_data_locate("toks.bin", plan, NULL, out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(out, file);
+    /* --data-root wins, and is the only place looked at */
+    CU_ASSERT_EQUAL(plc_data_locate("../run/toks.bin", plan, "/elsewhere", out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(out, "/elsewhere/../run/toks.bin");
+    /* an absolute path is opened as it is */
+    CU_ASSERT_EQUAL(plc_data_locate(file, "x/job.bin", "/elsewhere", out, sizeof out, err, sizeof err), 0);
+    CU_ASSERT_STRING_EQUAL(out, file);
+    /* neither beside the plan nor in the working directory: both named */
+    CU_ASSERT_EQUAL(plc_data_locate("nope.bin", plan, NULL, out, sizeof out, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nope.bin"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "run/nope.bin"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "--data-root"));
+    /* a plan named without a directory: the working directory */
+    CU_ASSERT_EQUAL(plc_data_locate("nope.bin", "job.bin", NULL, out, sizeof out, err, sizeof err), -1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "nope.bin does not exist"));
+
+    /* the record: size and CRC-32 of all the file's bytes */
+    plc_tokfile_survey sv;
+    CU_ASSERT_EQUAL_FATAL(plc_tokfile_survey_file(file, &sv, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(sv.size, 32 + 2 * 40);
+    CU_ASSERT_EQUAL(sv.max_token, 39);
+    CU_ASSERT_EQUAL(sv.max_token_at, 39);
+    CU_ASSERT_EQUAL(sv.head.vocab, 64);
+    plc_train t;
+    memset(&t, 0, sizeof t);
+    t.data_path = "toks.bin";
+    t.data_size = sv.size;
+    t.data_crc32 = sv.crc32;
+    CU_ASSERT_EQUAL(plc_data_check_record(file, &t, true, err, sizeof err), 0);
+    toks[7] = 8; /* same size, other content */
+    CU_ASSERT_EQUAL_FATAL(plc_tokfile_write(file, toks, 40, 2, 64, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(plc_data_check_record(file, &t, false, err, sizeof err), 0); /* the size alone agrees */
+    CU_ASSERT_EQUAL(plc_data_check_record(file, &t, true, err, sizeof err), -1);
+    char want[200];
+    snprintf(want, sizeof want, "the plan's toks.bin had 112 bytes, CRC-32 %08x, this file has 112 bytes", sv.crc32);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, want));
+    CU_ASSERT_EQUAL_FATAL(plc_tokfile_write(file, toks, 39, 2, 64, err, sizeof err), 0);
+    CU_ASSERT_EQUAL(plc_data_check_record(file, &t, false, err, sizeof err), -1); /* the size differs */
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "this file has 110 bytes, CRC-32 "));
+    /* a FIFO is refused without waiting for a writer */
+    char fifo[512];
+    tmp_path(fifo, sizeof fifo, "run/fifo");
+    CU_ASSERT_EQUAL_FATAL(mkfifo(fifo, 0600), 0);
+    CU_ASSERT_EQUAL(plc_tokfile_survey_file(fifo, &sv, err, sizeof err), -1);
+    CU_ASSERT_STRING_EQUAL(err, "not a regular file");
+    CU_ASSERT_EQUAL(plc_data_check_record(fifo, &t, true, err, sizeof err), -1);
+    remove(fifo);
+    remove(file);
+    rmdir(sub);
+}
+
 void register_test_data(void);
 void register_test_data(void)
 {
@@ -548,4 +614,5 @@ void register_test_data(void)
     CU_add_test(s, "markov random chain", test_markov_random_chain);
     CU_add_test(s, "synthetic source", test_synthetic_source);
     CU_add_test(s, "exports", test_exports);
+    CU_add_test(s, "locate and record", test_locate);
 }

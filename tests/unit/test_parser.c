@@ -229,7 +229,7 @@ static void inc_run(fe_result *r, inc_dir *d, const char *name)
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     r->ast = plc_parse_source(&r->a, &dg, src, &r->syntax_errors);
     if (!r->syntax_errors) {
-        plc_resolve_opts o = {NULL, d->path};
+        plc_resolve_opts o = {NULL, d->path, false};
         plc_resolve(&r->a, &dg, r->ast, &o, &r->job);
     }
     fclose(f);

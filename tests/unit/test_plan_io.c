@@ -28,6 +28,10 @@ static void test_round_trip(void)
 {
     plc_job job;
     tp_job(&job, 4, true, 8);
+    /* a token file's record: its path relative to the spec, size, CRC-32 */
+    job.train.data_path = "../data/toks.bin";
+    job.train.data_size = 0x123456789ull;
+    job.train.data_crc32 = 0xdeadbeefu;
     plc_layout layouts[] = {
         tp_layout(1, 1, 1, 1, 0, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1),
         tp_layout(2, 2, 2, 1, 1, 3, PLC_RECOMPUTE_FULL, 2, PLC_SCHED_INTERLEAVED, 1),
@@ -66,6 +70,9 @@ static void test_round_trip(void)
         CU_ASSERT(q.constraints.dp.kind == PLC_CHOICE_AUTO);
         CU_ASSERT(q.constraints.memory_limit == 0.85 && q.constraints.objective == PLC_OBJ_MEMORY);
         CU_ASSERT(q.pred.bubble_fraction == p.pred.bubble_fraction);
+        CU_ASSERT(q.train.data_path && strcmp(q.train.data_path, "../data/toks.bin") == 0);
+        CU_ASSERT(q.train.data_size == 0x123456789ull && q.train.data_crc32 == 0xdeadbeefu);
+        CU_ASSERT_PTR_NOT_NULL(strstr(s1, "data=../data/toks.bin (4886718345 bytes, CRC-32 deadbeef)\n"));
         free(s1);
         free(s2);
         free(d1);
@@ -160,7 +167,9 @@ static void test_wrong_version_and_magic(void)
     CU_ASSERT(decode_fails(d, n, newer));
     d[8] = PLC_PLAN_VERSION;
     d[8] = 1; /* a plan of the first format (no loops): refused, recompile */
-    CU_ASSERT(decode_fails(d, n, "version 1, but this build reads version 4: recompile"));
+    char older[80];
+    snprintf(older, sizeof older, "version 1, but this build reads version %u: recompile", PLC_PLAN_VERSION);
+    CU_ASSERT(decode_fails(d, n, older));
     d[8] = PLC_PLAN_VERSION;
     d[0] = 'X';
     CU_ASSERT(decode_fails(d, n, "not a plan file"));

@@ -2,7 +2,11 @@
  * each semantic check with its message. */
 #include <CUnit/CUnit.h>
 #include <math.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/crc32.h"
+#include "common/tokfile_format.h"
 
 #include "compiler/frontend/frontend.h"
 #include "compiler/frontend/frontend_int.h"
@@ -312,7 +316,7 @@ static void test_error_cap(void)
     plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
     int se;
     plc_ast *ast = plc_parse_source(&a, &d, src, &se);
-    plc_resolve_opts o = {NULL, ""};
+    plc_resolve_opts o = {NULL, "", false};
     plc_job job;
     plc_resolve(&a, &d, ast, &o, &job);
     fclose(f);
@@ -325,36 +329,134 @@ static void test_error_cap(void)
     plc_arena_free(&a);
 }
 
-/* data paths in the file are relative to the spec's directory, in -D to the
- * cwd; either way the job holds the absolute, normalised path */
+/* a token file of n uint16 ids (id i = (i * 7) % mod, then one `last`) with
+ * header vocabulary vocab; returns its CRC-32 */
+static uint32_t write_tokens(const char *path, uint32_t vocab, int n, int mod, int last)
+{
+    uint8_t buf[32 + 2 * 512];
+    CU_ASSERT_FATAL(n <= 512);
+    memset(buf, 0, sizeof buf);
+    const uint32_t head[4] = {PLC_TOKFILE_MAGIC, PLC_TOKFILE_VERSION, 2, vocab};
+    for (int k = 0; k < 4; k++)
+        for (int b = 0; b < 4; b++) buf[4 * k + b] = (uint8_t)(head[k] >> (8 * b));
+    for (int b = 0; b < 4; b++) buf[16 + b] = (uint8_t)((uint32_t)n >> (8 * b));
+    for (int i = 0; i < n; i++) {
+        int v = i == n - 1 && last >= 0 ? last : (i * 7) % mod;
+        buf[32 + 2 * i] = (uint8_t)v;
+        buf[33 + 2 * i] = (uint8_t)(v >> 8);
+    }
+    FILE *f = fopen(path, "wb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fwrite(buf, 1, 32 + 2 * (size_t)n, f), 32 + 2 * (size_t)n);
+    fclose(f);
+    return plc_crc32(0, buf, 32 + 2 * (size_t)n);
+}
+
+/* resolves text with the spec in dir and the overrides; the errors, the
+ * diagnostics in *out (freed by the caller) */
+static int resolve_in(plc_arena *a, const char *text, const char *dir, const char *def, bool read_data, plc_job *job,
+                      char **out)
+{
+    size_t len;
+    FILE *f = open_memstream(out, &len);
+    plc_diag d;
+    plc_diag_init(&d, f, 100);
+    plc_source *src = plc_source_from_text(a, "t.plan", text, strlen(text));
+    int se;
+    plc_ast *ast = plc_parse_source(a, &d, src, &se);
+    if (def) plc_spec_apply_defines(a, &d, ast, &def, 1);
+    plc_resolve_opts o = {NULL, dir, read_data};
+    memset(job, 0, sizeof *job);
+    int errors = plc_resolve(a, &d, ast, &o, job);
+    fclose(f);
+    return errors;
+}
+
+/* A path in the spec is relative to the spec's directory, in -D to the cwd;
+ * the job holds it relative to the spec's directory (an absolute one as
+ * written), normalised, so that two checkouts give the same plan; the file
+ * must be a token file that fits the model (vocab 1000, seq_len 128). */
 static void test_data_path(void)
 {
-    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"./tok.bin\"\n}\n";
+    char root[] = "/tmp/plc_resolve_data.XXXXXX";
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mkdtemp(root));
     plc_arena a;
     plc_arena_init(&a);
-    plc_diag d;
-    plc_diag_init(&d, stderr, 100);
+    CU_ASSERT_EQUAL_FATAL(mkdir(plc_arena_printf(&a, "%s/specs", root), 0755), 0);
+    CU_ASSERT_EQUAL_FATAL(mkdir(plc_arena_printf(&a, "%s/specs/llama", root), 0755), 0);
+    uint32_t crc = write_tokens(plc_arena_printf(&a, "%s/specs/tok.bin", root), 1000, 200, 1000, -1);
+    write_tokens(plc_arena_printf(&a, "%s/wide.bin", root), 0, 200, 900, 1500);   /* id 1500 at index 199 */
+    write_tokens(plc_arena_printf(&a, "%s/gpt2.bin", root), 50257, 200, 900, -1); /* made for GPT-2 */
+    write_tokens(plc_arena_printf(&a, "%s/short.bin", root), 1000, 100, 900, -1); /* < seq_len + 1 */
+    const char *text = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"./../tok.bin\"\n}\n";
+    const char *dir = plc_arena_printf(&a, "%s/specs/llama/../llama", root);
+    plc_job job;
+    char *out;
+
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, NULL, true, &job, &out), 0);
+    free(out);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "../tok.bin");
+    CU_ASSERT_EQUAL(job.train.data_size, 32 + 2 * 200);
+    CU_ASSERT_EQUAL(job.train.data_crc32, crc);
+    /* without read_data only the header is read: no fingerprint */
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, NULL, false, &job, &out), 0);
+    free(out);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "../tok.bin");
+    CU_ASSERT_EQUAL(job.train.data_size, 0);
+    /* an absolute path is kept as written, normalised */
+    const char *abs = plc_arena_printf(&a, "train.data = \"%s//specs/x/../tok.bin\"", root);
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, abs, true, &job, &out), 0);
+    free(out);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/specs/tok.bin", root));
+    /* -D is relative to the working directory, stored relative to the spec */
     char cwd[4096];
     CU_ASSERT_PTR_NOT_NULL_FATAL(getcwd(cwd, sizeof cwd));
-    plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
-    int se;
-    plc_ast *ast = plc_parse_source(&a, &d, src, &se);
-    plc_resolve_opts o = {NULL, "specs/llama/../llama"};
-    plc_job job;
-    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/specs/llama/tok.bin", cwd));
-    plc_resolve_opts abs_dir = {NULL, "/data/specs/"};
-    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &abs_dir, &job), 0);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, "/data/specs/tok.bin");
-    const char *defs[] = {"train.data = \"/abs//y/../x.bin\"", "train.seed = 7"};
-    CU_ASSERT_EQUAL(plc_spec_apply_defines(&a, &d, ast, defs, 2), 0);
-    CU_ASSERT_EQUAL(plc_resolve(&a, &d, ast, &o, &job), 0);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, "/abs/x.bin");
-    CU_ASSERT_EQUAL(job.train.seed, 7u);
-    const char *rel[] = {"train.data = \"here.bin\""};
-    plc_spec_apply_defines(&a, &d, ast, rel, 1);
-    plc_resolve(&a, &d, ast, &o, &job);
-    CU_ASSERT_STRING_EQUAL(job.train.data_path, plc_arena_printf(&a, "%s/here.bin", cwd));
+    const char *from_cwd = plc_arena_printf(&a, "train.data = \"%s\"",
+                                            plc_path_relative(&a, cwd, plc_arena_printf(&a, "%s/specs/tok.bin", root)));
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, from_cwd, true, &job, &out), 0);
+    free(out);
+    CU_ASSERT_STRING_EQUAL(job.train.data_path, "../tok.bin");
+
+    /* what plrun would refuse, at the value */
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, "train.data = \"nope.bin\"", true, &job, &out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "<command line>:1:14: error: token file \"nope.bin\": cannot open: No such file"));
+    free(out);
+    const char *wide = FE_MODEL FE_CLUSTER "train {\n  global_batch = 64\n  steps = 1\n  data = \"../../wide.bin\"\n}\n";
+    CU_ASSERT_EQUAL(resolve_in(&a, wide, dir, NULL, true, &job, &out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "t.plan:18:10: error: token file \"../../wide.bin\": token id 1500 (at index 199) "
+                                       "is outside the model's vocab of 1000"));
+    free(out);
+    CU_ASSERT_EQUAL(resolve_in(&a, wide, dir, NULL, false, &job, &out), 0); /* the header alone cannot tell */
+    free(out);
+    CU_ASSERT_EQUAL(resolve_in(&a, wide, dir, "train.data = \"/\"", false, &job, &out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "a directory, not a token file"));
+    free(out);
+    const char *gpt2 = plc_arena_printf(&a, "train.data = \"%s/gpt2.bin\"", root);
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, gpt2, false, &job, &out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "made for a vocabulary of 50257 but the model's vocab is 1000"));
+    free(out);
+    const char *shrt = plc_arena_printf(&a, "train.data = \"%s/short.bin\"", root);
+    CU_ASSERT_EQUAL(resolve_in(&a, text, dir, shrt, true, &job, &out), 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(out, "100 tokens, fewer than the seq_len + 1 = 129 one sample needs"));
+    free(out);
+    const char *names[] = {"specs/tok.bin", "wide.bin", "gpt2.bin", "short.bin", "specs/llama", "specs", ""};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        CU_ASSERT_EQUAL(remove(plc_arena_printf(&a, "%s/%s", root, names[i])), 0);
+    plc_arena_free(&a);
+}
+
+/* the relative path a plan stores: lexical, from one directory to a file */
+static void test_path_relative(void)
+{
+    plc_arena a;
+    plc_arena_init(&a);
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/a/b", "/a/c/d"), "../c/d");
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/a", "/a/x"), "x");
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/a", "/ab"), "../ab");
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/a/b", "/a"), "..");
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/a", "/a"), ".");
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/", "/x/y"), "x/y");
+    CU_ASSERT_STRING_EQUAL(plc_path_relative(&a, "/x/y/z", "/"), "../../..");
     plc_arena_free(&a);
 }
 
@@ -437,6 +539,7 @@ void register_test_resolve(void)
     CU_add_test(s, "warnings", test_warnings);
     CU_add_test(s, "error cap", test_error_cap);
     CU_add_test(s, "data path", test_data_path);
+    CU_add_test(s, "relative path", test_path_relative);
     CU_add_test(s, "path normalise", test_path_normalise);
     CU_add_test(s, "divisors", test_divisors);
 }
