@@ -28,6 +28,7 @@
 typedef enum setting_type {
     ST_INT,     /* int64_t */
     ST_SEED,    /* uint64_t */
+    ST_CRC,     /* uint32_t, hex */
     ST_REAL,    /* double, %g */
     ST_ONOFF,   /* bool */
     ST_NAME,    /* char[] */
@@ -70,6 +71,8 @@ static const setting_row train_rows[] = {
     {"train.precision", ST_PREC, AT(train.precision)},
     {"train.seed", ST_SEED, AT(train.seed)},
     {"train.data", ST_PATH, AT(train.data_path)},
+    {"train.data.bytes", ST_SEED, AT(train.data_size)}, /* the content, not its location */
+    {"train.data.crc32", ST_CRC, AT(train.data_crc32)},
     {"train.adamw.beta1", ST_REAL, AT(train.beta1)},
     {"train.adamw.beta2", ST_REAL, AT(train.beta2)},
     {"train.adamw.eps", ST_REAL, AT(train.eps)},
@@ -112,6 +115,7 @@ static void put_rows(settings *S, const plc_plan *p, const setting_row *rows, si
         switch (rows[i].type) {
         case ST_INT: snprintf(e->text, sizeof e->text, "%lld", (long long)*(const int64_t *)at); break;
         case ST_SEED: snprintf(e->text, sizeof e->text, "%llu", (unsigned long long)*(const uint64_t *)at); break;
+        case ST_CRC: snprintf(e->text, sizeof e->text, "%08x", (unsigned)*(const uint32_t *)at); break;
         case ST_REAL: snprintf(e->text, sizeof e->text, "%g", *(const double *)at); break;
         case ST_PERCENT: plc_word_percent(*(const double *)at, e->text, sizeof e->text); break;
         case ST_NAME: snprintf(e->text, sizeof e->text, "%s", (const char *)at); break;

@@ -96,6 +96,12 @@ grep -q "the plan's toks.bin had $size bytes, CRC-32 $crc, this file has $size b
     { cat "$tmp/third/log"; die "the error should name both files' sizes and checksums"; }
 [ "$(grep -c 'not the one the plan was compiled with' "$tmp/third/log")" -eq 1 ] ||
     { cat "$tmp/third/log"; die "one rank should report the changed file"; }
+# plc diff compares the data's content, not its location: the changed file
+# under the same name is a change of train.data.crc32
+(cd "$tmp/two" && "$PLC" compile dspec/t.plan "${one[@]}" -o "$tmp/changed.bin" >/dev/null) || die "compile of the changed data failed"
+rc=0; "$PLC" diff --no-listing "$tmp/a.bin" "$tmp/changed.bin" >"$tmp/diff.out" 2>&1 || rc=$?
+[ "$rc" -eq 1 ] && grep -q "train.data.crc32 *$crc -> $ncrc" "$tmp/diff.out" ||
+    { cat "$tmp/diff.out"; die "plc diff: a changed token file should be a change of train.data.crc32 (exit $rc)"; }
 truncate -s 8000 "$tmp/two/dspec/toks.bin"
 rc=0; run_ranks 1 "$tmp/a.bin" --steps 1 --data-root "$tmp/two/dspec" >"$tmp/third/log" 2>&1 || rc=$?
 [ "$rc" -eq 1 ] && grep -q "had $size bytes, CRC-32 $crc, this file has 8000 bytes" "$tmp/third/log" ||
