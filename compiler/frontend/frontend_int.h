@@ -88,9 +88,12 @@ int plc_engines_parse(plc_arena *a, plc_diag *d, const plc_source *src, plc_engi
 #include "plc/job.h"
 
 typedef struct plc_spec_facts {
-    /* NULL when the block had errors (its checks are skipped) */
+    /* NULL when the block is absent. A block with errors is still here: a
+     * check runs when every value it reads is good (not in bad[]), so that
+     * one run reports every independent error */
     const plc_model *model;
     const plc_cluster *cluster;
+    bool hw_known;    /* the cluster's GPU figures (catalog entry and overrides) are good */
     plc_train *train; /* global_batch given in tokens is converted here */
     const plc_layout_spec *layout;
     bool batch_in_tokens;
@@ -98,6 +101,9 @@ typedef struct plc_spec_facts {
     plc_engine engine_id;
     /* for locations; NULL when absent */
     const plc_block *model_block, *cluster_block, *train_block, *layout_block;
+    /* bit k of bad[b]: key k of plc_block_defs[b] (model, cluster, train,
+     * layout, ...) is missing or its value had an error */
+    uint64_t bad[8];
 } plc_spec_facts;
 
 void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f);
