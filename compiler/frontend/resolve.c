@@ -510,6 +510,30 @@ static int get_choice(rctx *r, const block_slots *bs, const char *key, const cho
 
 /* ---- blocks ------------------------------------------------------------------ */
 
+/* A sequence length with k or M is read the binary way, as people mean
+ * it (8k: 8192, not 8000), with a note that says so. */
+static void seq_len_binary(rctx *r, const block_slots *bs, plc_model *m)
+{
+    const plc_pair *p = slot(bs, "seq_len");
+    const plc_value *v = p->value;
+    plc_number n;
+    if (v->nwords != 1 || !plc_number_parse(v->text, &n)) return;
+    double bin = plc_multiplier_binary(v->words[0], strlen(v->words[0])), x = n.d * bin;
+    if (bin == 0) return;
+    if (x != floor(x) || x > (double)(1 << 24)) {
+        plc_diag_error(r->d, v->loc, "seq_len = %s read as %s x %.0f is %s", plc_value_source(r->a, v), v->text, bin,
+                       x != floor(x) ? "not a whole number" : "more than 16777216");
+        plc_diag_hint(r->d, "a sequence length reads k as 1024 and M as 1048576; write the number of tokens");
+        mark_bad(r, bs, "seq_len");
+        return;
+    }
+    m->seq_len = (int64_t)x;
+    plc_diag_info(r->d, v->loc, "seq_len = %s read as %s x 2^%d = %lld tokens", plc_value_source(r->a, v), v->text,
+                  bin == 1024 ? 10 : bin == 1048576 ? 20 : 30, (long long)m->seq_len);
+    double dec = n.d * plc_multiplier(v->words[0], strlen(v->words[0]));
+    plc_diag_hint(r->d, "a sequence length counts in powers of two; write seq_len = %.0f for %.0f tokens", dec, dec);
+}
+
 static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
 {
     snprintf(m->name, sizeof m->name, "%s", "model");
@@ -542,7 +566,7 @@ static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
         if (is_bad(r, bs, "heads")) mark_bad(r, bs, "kv_heads");
     }
     get_int(r, bs, "vocab", 1, 1 << 24, &m->vocab);
-    get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len);
+    if (get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len) > 0) seq_len_binary(r, bs, m);
     int positions = gpt ? PLC_POS_LEARNED : PLC_POS_ROPE;
     get_enum(r, bs, "positions", plc_positions_names, &positions);
     m->positions = (plc_positions)positions;
@@ -559,8 +583,19 @@ static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
     }
 }
 
-static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *batch_in_tokens)
+/* a token count's binary reading (4M tokens: 4 x 2^20), when it has a
+ * multiplier and that reading is whole; 0 otherwise */
+static int64_t tokens_binary(const plc_value *v)
 {
+    plc_number n;
+    if (v->nwords != 2 || !plc_number_parse(v->text, &n)) return 0;
+    double bin = plc_multiplier_binary(v->words[0], strlen(v->words[0])), x = n.d * bin;
+    return bin > 0 && x == floor(x) && x <= 9.0e15 ? (int64_t)x : 0;
+}
+
+static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *batch_in_tokens, int64_t *binary)
+{
+    *binary = 0;
     const int64_t big = INT64_C(1) << 40;
     *batch_in_tokens = false;
     const plc_pair *gb = slot(bs, "global_batch");
@@ -579,6 +614,7 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
             } else {
                 t->global_batch = q.ivalue;
                 *batch_in_tokens = q.kind == PLC_UNIT_TOKENS;
+                if (*batch_in_tokens) *binary = tokens_binary(v);
                 r->bad[bs->def - plc_block_defs] &= ~(1ull << plc_key_index(bs->def, "global_batch"));
             }
         }
@@ -807,7 +843,8 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
     resolve_model(&r, model, &job->model);
     bool hw_known = cluster->block && resolve_cluster(&r, cluster, &job->cluster);
     bool batch_in_tokens;
-    resolve_train(&r, train, &job->train, &batch_in_tokens);
+    int64_t batch_binary;
+    resolve_train(&r, train, &job->train, &batch_in_tokens, &batch_binary);
     bool engine_ok = train->block && !is_bad(&r, train, "engine") && resolve_engine(&r, train, job, hw_known);
     resolve_layout(&r, layout, &job->layout);
 
@@ -819,6 +856,7 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
                         .train = train->block ? &job->train : NULL,
                         .layout = &job->layout,
                         .batch_in_tokens = batch_in_tokens,
+                        .batch_tokens_binary = batch_binary,
                         .engine = engine_ok ? &job->engine : NULL,
                         .engine_id = job->train.engine,
                         .model_block = model->block,

@@ -207,25 +207,67 @@ static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f, know
     skip_readers(k, v.key);
 }
 
-static void check_tokens(plc_diag *d, plc_spec_facts *f, known_facts *k)
+/* the power of two nearest to x >= 1 (by ratio) */
+static int64_t pow2_nearest(double x)
+{
+    int64_t p = 1;
+    while (p <= INT64_MAX / 2 && (double)(2 * p) <= x) p *= 2;
+    return (double)(2 * p) / x < x / (double)p ? 2 * p : p;
+}
+
+/* A token count is read as decimal (4M = 4,000,000) when that makes whole
+ * sequences; else, when it has a multiplier whose binary reading does (4M
+ * at seq_len 4096: 4 x 2^20 = 1024 sequences), that way, with a note. */
+static void check_tokens(plc_diag *d, plc_arena *a, plc_spec_facts *f, known_facts *k)
 {
     plc_train *t = f->train;
-    int64_t s = f->model->seq_len;
+    int64_t s = f->model->seq_len, bin = f->batch_tokens_binary;
+    plc_loc loc = at(f->train_block, "global_batch");
+    if (t->global_batch % s && bin > 0 && bin % s == 0) {
+        const plc_pair *p = plc_block_find_pair(f->train_block, "global_batch");
+        const char *w = p->value->words[0];
+        plc_diag_info(d, loc, "global_batch = %s read as %s x 2^%d = %lld tokens: %lld sequences of seq_len = %lld",
+                      plc_value_source(a, p->value), p->value->text, w[0] == 'k' ? 10 : w[0] == 'M' ? 20 : 30,
+                      (long long)bin, (long long)(bin / s), (long long)s);
+        plc_diag_hint(d, "read as %lld, the decimal count is not a whole number of sequences; "
+                         "global_batch = %lld (sequences) says the same without a unit",
+                      (long long)t->global_batch, (long long)(bin / s));
+        t->global_batch = bin;
+    }
     if (t->global_batch % s) {
         int64_t lo = t->global_batch / s;
-        plc_diag_error(d, at(f->train_block, "global_batch"),
-                       "global_batch = %lld tokens is not a whole number of sequences of seq_len = %lld",
+        plc_diag_error(d, loc, "global_batch = %lld tokens is not a whole number of sequences of seq_len = %lld",
                        (long long)t->global_batch, (long long)s);
-        if (lo > 0)
-            plc_diag_hint(d, "nearest: %lld tokens (%lld sequences) or %lld tokens (%lld sequences)", (long long)(lo * s),
-                          (long long)lo, (long long)((lo + 1) * s), (long long)(lo + 1));
-        else
+        if (lo > 0) {
+            int64_t p2 = pow2_nearest((double)t->global_batch / (double)s);
+            char two[128] = "";
+            if (p2 != lo && p2 != lo + 1 && p2 <= INT64_MAX / s)
+                snprintf(two, sizeof two, "; a power of two: %lld sequences (%lld tokens)", (long long)p2, (long long)(p2 * s));
+            plc_diag_hint(d, "nearest: %lld tokens (%lld sequences) or %lld tokens (%lld sequences)%s", (long long)(lo * s),
+                          (long long)lo, (long long)((lo + 1) * s), (long long)(lo + 1), two);
+        } else {
             plc_diag_hint(d, "one sequence is %lld tokens", (long long)s);
+        }
         t->global_batch = 0;
         return;
     }
     t->global_batch /= s;
     k->batch = t->global_batch;
+}
+
+/* a batch in sequences of more than this many tokens a step is likely a
+ * token count written without its unit (global_batch = 4M) */
+#define PLC_MANY_STEP_TOKENS 1e9
+static void check_batch_unit(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const known_facts *k)
+{
+    const plc_pair *p = plc_block_find_pair(f->train_block, "global_batch");
+    double tokens = (double)k->batch * (double)f->model->seq_len;
+    if (tokens <= PLC_MANY_STEP_TOKENS) return;
+    plc_diag_warning(d, at(f->train_block, "global_batch"),
+                     "global_batch = %lld sequences of seq_len = %lld is %.3g tokens a step", (long long)k->batch,
+                     (long long)f->model->seq_len, tokens);
+    plc_diag_hint(d, "a global_batch without a unit counts sequences; a token count takes its unit: global_batch = %s tokens",
+                  p ? plc_value_source(a, p->value) : "N");
 }
 
 /* the layout rules over the dimensions the spec pins, every broken one
@@ -356,9 +398,10 @@ void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
     if (f->model) check_model(d, a, f, &k);
     if (f->train && good(f, B_TRAIN, "global_batch")) {
         if (!f->batch_in_tokens) k.batch = f->train->global_batch;
-        else if (seq_ok) check_tokens(d, f, &k);
+        else if (seq_ok) check_tokens(d, a, f, &k);
     }
     if (k.batch > 0 && seq_ok) check_step_tokens(d, f, &k);
+    if (k.batch > 0 && seq_ok && !f->batch_in_tokens) check_batch_unit(d, a, f, &k);
     if (f->layout && f->model) check_layout_rules(d, a, f, &k);
     if (f->layout && f->model && f->engine) check_engine_sets(d, a, f);
     if (f->layout) check_layout_warnings(d, f);
