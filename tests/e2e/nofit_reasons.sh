@@ -41,6 +41,13 @@ nodes=$(grep -oE "nodes = [0-9]+ \([0-9]+ GPUs" "$tmp/out24.txt" | head -1 | gre
 [ -n "$nodes" ] || fail "24 GPUs: no GPU-count alternative"
 "$plc" solve "$tmp/gpus24.plan" -D cluster.nodes="$nodes" > /dev/null || fail "24 GPUs: nodes = $nodes does not solve"
 
+# the same for a bot: plc solve --format yaml names the rule
+"$plc" solve --format yaml "$tmp/gpus24.plan" > "$tmp/out24.yaml" 2>/dev/null; rc=$?
+[ $rc -eq 2 ] || fail "24 GPUs yaml: exit $rc, want 2"
+grep -q '^- rule: "DP_BATCH"' "$tmp/out24.yaml" || fail "24 GPUs yaml: no invalid_by_rule DP_BATCH"
+grep -qE '^  example: "dp = [0-9]+ does not divide global_batch = 128 sequences"' "$tmp/out24.yaml" ||
+    fail "24 GPUs yaml: no example"
+
 # 100,000 GPUs: check says ok (the spec pins nothing wrong), compile names why
 spec "$tmp/huge.plan" 12500 1024 "tp in {1, 2, 4, 8}" "pp in {1, 2, 4, 8, 16}"
 "$plc" check -q "$tmp/huge.plan" || fail "100,000 GPUs: check failed"
