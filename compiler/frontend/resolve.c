@@ -602,7 +602,7 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
     if (gb) {
         plc_quantity q;
         const plc_value *v = gb->value;
-        mark_bad(r, bs, "global_batch"); /* until it is read */
+        bool read = false;
         if (v->kind != PLC_VAL_NUMBER) wrong_type(r, gb, "a number of sequences or a token count");
         else if (eval_number(r, v, &q)) {
             if (q.kind != -1 && q.kind != PLC_UNIT_TOKENS) {
@@ -615,9 +615,10 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
                 t->global_batch = q.ivalue;
                 *batch_in_tokens = q.kind == PLC_UNIT_TOKENS;
                 if (*batch_in_tokens) *binary = tokens_binary(v);
-                r->bad[bs->def - plc_block_defs] &= ~(1ull << plc_key_index(bs->def, "global_batch"));
+                read = true;
             }
         }
+        if (!read) mark_bad(r, bs, "global_batch");
     }
     get_int(r, bs, "steps", 1, 1 << 30, &t->steps);
     int prec = PLC_PREC_BF16, opt = 0;
