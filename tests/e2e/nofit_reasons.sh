@@ -56,6 +56,9 @@ spec "$tmp/huge.plan" 12500 1024 "tp in {1, 2, 4, 8}" "pp in {1, 2, 4, 8, 16}"
 grep -q "legal on 100000 GPUs" "$tmp/outhuge.txt" || fail "100,000 GPUs: no reason"
 grep -qE "does not divide global_batch = 1024" "$tmp/outhuge.txt" || fail "100,000 GPUs: no batch reason"
 grep -qE "nodes = [0-9]+ \([0-9]+ GPUs" "$tmp/outhuge.txt" || fail "100,000 GPUs: no GPU count offered"
+"$plc" check -q --max-memory 80% "$tmp/huge.plan" > "$tmp/gatehuge.txt" 2>&1; rc=$?
+[ $rc -eq 2 ] || fail "100,000 GPUs: check with a gate exit $rc, want 2"
+grep -qE "does not divide global_batch = 1024" "$tmp/gatehuge.txt" || fail "100,000 GPUs: check with a gate gives no reason"
 
 # too large with pins: every suggestion that fits fits when applied
 spec "$tmp/pins.plan" 1 2048 "tp = 1" "pp = 1" "recompute = none" "zero = 0" "attention = fused"
