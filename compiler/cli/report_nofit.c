@@ -61,30 +61,75 @@ static void degrees_text(const plc_layout *l, char *buf, size_t size)
              (long long)l->cp);
 }
 
-/* the nearest value of *field below and above its own (within `span`
- * steps of `step`, at least `lo`) for which some degrees are legal */
-static void nearest_legal(FILE *out, const plc_job *job, int64_t *field, int64_t step, int64_t lo, int64_t span,
-                          const char *what, int64_t per)
+enum { NEAR_STEPS = 256, NEAR_ROUNDED = 40, NEAR_UNITS = 128 };
+
+static int cmp_distance(const void *a, const void *b, int64_t own)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int64_t dx = x > own ? x - own : own - x, dy = y > own ? y - own : own - y;
+    return (dx > dy) - (dx < dy);
+}
+static int64_t sort_own; /* qsort has no context: the value distances are from */
+static int cmp_near(const void *a, const void *b) { return cmp_distance(a, b, sort_own); }
+
+/* The legal value of *field nearest its own, below (dir -1) or above (+1),
+ * at least lo and at most hi: its neighbours one by one (NEAR_STEPS), then
+ * the multiples nearest it of 2^j (the values people round to) and of each
+ * of units[] (for a batch: the GPU count's divisors, each a dp it could
+ * take). A bounded number of probes, so that it stays fast at any scale. */
+static bool nearest_one(const plc_job *job, int64_t *field, int dir, int64_t lo, int64_t hi, const int64_t *units,
+                        int nunits, int64_t *found, plc_layout *ex)
 {
     const int64_t own = *field;
+    int64_t cand[NEAR_STEPS + 2 * NEAR_ROUNDED + NEAR_UNITS];
+    int n = 0;
+    for (int64_t k = 1; k <= NEAR_STEPS; k++) {
+        int64_t v = own + dir * k;
+        if (v >= lo && v <= hi) cand[n++] = v;
+    }
+    for (int j = 1; j < 62 && n < NEAR_STEPS + 2 * NEAR_ROUNDED; j++) {
+        int64_t m = INT64_C(1) << j;
+        if (m > hi) break;
+        int64_t v = dir < 0 ? own / m * m : (own / m + 1) * m;
+        if (dir < 0 && v == own) v -= m;
+        if (v >= lo && v <= hi && (dir < 0 ? v < own - NEAR_STEPS : v > own + NEAR_STEPS)) cand[n++] = v;
+    }
+    for (int u = 0; u < nunits && u < NEAR_UNITS; u++) {
+        int64_t unit = units[u];
+        if (unit < 2 || unit > hi) continue;
+        int64_t v = dir < 0 ? (own - 1) / unit * unit : (own / unit + 1) * unit;
+        if (v >= lo && v <= hi && (dir < 0 ? v < own - NEAR_STEPS : v > own + NEAR_STEPS)) cand[n++] = v;
+    }
+    sort_own = own;
+    qsort(cand, (size_t)n, sizeof cand[0], cmp_near);
+    bool ok = false;
+    for (int i = 0; i < n && !ok; i++) {
+        if (i > 0 && cand[i] == cand[i - 1]) continue;
+        *field = cand[i];
+        ok = plc_degrees_legal(job, ex);
+        if (ok) *found = cand[i];
+    }
+    *field = own;
+    return ok;
+}
+
+/* "  - nodes = 8192 (65536 GPUs: dp 1024, ...) or 16384 (...)": the nearest
+ * legal values of *field below and above its own; per: GPUs per unit of
+ * the field (0: not a GPU count) */
+static void nearest_legal(FILE *out, const plc_job *job, int64_t *field, int64_t hi, const int64_t *units, int nunits,
+                          const char *what, int64_t per)
+{
     int shown = 0;
     for (int dir = -1; dir <= 1; dir += 2) {
-        for (int64_t k = 1; k <= span; k++) {
-            int64_t v = own + dir * k * step;
-            if (v < lo || v > INT64_MAX / 4 / (per > 0 ? per : 1)) break;
-            *field = v;
-            plc_layout ex;
-            bool ok = plc_degrees_legal(job, &ex);
-            *field = own;
-            if (!ok) continue;
-            char deg[96];
-            degrees_text(&ex, deg, sizeof deg);
-            if (shown++) fputs(" or ", out);
-            else fprintf(out, "  - %s = ", what);
-            if (per > 0) fprintf(out, "%lld (%lld GPUs: %s)", (long long)v, (long long)(v * per), deg);
-            else fprintf(out, "%lld (%s)", (long long)v, deg);
-            break;
-        }
+        int64_t v;
+        plc_layout ex;
+        if (!nearest_one(job, field, dir, 1, hi, units, nunits, &v, &ex)) continue;
+        char deg[96];
+        degrees_text(&ex, deg, sizeof deg);
+        if (shown++) fputs(" or ", out);
+        else fprintf(out, "  - %s = ", what);
+        if (per > 0) fprintf(out, "%lld (%lld GPUs: %s)", (long long)v, (long long)(v * per), deg);
+        else fprintf(out, "%lld (%s)", (long long)v, deg);
     }
     if (shown) fputc('\n', out);
 }
@@ -118,9 +163,16 @@ static void report_no_legal(FILE *out, const plc_job *job, const plc_solution *s
     }
     fprintf(out, "closest legal alternatives:\n");
     plc_job alt = *job;
-    nearest_legal(out, &alt, &alt.train.global_batch, 1, 1, 4096, "global_batch", 0);
-    nearest_legal(out, &alt, &alt.cluster.nodes, 1, 1, alt.cluster.nodes > 4096 ? alt.cluster.nodes : 4096, "nodes",
-                  alt.cluster.gpus_per_node);
+    /* the resolver's limits: 2^40 sequences, 2^20 nodes; a batch is tried
+     * at multiples of the GPU count's largest divisors (each a dp) */
+    int64_t units[NEAR_UNITS];
+    int nunits = 0;
+    for (int64_t d = 1; d <= gpus / d; d++) {
+        if (gpus % d) continue;
+        if (nunits < NEAR_UNITS) units[nunits++] = gpus / d;
+    }
+    nearest_legal(out, &alt, &alt.train.global_batch, INT64_C(1) << 40, units, nunits, "global_batch", 0);
+    nearest_legal(out, &alt, &alt.cluster.nodes, INT64_C(1) << 20, NULL, 0, "nodes", alt.cluster.gpus_per_node);
     /* the degrees the spec restricts, each left to plc */
     static const plc_layout_dim dims[] = {PLC_LD_dp, PLC_LD_tp, PLC_LD_pp, PLC_LD_cp, PLC_LD_micro_batch};
     for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
