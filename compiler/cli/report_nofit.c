@@ -63,14 +63,20 @@ static void degrees_text(const plc_layout *l, char *buf, size_t size)
 
 enum { NEAR_STEPS = 256, NEAR_ROUNDED = 40, NEAR_UNITS = 128 };
 
-static int cmp_distance(const void *a, const void *b, int64_t own)
+/* v[0..n) by distance from own, nearest first (insertion: n is a few hundred) */
+static void sort_by_distance(int64_t *v, int n, int64_t own)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    int64_t dx = x > own ? x - own : own - x, dy = y > own ? y - own : own - y;
-    return (dx > dy) - (dx < dy);
+    for (int i = 1; i < n; i++) {
+        int64_t x = v[i], dx = x > own ? x - own : own - x;
+        int j = i;
+        for (; j > 0; j--) {
+            int64_t y = v[j - 1], dy = y > own ? y - own : own - y;
+            if (dy <= dx) break;
+            v[j] = v[j - 1];
+        }
+        v[j] = x;
+    }
 }
-static int64_t sort_own; /* qsort has no context: the value distances are from */
-static int cmp_near(const void *a, const void *b) { return cmp_distance(a, b, sort_own); }
 
 /* The legal value of *field nearest its own, below (dir -1) or above (+1),
  * at least lo and at most hi: its neighbours one by one (NEAR_STEPS), then
@@ -100,8 +106,7 @@ static bool nearest_one(const plc_job *job, int64_t *field, int dir, int64_t lo,
         int64_t v = dir < 0 ? (own - 1) / unit * unit : (own / unit + 1) * unit;
         if (v >= lo && v <= hi && (dir < 0 ? v < own - NEAR_STEPS : v > own + NEAR_STEPS)) cand[n++] = v;
     }
-    sort_own = own;
-    qsort(cand, (size_t)n, sizeof cand[0], cmp_near);
+    sort_by_distance(cand, n, own);
     bool ok = false;
     for (int i = 0; i < n && !ok; i++) {
         if (i > 0 && cand[i] == cand[i - 1]) continue;
