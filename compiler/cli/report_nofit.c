@@ -148,7 +148,8 @@ static void report_no_legal(FILE *out, const plc_job *job, const plc_solution *s
                  "sequences\n",
             (long long)gpus, (long long)batch);
     if (s->invalid > 0) {
-        fprintf(out, "why (the rules that removed the %lld layouts searched):\n", (long long)s->invalid);
+        fprintf(out, "why (the rules that removed the %lld layout%s searched):\n", (long long)s->invalid,
+                s->invalid == 1 ? "" : "s");
         bool shown[PLC_RULE_COUNT] = {false};
         for (;;) {
             int best = -1;
