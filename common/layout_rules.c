@@ -78,7 +78,8 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
 {
     const plc_model *m = in->model;
     const plc_layout *l = &in->layout;
-    plc_verdict v = plc_model_rules(m);
+    /* a front end that checks the model itself skips the model family */
+    plc_verdict v = CHECK(in, PLC_RULE_MODEL_POSITIVE) ? plc_model_rules(m) : ok();
     if (v.rule != PLC_RULE_OK) return v;
 
     /* each dimension in range */

@@ -533,6 +533,10 @@ int main(int argc, char **argv)
                  a->steps >= 0 ? "--steps" : "train.steps", (long long)plc_exec_next_step(r->x));
         return fail_all(r, EXIT_INPUT);
     }
+    if (a->steps > plan->train.steps && r->comm.rank == 0)
+        fprintf(stderr, "plrun: warning: --steps %lld runs past the spec's train.steps = %lld: the learning rate stays at "
+                        "lr.floor (%g) from step %lld (lr.decay_steps) on\n",
+                (long long)a->steps, (long long)plan->train.steps, plan->train.lr_floor, (long long)plan->train.decay_steps);
     const plc_layout *l = &plan->layout;
     say(r, "plrun %s: %s, model '%s' (%lld parameters), backend %s%s%s%s, %d rank%s\n", PLC_VERSION,
         a->plan_path, plan->model.name, (long long)plc_model_param_count(&plan->model), a->backend,

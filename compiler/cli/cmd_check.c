@@ -47,6 +47,7 @@ static int gate(const char *file, const plc_job *job, const plc_gates *options, 
     if (plc_solve_opts_run(job, a, &so, &s)) return PLC_EXIT_INPUT;
     const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;
     if (!best || !best->fits) {
+        if (!s.pinned) plc_report_no_fit(stderr, job, &s); /* why, and the closest alternatives */
         fprintf(stderr, "plc check: %s: no layout fits, the gates cannot be checked\n", file);
         return PLC_EXIT_NO_LAYOUT;
     }

@@ -292,6 +292,24 @@ static int empty_regions(const plc_job *job, const plc_solution *s, const plc_es
     return n;
 }
 
+/* the degrees the rules removed before any estimate: each rule with its
+ * count and an example ("pp = 4 does not divide layers = 126"), so that a
+ * value missing from the regions below says why */
+static void removed_by_rules(FILE *out, const plc_job *job, const plc_solution *s)
+{
+    if (s->invalid == 0) return;
+    fprintf(out, "removed by the rules (%lld layouts; a rule on dp, tp, pp or cp counts its combination once):\n",
+            (long long)s->invalid);
+    for (int r = 0; r < PLC_RULE_COUNT; r++) {
+        if (s->invalid_by[r] == 0) continue;
+        char msg[256];
+        fprintf(out, "  - %lld, e.g. %s\n", (long long)s->invalid_by[r], plc_invalid_message(job, s, (plc_rule)r, msg, sizeof msg));
+    }
+    if (s->invalid_dp_pinned > 0)
+        fprintf(out, "  - %lld: the dp that the GPU count leaves is not a value the layout block allows\n",
+                (long long)s->invalid_dp_pinned);
+}
+
 void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w,
                         const plc_explain_plan *lowered)
 {
@@ -320,6 +338,7 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
     }
     fprintf(out, "\nsearched %lld layouts (%lld fit); ties: %s.\n", (long long)s->enumerated, (long long)s->fitting,
             plc_report_tie_rule);
+    removed_by_rules(out, job, s);
     fputs("best of each rejected region (a dimension at another value than the winner's) and why it loses:\n",
           out);
     region_group g[PLC_LAYOUT_NDIMS];

@@ -54,11 +54,22 @@ void plc_report_reason(FILE *out, const plc_candidate *c, double limit)
     if (c->reason && strstr(c->reason, "alone")) fprintf(out, " (%s)", c->reason);
 }
 
+/* "6.74 B", "124.4 M", "93.4 K": a parameter count in the unit that shows it */
+static const char *params_text(double n, char *buf, size_t size)
+{
+    if (n >= 1e9) snprintf(buf, size, "%.2f B", n / 1e9);
+    else if (n >= 1e6) snprintf(buf, size, "%.1f M", n / 1e6);
+    else if (n >= 1e3) snprintf(buf, size, "%.1f K", n / 1e3);
+    else snprintf(buf, size, "%.0f", n);
+    return buf;
+}
+
 void plc_report_job_header(FILE *out, const plc_job *job)
 {
     const plc_model *m = &job->model;
-    fprintf(out, "%s: model %s (%.2f B parameters), %lld x %s (%lld node%s), %lld sequences of %lld tokens per step\n",
-            job->path ? job->path : "spec", m->name[0] ? m->name : "?", (double)plc_params_total(m) / 1e9,
+    char params[32];
+    fprintf(out, "%s: model %s (%s parameters), %lld x %s (%lld node%s), %lld sequences of %lld tokens per step\n",
+            job->path ? job->path : "spec", m->name[0] ? m->name : "?", params_text((double)plc_params_total(m), params, sizeof params),
             (long long)plc_cluster_gpus(&job->cluster), job->cluster.hw.name, (long long)job->cluster.nodes,
             job->cluster.nodes == 1 ? "" : "s", (long long)job->train.global_batch, (long long)m->seq_len);
     fprintf(out, "engine: %s (%s)\n", plc_engine_name(job->train.engine),

@@ -155,6 +155,18 @@ int plc_report_solve_yaml(FILE *out, const plc_job *job, const plc_solution *s, 
     plc_yaml_bool(&y, "pinned", s->pinned);
     plc_yaml_int(&y, "enumerated", s->enumerated);
     plc_yaml_int(&y, "invalid", s->invalid);
+    /* the rules that removed the invalid layouts, each with an example */
+    plc_yaml_seq(&y, "invalid_by_rule");
+    for (int r = 0; r < PLC_RULE_COUNT; r++) {
+        if (s->invalid_by[r] == 0) continue;
+        char msg[256];
+        plc_yaml_map(&y, NULL);
+        plc_yaml_str(&y, "rule", plc_rule_name((plc_rule)r));
+        plc_yaml_int(&y, "layouts", s->invalid_by[r]);
+        plc_yaml_str(&y, "example", plc_invalid_message(job, s, (plc_rule)r, msg, sizeof msg));
+        plc_yaml_map_end(&y);
+    }
+    plc_yaml_seq_end(&y);
     plc_yaml_int(&y, "pruned", s->pruned);
     plc_yaml_int(&y, "pruned_by_objective", s->pruned_objective);
     plc_yaml_int(&y, "evaluated", s->evaluated);

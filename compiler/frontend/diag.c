@@ -252,6 +252,16 @@ void plc_diag_note(plc_diag *d, plc_loc loc, const char *fmt, ...)
     va_end(ap);
 }
 
+void plc_diag_info(plc_diag *d, plc_loc loc, const char *fmt, ...)
+{
+    d->muted = (!d->sink && d->capped) || !begin_entry(d, loc, false);
+    if (d->muted) return;
+    va_list ap;
+    va_start(ap, fmt);
+    print_header(d->out, loc, "note", fmt, ap);
+    va_end(ap);
+}
+
 void plc_diag_hint(plc_diag *d, const char *fmt, ...)
 {
     if (d->muted) return;

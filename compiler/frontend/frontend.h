@@ -72,6 +72,10 @@ void plc_diag_error(plc_diag *d, plc_loc loc, const char *fmt, ...) __attribute_
 void plc_diag_warning(plc_diag *d, plc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* a note with its own location (e.g. "first defined here") */
 void plc_diag_note(plc_diag *d, plc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* a note of its own, not under an error or warning ("FILE:L:C: note: ...",
+ * in place; hints may follow): what plc read where a value has two
+ * readings. Counted neither as an error nor as a warning. */
+void plc_diag_info(plc_diag *d, plc_loc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* "  hint: ..." under the last error or warning */
 void plc_diag_hint(plc_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* an error with no place in a source: "plc: error: ..." */

@@ -98,16 +98,25 @@ int plc_engines_parse(plc_arena *a, plc_diag *d, const plc_source *src, plc_engi
 #include "plc/job.h"
 
 typedef struct plc_spec_facts {
-    /* NULL when the block had errors (its checks are skipped) */
+    /* NULL when the block is absent. A block with errors is still here: a
+     * check runs when every value it reads is good (not in bad[]), so that
+     * one run reports every independent error */
     const plc_model *model;
     const plc_cluster *cluster;
+    bool hw_known;    /* the cluster's GPU figures (catalog entry and overrides) are good */
     plc_train *train; /* global_batch given in tokens is converted here */
     const plc_layout_spec *layout;
     bool batch_in_tokens;
+    /* a token count written with k, M or G read the binary way (4M tokens:
+     * 4 x 2^20), when that is whole; 0 otherwise */
+    int64_t batch_tokens_binary;
     const plc_engine_profile *engine; /* train.engine's profile; NULL when unknown */
     plc_engine engine_id;
     /* for locations; NULL when absent */
     const plc_block *model_block, *cluster_block, *train_block, *layout_block;
+    /* bit k of bad[b]: key k of plc_block_defs[b] (model, cluster, train,
+     * layout, ...) is missing or its value had an error */
+    uint64_t bad[8];
 } plc_spec_facts;
 
 void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f);
@@ -206,6 +215,10 @@ typedef struct plc_unit {
 const plc_unit *plc_unit_find(const char *s, size_t len);
 /* the multiplier k, M or G spelled s[0..len) (1e3, 1e6, 1e9), or 0 */
 double plc_multiplier(const char *s, size_t len);
+/* the same multiplier read the binary way (2^10, 2^20, 2^30), or 0: what a
+ * sequence length (8k = 8192) and, where the decimal reading does not make
+ * whole sequences, a token count (4M tokens = 4 x 2^20) mean */
+double plc_multiplier_binary(const char *s, size_t len);
 /* the known unit spelling closest to s (edit distance), or NULL */
 const char *plc_unit_suggest(const char *s);
 /* "a size (B, KB, MB, GB, KiB, MiB, GiB, ...)" for messages */

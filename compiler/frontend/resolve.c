@@ -25,7 +25,30 @@ typedef struct rctx {
     uint64_t hw_set; /* bit i: the cluster block sets plc_hw_fields[i] */
     const plc_value *data;   /* train.data's value when it names a file */
     const char *data_open;   /* ... and where plc reads that file */
+    /* bit k of bad[b]: key k of plc_block_defs[b] is missing or its value
+     * had an error; the cross-block checks skip what reads it */
+    uint64_t bad[8];
 } rctx;
+
+/* key of bs is unusable (missing or wrong): checks that read it are skipped */
+static void mark_bad(rctx *r, const block_slots *bs, const char *key)
+{
+    int k = plc_key_index(bs->def, key);
+    if (k >= 0 && k < 64) r->bad[bs->def - plc_block_defs] |= 1ull << k;
+}
+
+static bool is_bad(const rctx *r, const block_slots *bs, const char *key)
+{
+    int k = plc_key_index(bs->def, key);
+    return k >= 0 && k < 64 && (r->bad[bs->def - plc_block_defs] >> k & 1u);
+}
+
+/* got, after marking key bad when it is below 0 (an error reported) */
+static int noted(rctx *r, const block_slots *bs, const char *key, int got)
+{
+    if (got < 0) mark_bad(r, bs, key);
+    return got;
+}
 
 static const char *quote(rctx *r, const char *s) { return plc_diag_quote(r->a, s, strlen(s)); }
 
@@ -69,6 +92,7 @@ static void check_pairs(rctx *r, block_slots *bs)
     for (int i = 0; i < bs->def->nkeys; i++) {
         const plc_key_def *k = &bs->def->keys[i];
         if (!k->required || bs->pair[i]) continue;
+        mark_bad(r, bs, k->name);
         plc_diag_error(r->d, bs->block->kind_loc, "block '%s' lacks the required key '%s'", bs->def->kind, k->name);
         plc_diag_hint(r->d, "%s: %s", k->name, k->doc);
     }
@@ -108,15 +132,6 @@ static void collect_blocks(rctx *r, block_slots slots[])
         plc_diag_error_file(r->d, r->ast->src, "missing block '%s'", plc_block_defs[i].kind);
         plc_diag_hint(r->d, "a spec has blocks model \"NAME\" { ... }, cluster { ... }, train { ... } and optionally layout { ... }");
     }
-}
-
-/* the block is present with every required key (values may still be bad) */
-static bool complete(const block_slots *bs)
-{
-    if (!bs->block) return false;
-    for (int i = 0; i < bs->def->nkeys; i++)
-        if (bs->def->keys[i].required && !bs->pair[i]) return false;
-    return true;
 }
 
 static const plc_pair *slot(const block_slots *bs, const char *key)
@@ -178,7 +193,7 @@ static void out_of_range_int(rctx *r, const plc_pair *p, int64_t v, int64_t lo, 
 }
 
 /* a plain whole number; 1 when given and valid, 0 when absent, -1 on error */
-static int get_int(rctx *r, const block_slots *bs, const char *key, int64_t lo, int64_t hi, int64_t *out)
+static int read_int(rctx *r, const block_slots *bs, const char *key, int64_t lo, int64_t hi, int64_t *out)
 {
     const plc_pair *p = slot(bs, key);
     if (!p) return 0;
@@ -205,7 +220,7 @@ static int get_int(rctx *r, const block_slots *bs, const char *key, int64_t lo, 
 }
 
 /* a plain number such as 3e-4; bounds: lo < v (lo_open) or lo <= v; v <= hi */
-static int get_real(rctx *r, const block_slots *bs, const char *key, double lo, bool lo_open, double hi, bool hi_open,
+static int read_real(rctx *r, const block_slots *bs, const char *key, double lo, bool lo_open, double hi, bool hi_open,
                     double *out)
 {
     const plc_pair *p = slot(bs, key);
@@ -245,7 +260,7 @@ static const char *unit_example(int kind)
 }
 
 /* a number with a unit of `kind`; a share may also be a plain fraction */
-static int get_quantity(rctx *r, const block_slots *bs, const char *key, int kind, double *out)
+static int read_quantity(rctx *r, const block_slots *bs, const char *key, int kind, double *out)
 {
     const plc_pair *p = slot(bs, key);
     if (!p) return 0;
@@ -311,7 +326,7 @@ static int bool_value(rctx *r, const char *key, const plc_value *v)
     return -1;
 }
 
-static int get_enum(rctx *r, const block_slots *bs, const char *key, const char *const *names, int *out)
+static int read_enum(rctx *r, const block_slots *bs, const char *key, const char *const *names, int *out)
 {
     const plc_pair *p = slot(bs, key);
     if (!p) return 0;
@@ -321,7 +336,7 @@ static int get_enum(rctx *r, const block_slots *bs, const char *key, const char 
     return 1;
 }
 
-static int get_bool(rctx *r, const block_slots *bs, const char *key, bool *out)
+static int read_bool(rctx *r, const block_slots *bs, const char *key, bool *out)
 {
     const plc_pair *p = slot(bs, key);
     if (!p) return 0;
@@ -331,7 +346,7 @@ static int get_bool(rctx *r, const block_slots *bs, const char *key, bool *out)
     return 1;
 }
 
-static int get_string(rctx *r, const block_slots *bs, const char *key, const plc_value **out)
+static int read_string(rctx *r, const block_slots *bs, const char *key, const plc_value **out)
 {
     const plc_pair *p = slot(bs, key);
     if (!p) return 0;
@@ -404,7 +419,7 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static int get_choice(rctx *r, const block_slots *bs, const char *key, const choice_domain *dom, plc_choice *out)
+static int read_choice(rctx *r, const block_slots *bs, const char *key, const choice_domain *dom, plc_choice *out)
 {
     memset(out, 0, sizeof *out);
     out->kind = PLC_CHOICE_AUTO;
@@ -464,13 +479,65 @@ static int get_choice(rctx *r, const block_slots *bs, const char *key, const cho
     return 1;
 }
 
+/* the readers above, each marking its key bad after an error */
+static int get_int(rctx *r, const block_slots *bs, const char *key, int64_t lo, int64_t hi, int64_t *out)
+{
+    return noted(r, bs, key, read_int(r, bs, key, lo, hi, out));
+}
+static int get_real(rctx *r, const block_slots *bs, const char *key, double lo, bool lo_open, double hi, bool hi_open,
+                    double *out)
+{
+    return noted(r, bs, key, read_real(r, bs, key, lo, lo_open, hi, hi_open, out));
+}
+static int get_quantity(rctx *r, const block_slots *bs, const char *key, int kind, double *out)
+{
+    return noted(r, bs, key, read_quantity(r, bs, key, kind, out));
+}
+static int get_enum(rctx *r, const block_slots *bs, const char *key, const char *const *names, int *out)
+{
+    return noted(r, bs, key, read_enum(r, bs, key, names, out));
+}
+static int get_bool(rctx *r, const block_slots *bs, const char *key, bool *out)
+{
+    return noted(r, bs, key, read_bool(r, bs, key, out));
+}
+static int get_string(rctx *r, const block_slots *bs, const char *key, const plc_value **out)
+{
+    return noted(r, bs, key, read_string(r, bs, key, out));
+}
+static int get_choice(rctx *r, const block_slots *bs, const char *key, const choice_domain *dom, plc_choice *out)
+{
+    return noted(r, bs, key, read_choice(r, bs, key, dom, out));
+}
+
 /* ---- blocks ------------------------------------------------------------------ */
 
-#define GET_OK(call) ((call) >= 0)
-
-static bool resolve_model(rctx *r, const block_slots *bs, plc_model *m)
+/* A sequence length with k or M is read the binary way, as people mean
+ * it (8k: 8192, not 8000), with a note that says so. */
+static void seq_len_binary(rctx *r, const block_slots *bs, plc_model *m)
 {
-    int before = r->d->errors;
+    const plc_pair *p = slot(bs, "seq_len");
+    const plc_value *v = p->value;
+    plc_number n;
+    if (v->nwords != 1 || !plc_number_parse(v->text, &n)) return;
+    double bin = plc_multiplier_binary(v->words[0], strlen(v->words[0])), x = n.d * bin;
+    if (bin == 0) return;
+    if (x != floor(x) || x > (double)(1 << 24)) {
+        plc_diag_error(r->d, v->loc, "seq_len = %s read as %s x %.0f is %s", plc_value_source(r->a, v), v->text, bin,
+                       x != floor(x) ? "not a whole number" : "more than 16777216");
+        plc_diag_hint(r->d, "a sequence length reads k as 1024 and M as 1048576; write the number of tokens");
+        mark_bad(r, bs, "seq_len");
+        return;
+    }
+    m->seq_len = (int64_t)x;
+    plc_diag_info(r->d, v->loc, "seq_len = %s read as %s x 2^%d = %lld tokens", plc_value_source(r->a, v), v->text,
+                  bin == 1024 ? 10 : bin == 1048576 ? 20 : 30, (long long)m->seq_len);
+    double dec = n.d * plc_multiplier(v->words[0], strlen(v->words[0]));
+    plc_diag_hint(r->d, "a sequence length counts in powers of two; write seq_len = %.0f for %.0f tokens", dec, dec);
+}
+
+static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
+{
     snprintf(m->name, sizeof m->name, "%s", "model");
     if (bs->block && bs->block->name) {
         if (strlen(bs->block->name) >= sizeof m->name || strlen(bs->block->name) == 0)
@@ -487,17 +554,21 @@ static bool resolve_model(rctx *r, const block_slots *bs, plc_model *m)
     get_int(r, bs, "hidden", 1, 1 << 20, &m->hidden);
     /* the GPT block's MLP is 4 x hidden unless told; Llama's SwiGLU width has no rule */
     if (get_int(r, bs, "ffn_hidden", 1, 1 << 22, &m->ffn_hidden) == 0) {
-        if (gpt) m->ffn_hidden = 4 * m->hidden;
-        else if (bs->block && arch_ok) { /* a misspelt arch is reported already */
+        if (gpt && !is_bad(r, bs, "hidden")) m->ffn_hidden = 4 * m->hidden;
+        else mark_bad(r, bs, "ffn_hidden");
+        if (!gpt && bs->block && arch_ok) { /* a misspelt arch is reported already */
             const plc_key_def *k = &bs->def->keys[plc_key_index(bs->def, "ffn_hidden")];
             plc_diag_error(r->d, bs->block->kind_loc, "block 'model' lacks the required key 'ffn_hidden'");
             plc_diag_hint(r->d, "%s: %s", k->name, k->doc);
         }
     }
     get_int(r, bs, "heads", 1, 1 << 16, &m->heads);
-    if (get_int(r, bs, "kv_heads", 1, 1 << 16, &m->kv_heads) == 0) m->kv_heads = m->heads;
+    if (get_int(r, bs, "kv_heads", 1, 1 << 16, &m->kv_heads) == 0) {
+        m->kv_heads = m->heads;
+        if (is_bad(r, bs, "heads")) mark_bad(r, bs, "kv_heads");
+    }
     get_int(r, bs, "vocab", 1, 1 << 24, &m->vocab);
-    get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len);
+    if (get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len) > 0) seq_len_binary(r, bs, m);
     int positions = gpt ? PLC_POS_LEARNED : PLC_POS_ROPE;
     get_enum(r, bs, "positions", plc_positions_names, &positions);
     m->positions = (plc_positions)positions;
@@ -512,17 +583,28 @@ static bool resolve_model(rctx *r, const block_slots *bs, plc_model *m)
         plc_diag_warning(r->d, theta->key_loc, "'rope_theta' does nothing with learned positions");
         plc_diag_hint(r->d, "set positions = rope to use rotary positions, or drop rope_theta");
     }
-    return r->d->errors == before;
 }
 
-static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *batch_in_tokens)
+/* a token count's binary reading (4M tokens: 4 x 2^20), when it has a
+ * multiplier and that reading is whole; 0 otherwise */
+static int64_t tokens_binary(const plc_value *v)
 {
+    plc_number n;
+    if (v->nwords != 2 || !plc_number_parse(v->text, &n)) return 0;
+    double bin = plc_multiplier_binary(v->words[0], strlen(v->words[0])), x = n.d * bin;
+    return bin > 0 && x == floor(x) && x <= 9.0e15 ? (int64_t)x : 0;
+}
+
+static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *batch_in_tokens, int64_t *binary)
+{
+    *binary = 0;
     const int64_t big = INT64_C(1) << 40;
     *batch_in_tokens = false;
     const plc_pair *gb = slot(bs, "global_batch");
     if (gb) {
         plc_quantity q;
         const plc_value *v = gb->value;
+        bool read = false;
         if (v->kind != PLC_VAL_NUMBER) wrong_type(r, gb, "a number of sequences or a token count");
         else if (eval_number(r, v, &q)) {
             if (q.kind != -1 && q.kind != PLC_UNIT_TOKENS) {
@@ -534,8 +616,11 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
             } else {
                 t->global_batch = q.ivalue;
                 *batch_in_tokens = q.kind == PLC_UNIT_TOKENS;
+                if (*batch_in_tokens) *binary = tokens_binary(v);
+                read = true;
             }
         }
+        if (!read) mark_bad(r, bs, "global_batch");
     }
     get_int(r, bs, "steps", 1, 1 << 30, &t->steps);
     int prec = PLC_PREC_BF16, opt = 0;
@@ -590,7 +675,8 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
     t->lr_peak = 3e-4;
     get_real(r, bs, "lr.peak", 0, true, 100, false, &t->lr_peak);
     t->lr_floor = t->lr_peak / 10;
-    if (get_real(r, bs, "lr.floor", 0, false, INFINITY, false, &t->lr_floor) > 0 && t->lr_floor > t->lr_peak) {
+    if (get_real(r, bs, "lr.floor", 0, false, INFINITY, false, &t->lr_floor) > 0 && !is_bad(r, bs, "lr.peak") &&
+        t->lr_floor > t->lr_peak) {
         plc_diag_error(r->d, slot(bs, "lr.floor")->value->loc, "'lr.floor' is above 'lr.peak' (%g)", t->lr_peak);
         plc_diag_hint(r->d, "the learning rate decays from lr.peak down to lr.floor");
     }
@@ -598,7 +684,8 @@ static void resolve_train(rctx *r, const block_slots *bs, plc_train *t, bool *ba
     get_int(r, bs, "lr.warmup", 0, 1 << 30, &t->warmup_steps);
     t->decay_steps = t->steps;
     int has_decay = get_int(r, bs, "lr.decay_steps", 1, 1 << 30, &t->decay_steps);
-    if (t->decay_steps > 0 && t->warmup_steps > t->decay_steps) {
+    bool decay_known = has_decay > 0 || (has_decay == 0 && !is_bad(r, bs, "steps"));
+    if (decay_known && t->decay_steps > 0 && t->warmup_steps > t->decay_steps) {
         const plc_pair *w = slot(bs, "lr.warmup");
         plc_diag_error(r->d, w->value->loc, "'lr.warmup' = %lld is longer than the decay (%s = %lld)",
                        (long long)t->warmup_steps, has_decay > 0 ? "lr.decay_steps" : "steps", (long long)t->decay_steps);
@@ -711,9 +798,11 @@ static bool load_catalog(rctx *r, const block_slots *bs, plc_catalog *cat)
     return plc_catalog_load(r->a, r->d, path, cat) == 0;
 }
 
+/* true when the GPU's figures are known: its catalog entry, with every
+ * override of the block valid */
 static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
 {
-    int before = r->d->errors;
+    bool figures_ok = true;
     c->nodes = 1;
     c->gpus_per_node = 8;
     get_int(r, bs, "nodes", 1, 1 << 20, &c->nodes);
@@ -723,8 +812,12 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
     bool has[64] = {false};
     for (int i = 0; i < plc_nhw_fields && i < 64; i++) {
         const plc_hw_field *f = &plc_hw_fields[i];
-        if (get_quantity(r, bs, f->key, f->unit, &over[i]) <= 0) continue;
+        int got = get_quantity(r, bs, f->key, f->unit, &over[i]);
+        if (got < 0) figures_ok = false;
+        if (got <= 0) continue;
         if (!hw_value_ok(f, over[i])) {
+            mark_bad(r, bs, f->key);
+            figures_ok = false;
             plc_diag_error(r->d, slot(bs, f->key)->value->loc, "'%s' is out of range", f->key);
             plc_diag_hint(r->d, f->unit == PLC_UNIT_PERCENT ? "a share is above 0 and at most 100%%"
                                                             : "figures are not negative and at most 1e30");
@@ -736,7 +829,10 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
     const plc_value *gpu = NULL;
     if (get_string(r, bs, "gpu", &gpu) <= 0) return false;
     plc_catalog cat;
-    if (!load_catalog(r, bs, &cat)) return false;
+    if (!load_catalog(r, bs, &cat)) {
+        mark_bad(r, bs, "gpu");
+        return false;
+    }
     const plc_hw *hw = plc_catalog_find(&cat, gpu->text);
     if (!hw) {
         plc_diag_error(r->d, gpu->loc, "unknown GPU '%s' (not in %s)", quote(r, gpu->text), cat.src->name);
@@ -745,12 +841,13 @@ static bool resolve_cluster(rctx *r, const block_slots *bs, plc_cluster *c)
         const char *s = plc_suggest(gpu->text, names, cat.n);
         if (s) plc_diag_hint(r->d, "did you mean '%s'?", s);
         plc_diag_hint(r->d, "known: %s", plc_catalog_names(r->a, &cat));
+        mark_bad(r, bs, "gpu");
         return false;
     }
     c->hw = *hw;
     for (int i = 0; i < plc_nhw_fields && i < 64; i++)
         if (has[i]) *(double *)((char *)&c->hw + plc_hw_fields[i].offset) = over[i];
-    return r->d->errors == before;
+    return figures_ok;
 }
 
 /* ---- the engine's profile ---------------------------------------------------- */
@@ -782,41 +879,44 @@ int plc_resolve(plc_arena *a, plc_diag *d, const plc_ast *ast, const plc_resolve
 {
     int before = d->errors;
     plc_diag_defer(d, ast->src);
-    rctx r = {a, d, ast, o, 0, NULL, NULL};
+    rctx r = {a, d, ast, o, 0, NULL, NULL, {0}};
     block_slots slots[8];
     memset(slots, 0, sizeof slots);
     collect_blocks(&r, slots);
     const block_slots *model = &slots[0], *cluster = &slots[1], *train = &slots[2], *layout = &slots[3];
     const block_slots *gates = &slots[4];
 
-    bool model_ok = resolve_model(&r, model, &job->model) && complete(model);
-    bool cluster_ok = cluster->block && resolve_cluster(&r, cluster, &job->cluster) && complete(cluster);
-    int e = d->errors;
+    resolve_model(&r, model, &job->model);
+    bool hw_known = cluster->block && resolve_cluster(&r, cluster, &job->cluster);
     bool batch_in_tokens;
-    resolve_train(&r, train, &job->train, &batch_in_tokens);
-    bool train_ok = d->errors == e && complete(train);
-    /* the token file's own errors do not hide the checks of the other keys */
+    int64_t batch_binary;
+    resolve_train(&r, train, &job->train, &batch_in_tokens, &batch_binary);
+    /* the token file's own errors do not hide the checks of the other keys;
+     * its fit to the model reads only the model's vocab and seq_len */
+    bool shape_ok = model->block && !is_bad(&r, model, "vocab") && !is_bad(&r, model, "seq_len");
     if (r.data)
-        plc_data_file_check(d, r.data->loc, r.data->text, r.data_open, model_ok ? &job->model : NULL, o->read_data,
+        plc_data_file_check(d, r.data->loc, r.data->text, r.data_open, shape_ok ? &job->model : NULL, o->read_data,
                             &job->train);
-    if (train_ok && !resolve_engine(&r, train, job, cluster_ok)) train_ok = false;
-    e = d->errors;
+    bool engine_ok = train->block && !is_bad(&r, train, "engine") && resolve_engine(&r, train, job, hw_known);
     resolve_layout(&r, layout, &job->layout);
-    bool layout_ok = d->errors == e;
     resolve_gates(&r, gates, &job->gates);
 
-    /* cross-block checks read only the blocks whose values are all valid */
-    plc_spec_facts f = {.model = model_ok ? &job->model : NULL,
-                        .cluster = cluster_ok ? &job->cluster : NULL,
-                        .train = train_ok ? &job->train : NULL,
-                        .layout = layout_ok ? &job->layout : NULL,
+    /* cross-block checks read every value that is valid: a key in error
+     * (bad) skips only the checks that read it */
+    plc_spec_facts f = {.model = model->block ? &job->model : NULL,
+                        .cluster = cluster->block ? &job->cluster : NULL,
+                        .hw_known = hw_known,
+                        .train = train->block ? &job->train : NULL,
+                        .layout = &job->layout,
                         .batch_in_tokens = batch_in_tokens,
-                        .engine = train_ok ? &job->engine : NULL,
+                        .batch_tokens_binary = batch_binary,
+                        .engine = engine_ok ? &job->engine : NULL,
                         .engine_id = job->train.engine,
                         .model_block = model->block,
                         .cluster_block = cluster->block,
                         .train_block = train->block,
                         .layout_block = layout->block};
+    memcpy(f.bad, r.bad, sizeof f.bad);
     plc_spec_check(a, d, &f);
     plc_diag_flush(d);
     return d->errors - before;

@@ -51,6 +51,18 @@ static plc_loc at(const plc_block *b, const char *key)
 static bool fixed(const plc_choice *c, int64_t *v) { return plc_choice_fixed(c, v); }
 
 
+/* what tp must divide: heads, kv_heads and ffn_hidden, less those in error
+ * (whose rules the input skips) */
+static int64_t tp_divisor(const plc_rule_input *in)
+{
+    const plc_model *m = in->model;
+    int64_t g = 0;
+    if (!(in->skip >> PLC_RULE_TP_HEADS & 1u)) g = gcd64(g, m->heads);
+    if (!(in->skip >> PLC_RULE_TP_KV_HEADS & 1u)) g = gcd64(g, m->kv_heads);
+    if (!(in->skip >> PLC_RULE_TP_FFN & 1u)) g = gcd64(g, m->ffn_hidden);
+    return g > 0 ? g : 1;
+}
+
 /* a broken rule, reported at its key with the hints a user needs */
 static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc_rule_input *in, plc_verdict v)
 {
@@ -75,8 +87,7 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
     case PLC_RULE_TP_HEADS:
     case PLC_RULE_TP_KV_HEADS:
     case PLC_RULE_TP_FFN:
-        plc_diag_error(d, loc, "%s; valid: %s", msg,
-                       plc_divisors_text(a, gcd64(gcd64(m->heads, m->kv_heads), m->ffn_hidden)));
+        plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, tp_divisor(in)));
         plc_diag_hint(d, "tensor parallelism splits heads, kv_heads and ffn_hidden evenly across tp ranks");
         break;
     case PLC_RULE_PP_LAYERS:
@@ -132,65 +143,170 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
     }
 }
 
-static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+/* ---- what the checks know ------------------------------------------------
+ * Each check reads only values that are good: a block that is present, a
+ * key without an error (plc_spec_facts.bad). A broken check skips what
+ * reads its value, and the rest go on, so one run reports every
+ * independent mistake. */
+
+enum { B_MODEL, B_CLUSTER, B_TRAIN, B_LAYOUT }; /* plc_block_defs order */
+
+typedef struct known_facts {
+    int64_t batch;        /* sequences per step; 0: unknown */
+    bool precision_known;
+    uint64_t skip;        /* layout rules that read a value in error */
+} known_facts;
+
+static bool good(const plc_spec_facts *f, int b, const char *key)
 {
-    plc_verdict v = plc_model_rules(f->model);
-    plc_rule_input in = {.model = f->model};
-    if (v.rule != PLC_RULE_OK && v.rule != PLC_RULE_MODEL_POSITIVE) report(d, a, f, &in, v);
+    const void *present[] = {f->model, f->cluster, f->train, f->layout};
+    if (!present[b]) return false;
+    int k = plc_key_index(&plc_block_defs[b], key);
+    return k >= 0 && (k >= 64 || !(f->bad[b] >> k & 1u));
 }
 
-static void check_tokens(plc_diag *d, plc_spec_facts *f)
+/* the layout rules that read each model value: skipped when it is wrong */
+static const struct {
+    const char *key;
+    plc_rule rules[4]; /* PLC_RULE_OK ends the list */
+} model_readers[] = {
+    {"heads", {PLC_RULE_TP_HEADS}},
+    {"kv_heads", {PLC_RULE_TP_KV_HEADS}},
+    {"ffn_hidden", {PLC_RULE_TP_FFN}},
+    {"layers", {PLC_RULE_PP_LAYERS, PLC_RULE_VPP_LAYERS, PLC_RULE_RECOMPUTE_LAYERS_STAGE}},
+    {"seq_len", {PLC_RULE_CP_SEQ, PLC_RULE_SP_ROWS}},
+};
+
+static void skip_readers(known_facts *k, const char *key)
+{
+    for (size_t i = 0; i < sizeof model_readers / sizeof model_readers[0]; i++) {
+        if (strcmp(model_readers[i].key, key) != 0) continue;
+        for (int j = 0; j < 4 && model_readers[i].rules[j] != PLC_RULE_OK; j++) k->skip |= 1ull << model_readers[i].rules[j];
+    }
+}
+
+/* The model's own rules read hidden, heads, kv_heads and positions (and
+ * that every size is positive); they run when those are good, and a broken
+ * one skips the layout rules that read its key. */
+static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f, known_facts *k)
+{
+    k->skip |= plc_rule_family_mask(PLC_RULE_MODEL_POSITIVE); /* checked here, not again by the layout rules */
+    for (size_t i = 0; i < sizeof model_readers / sizeof model_readers[0]; i++)
+        if (!good(f, B_MODEL, model_readers[i].key)) skip_readers(k, model_readers[i].key);
+    const char *core[] = {"hidden", "heads", "kv_heads", "positions", "arch"};
+    for (size_t i = 0; i < sizeof core / sizeof core[0]; i++)
+        if (!good(f, B_MODEL, core[i])) return;
+    plc_model m = *f->model;
+    int64_t *sizes[] = {&m.layers, &m.ffn_hidden, &m.vocab, &m.seq_len};
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        if (*sizes[i] < 1) *sizes[i] = 1; /* a size in error (reported): positive for the rules above */
+    plc_verdict v = plc_model_rules(&m);
+    plc_rule_input in = {.model = &m};
+    if (v.rule == PLC_RULE_OK || v.rule == PLC_RULE_MODEL_POSITIVE) return;
+    report(d, a, f, &in, v);
+    skip_readers(k, v.key);
+}
+
+/* the power of two nearest to x >= 1 (by ratio) */
+static int64_t pow2_nearest(double x)
+{
+    int64_t p = 1;
+    while (p <= INT64_MAX / 2 && (double)(2 * p) <= x) p *= 2;
+    return (double)(2 * p) / x < x / (double)p ? 2 * p : p;
+}
+
+/* A token count is read as decimal (4M = 4,000,000) when that makes whole
+ * sequences; else, when it has a multiplier whose binary reading does (4M
+ * at seq_len 4096: 4 x 2^20 = 1024 sequences), that way, with a note. */
+static void check_tokens(plc_diag *d, plc_arena *a, plc_spec_facts *f, known_facts *k)
 {
     plc_train *t = f->train;
-    int64_t s = f->model->seq_len;
+    int64_t s = f->model->seq_len, bin = f->batch_tokens_binary;
+    plc_loc loc = at(f->train_block, "global_batch");
+    if (t->global_batch % s && bin > 0 && bin % s == 0) {
+        const plc_pair *p = plc_block_find_pair(f->train_block, "global_batch");
+        const char *w = p->value->words[0];
+        plc_diag_info(d, loc, "global_batch = %s read as %s x 2^%d = %lld tokens: %lld sequences of seq_len = %lld",
+                      plc_value_source(a, p->value), p->value->text, w[0] == 'k' ? 10 : w[0] == 'M' ? 20 : 30,
+                      (long long)bin, (long long)(bin / s), (long long)s);
+        plc_diag_hint(d, "read as %lld, the decimal count is not a whole number of sequences; "
+                         "global_batch = %lld (sequences) says the same without a unit",
+                      (long long)t->global_batch, (long long)(bin / s));
+        t->global_batch = bin;
+    }
     if (t->global_batch % s) {
         int64_t lo = t->global_batch / s;
-        plc_diag_error(d, at(f->train_block, "global_batch"),
-                       "global_batch = %lld tokens is not a whole number of sequences of seq_len = %lld",
+        plc_diag_error(d, loc, "global_batch = %lld tokens is not a whole number of sequences of seq_len = %lld",
                        (long long)t->global_batch, (long long)s);
-        if (lo > 0)
-            plc_diag_hint(d, "nearest: %lld tokens (%lld sequences) or %lld tokens (%lld sequences)", (long long)(lo * s),
-                          (long long)lo, (long long)((lo + 1) * s), (long long)(lo + 1));
-        else
+        if (lo > 0) {
+            int64_t p2 = pow2_nearest((double)t->global_batch / (double)s);
+            char two[128] = "";
+            if (p2 != lo && p2 != lo + 1 && p2 <= INT64_MAX / s)
+                snprintf(two, sizeof two, "; a power of two: %lld sequences (%lld tokens)", (long long)p2, (long long)(p2 * s));
+            plc_diag_hint(d, "nearest: %lld tokens (%lld sequences) or %lld tokens (%lld sequences)%s", (long long)(lo * s),
+                          (long long)lo, (long long)((lo + 1) * s), (long long)(lo + 1), two);
+        } else {
             plc_diag_hint(d, "one sequence is %lld tokens", (long long)s);
+        }
         t->global_batch = 0;
         return;
     }
     t->global_batch /= s;
+    k->batch = t->global_batch;
+}
+
+/* a batch in sequences of more than this many tokens a step is likely a
+ * token count written without its unit (global_batch = 4M) */
+#define PLC_MANY_STEP_TOKENS 1e9
+static void check_batch_unit(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const known_facts *k)
+{
+    const plc_pair *p = plc_block_find_pair(f->train_block, "global_batch");
+    double tokens = (double)k->batch * (double)f->model->seq_len;
+    if (tokens <= PLC_MANY_STEP_TOKENS) return;
+    plc_diag_warning(d, at(f->train_block, "global_batch"),
+                     "global_batch = %lld sequences of seq_len = %lld is %.3g tokens a step", (long long)k->batch,
+                     (long long)f->model->seq_len, tokens);
+    plc_diag_hint(d, "a global_batch without a unit counts sequences; a token count takes its unit: global_batch = %s tokens",
+                  p ? plc_value_source(a, p->value) : "N");
 }
 
 /* the layout rules over the dimensions the spec pins, every broken one
  * reported once: after a rule breaks it is skipped and the rest checked
  * again */
-static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+static void check_layout_rules(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const known_facts *k)
 {
     const plc_layout_spec *ls = f->layout;
+    bool gpus_known = f->cluster && good(f, B_CLUSTER, "nodes") && good(f, B_CLUSTER, "gpus_per_node");
     plc_rule_input in = {.model = f->model,
-                         .gpus = f->cluster ? plc_cluster_gpus(f->cluster) : 0,
-                         .global_batch = f->train && f->train->global_batch > 0 ? f->train->global_batch : 0,
+                         .gpus = gpus_known ? plc_cluster_gpus(f->cluster) : 0,
+                         .global_batch = k->batch,
                          .precision = f->train ? f->train->precision : PLC_PREC_BF16,
-                         .precision_known = f->train != NULL,
+                         .precision_known = k->precision_known,
                          .engine = f->engine,
-                         .engine_id = f->engine_id};
-    for (int d = 0; d < PLC_LD_COUNT; d++) {
+                         .engine_id = f->engine_id,
+                         .skip = k->skip};
+    /* an engine in error: whether it splits stages unevenly is unknown */
+    if (!f->engine && f->train) in.skip |= 1ull << PLC_RULE_PP_LAYERS | 1ull << PLC_RULE_VPP_LAYERS;
+    for (int dim = 0; dim < PLC_LD_COUNT; dim++) {
         int64_t v;
-        if (!fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) continue;
-        plc_layout_set(&in.layout, (plc_layout_dim)d, v);
-        in.known |= 1u << d;
+        if (!good(f, B_LAYOUT, plc_layout_dim_key((plc_layout_dim)dim))) continue;
+        if (!fixed(plc_layout_spec_choice(ls, (plc_layout_dim)dim), &v)) continue;
+        plc_layout_set(&in.layout, (plc_layout_dim)dim, v);
+        in.known |= 1u << dim;
     }
     for (int round = 0; round < PLC_RULE_COUNT; round++) {
         plc_verdict r = plc_layout_rules(&in);
         if (r.rule == PLC_RULE_OK) break;
-        if (r.rule <= PLC_RULE_HEAD_DIM_ODD) return; /* the model's own, reported by check_model */
         report(d, a, f, &in, r);
         if (in.skip >> r.rule & 1u) break; /* a rule without a skip test: reported once */
         in.skip |= plc_rule_family_mask(r.rule);
     }
     /* a set of tp values none of which is legal */
-    if (ls->tp.kind == PLC_CHOICE_SET && ls->tp.n > 1) {
+    uint64_t tp_rules = 1ull << PLC_RULE_TP_HEADS | 1ull << PLC_RULE_TP_KV_HEADS | 1ull << PLC_RULE_TP_FFN;
+    if (ls->tp.kind == PLC_CHOICE_SET && ls->tp.n > 1 && good(f, B_LAYOUT, "tp") && !(k->skip & tp_rules)) {
         bool any = false;
         for (int i = 0; i < ls->tp.n && !any; i++) {
-            plc_rule_input one = {.model = f->model, .layout = {.tp = ls->tp.v[i]}, .known = PLC_LD_BIT(tp)};
+            plc_rule_input one = {.model = f->model, .layout = {.tp = ls->tp.v[i]}, .known = PLC_LD_BIT(tp), .skip = k->skip};
             any = plc_layout_rules(&one).rule == PLC_RULE_OK;
         }
         const plc_model *m = f->model;
@@ -206,6 +322,7 @@ static void check_engine_sets(plc_diag *d, plc_arena *a, const plc_spec_facts *f
     for (int k = 0; k < PLC_LD_COUNT; k++) {
         const plc_choice *c = plc_layout_spec_choice(f->layout, (plc_layout_dim)k);
         int64_t one;
+        if (!good(f, B_LAYOUT, plc_layout_dim_key((plc_layout_dim)k))) continue;
         if (c->kind == PLC_CHOICE_AUTO || plc_choice_fixed(c, &one) || f->engine->offers[k] == 0) continue;
         bool any = false;
         for (int64_t x = 0; x < 64 && !any; x++) any = plc_choice_allows(c, x) && plc_engine_offers(f->engine, (plc_layout_dim)k, x);
@@ -227,22 +344,25 @@ static void check_engine_sets(plc_diag *d, plc_arena *a, const plc_spec_facts *f
 static void check_layout_warnings(plc_diag *d, const plc_spec_facts *f)
 {
     const plc_layout_spec *l = f->layout;
-    int64_t sp = 0, tp = 0, zero = 0, dp = 0;
-    if (fixed(&l->sp, &sp) && sp == 1 && fixed(&l->tp, &tp) && tp == 1) {
+    int64_t sp = 0, tp = 0, zero = 0, dp = 0, frms = 0;
+    bool sp_ok = good(f, B_LAYOUT, "sp") && fixed(&l->sp, &sp), tp_ok = good(f, B_LAYOUT, "tp") && fixed(&l->tp, &tp);
+    if (sp_ok && sp == 1 && tp_ok && tp == 1) {
         plc_diag_warning(d, at(f->layout_block, "sp"), "sp = on has no effect with tp = 1");
         plc_diag_hint(d, "sequence parallelism splits the tensor-parallel group's activations");
     }
-    if (f->cluster && fixed(&l->tp, &tp) && tp > f->cluster->gpus_per_node && tp <= plc_cluster_gpus(f->cluster)) {
+    if (f->cluster && good(f, B_CLUSTER, "nodes") && good(f, B_CLUSTER, "gpus_per_node") && tp_ok &&
+        tp > f->cluster->gpus_per_node && tp <= plc_cluster_gpus(f->cluster)) {
         plc_diag_warning(d, at(f->layout_block, "tp"), "tp = %lld spans nodes (gpus_per_node = %lld)", (long long)tp,
                          (long long)f->cluster->gpus_per_node);
         plc_diag_hint(d, "tensor parallelism communicates every layer; across the network it is slow");
     }
-    int64_t frms = 0;
-    if (f->model && f->model->arch == PLC_ARCH_GPT && fixed(&l->fused_rmsnorm, &frms) && frms == 1) {
+    if (f->model && good(f, B_MODEL, "arch") && f->model->arch == PLC_ARCH_GPT && good(f, B_LAYOUT, "fused_rmsnorm") &&
+        fixed(&l->fused_rmsnorm, &frms) && frms == 1) {
         plc_diag_warning(d, at(f->layout_block, "fused_rmsnorm"), "fused_rmsnorm = on has no effect with arch = gpt");
         plc_diag_hint(d, "the GPT block normalises with LayerNorm, one kernel each way");
     }
-    if (f->train && fixed(&l->zero, &zero) && zero > 0 && fixed(&l->dp, &dp) && dp == 1) {
+    if (f->train && good(f, B_LAYOUT, "zero") && fixed(&l->zero, &zero) && zero > 0 && good(f, B_LAYOUT, "dp") &&
+        fixed(&l->dp, &dp) && dp == 1) {
         plc_diag_warning(d, at(f->layout_block, "zero"), "zero = %lld has no effect with dp = 1", (long long)zero);
         plc_diag_hint(d, "ZeRO shards optimizer state across data-parallel ranks");
     }
@@ -252,14 +372,13 @@ static void check_layout_warnings(plc_diag *d, const plc_spec_facts *f)
  * double (the solver's arithmetic), which still admits 1e12 sequences of
  * 2048 tokens */
 #define PLC_MAX_STEP_TOKENS (INT64_C(1) << 53)
-static void check_step_tokens(plc_diag *d, plc_spec_facts *f)
+static void check_step_tokens(plc_diag *d, plc_spec_facts *f, known_facts *k)
 {
-    const plc_train *t = f->train;
-    if (t->global_batch <= PLC_MAX_STEP_TOKENS / f->model->seq_len) return;
+    if (k->batch <= PLC_MAX_STEP_TOKENS / f->model->seq_len) return;
     plc_diag_error(d, at(f->train_block, "global_batch"),
                    "global_batch = %lld sequences of seq_len = %lld is more than %lld tokens per step",
-                   (long long)t->global_batch, (long long)f->model->seq_len, (long long)PLC_MAX_STEP_TOKENS);
-    f->train = NULL;
+                   (long long)k->batch, (long long)f->model->seq_len, (long long)PLC_MAX_STEP_TOKENS);
+    k->batch = 0;
 }
 
 /* fp8 needs a GPU with fp8 tensor cores: a catalog entry with fp8_flops */
@@ -269,19 +388,21 @@ static void check_precision(plc_diag *d, plc_spec_facts *f)
     plc_diag_error(d, at(f->train_block, "precision"), "precision = fp8 needs fp8 tensor cores, and %s has none",
                    f->cluster->hw.name);
     plc_diag_hint(d, "fp8 runs on H100 and H200 (the catalog's fp8_flops); use bf16 here");
-    f->train = NULL;
 }
 
 void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
 {
-    if (f->train && f->cluster) check_precision(d, f);
-    if (f->model) check_model(d, a, f);
-    if (f->train && f->batch_in_tokens) {
-        if (f->model) check_tokens(d, f);
-        else f->train = NULL;
+    known_facts k = {.precision_known = f->train && good(f, B_TRAIN, "precision")};
+    bool seq_ok = f->model && good(f, B_MODEL, "seq_len");
+    if (k.precision_known && f->cluster && f->hw_known) check_precision(d, f);
+    if (f->model) check_model(d, a, f, &k);
+    if (f->train && good(f, B_TRAIN, "global_batch")) {
+        if (!f->batch_in_tokens) k.batch = f->train->global_batch;
+        else if (seq_ok) check_tokens(d, a, f, &k);
     }
-    if (f->train && f->model && f->train->global_batch > 0) check_step_tokens(d, f);
-    if (f->layout && f->model) check_layout_rules(d, a, f);
+    if (k.batch > 0 && seq_ok) check_step_tokens(d, f, &k);
+    if (k.batch > 0 && seq_ok && !f->batch_in_tokens) check_batch_unit(d, a, f, &k);
+    if (f->layout && f->model) check_layout_rules(d, a, f, &k);
     if (f->layout && f->model && f->engine) check_engine_sets(d, a, f);
     if (f->layout) check_layout_warnings(d, f);
 }

@@ -63,6 +63,12 @@ double plc_multiplier(const char *s, size_t len)
     }
 }
 
+double plc_multiplier_binary(const char *s, size_t len)
+{
+    double m = plc_multiplier(s, len);
+    return m == 1e3 ? 1024.0 : m == 1e6 ? 1048576.0 : m == 1e9 ? 1073741824.0 : 0;
+}
+
 int plc_edit_distance(const char *a, const char *b, int cap)
 {
     size_t la = strlen(a), lb = strlen(b);

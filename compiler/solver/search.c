@@ -350,14 +350,44 @@ static int64_t *all_divisors(int64_t n, int64_t *count)
     return all;
 }
 
+static plc_rule_input rule_input(const plc_job *job, const plc_layout *l, uint32_t known)
+{
+    return (plc_rule_input){.model = &job->model, .gpus = plc_cluster_gpus(&job->cluster),
+                            .global_batch = job->train.global_batch, .precision = job->train.precision,
+                            .precision_known = true, .layout = *l, .known = known,
+                            .engine = &job->engine, .engine_id = job->train.engine};
+}
+
 /* does the partial layout l (the dimensions in `known`) break a rule? */
 static bool breaks_rule(const plc_job *job, const plc_layout *l, uint32_t known)
 {
-    plc_rule_input in = {.model = &job->model, .gpus = plc_cluster_gpus(&job->cluster),
-                         .global_batch = job->train.global_batch, .precision = job->train.precision,
-                         .precision_known = true, .layout = *l, .known = known,
-                         .engine = &job->engine, .engine_id = job->train.engine};
+    plc_rule_input in = rule_input(job, l, known);
     return plc_layout_rules(&in).rule != PLC_RULE_OK;
+}
+
+/* breaks_rule, with the layouts it removes (n: 1, or the leaves under a
+ * node) counted in out->invalid and invalid_by, so that "no layout fits"
+ * and plc explain can say which rule removed what */
+static bool rejected(plc_solution *out, const plc_job *job, const plc_layout *l, uint32_t known, int64_t n)
+{
+    plc_rule_input in = rule_input(job, l, known);
+    plc_verdict v = plc_layout_rules(&in);
+    if (v.rule == PLC_RULE_OK) return false;
+    out->invalid += n;
+    if (out->invalid_by[v.rule] == 0) {
+        out->invalid_example[v.rule] = *l;
+        out->invalid_known[v.rule] = known;
+    }
+    out->invalid_by[v.rule] += n;
+    return true;
+}
+
+const char *plc_invalid_message(const plc_job *job, const plc_solution *s, plc_rule r, char *buf, size_t size)
+{
+    plc_rule_input in = rule_input(job, &s->invalid_example[r], s->invalid_known[r]);
+    plc_verdict v = plc_layout_rules(&in);
+    if (v.rule != r) v = (plc_verdict){r, ""};
+    return plc_rule_message(&in, v, buf, size);
 }
 
 /* keeps the values of dimension d that break no rule on their own (the
@@ -613,6 +643,35 @@ static bool vpp_fits_schedule(const plc_job *job, plc_schedule sched, int64_t vp
     return !breaks_rule(job, &l, PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) | PLC_LD_BIT(pp));
 }
 
+/* The inner dimensions of a node that no candidate was estimated for (the
+ * memory bound removed it), as the leanest values the layout block allows:
+ * the "closest" layout of a no-fit report, so that what the report suggests
+ * keeps the spec's pins. */
+static void lean_inner(const plc_job *job, const inner_values *iv, plc_layout *l)
+{
+    static const int64_t rc_order[] = {PLC_RECOMPUTE_FULL, PLC_RECOMPUTE_BLOCK, PLC_RECOMPUTE_EVERY,
+                                       PLC_RECOMPUTE_SELECTIVE, PLC_RECOMPUTE_NONE};
+    static const int64_t attn_order[] = {PLC_ATTN_FLASH2, PLC_ATTN_FLASH1, PLC_ATTN_FUSED, PLC_ATTN_NAIVE};
+    const plc_layout_spec *ls = &job->layout;
+    l->micro_batch = iv->mb.n ? iv->mb.v[0] : 1;
+    l->sp = iv->sp.n ? iv->sp.v[l->tp > 1 ? iv->sp.n - 1 : 0] : 0; /* on splits activations, with tp > 1 */
+    l->fused_rmsnorm = iv->frms.n ? iv->frms.v[iv->frms.n - 1] : 0;
+    l->schedule = plc_choice_allows(&ls->schedule, PLC_SCHED_1F1B) || !iv->sched.n ? PLC_SCHED_1F1B
+                                                                                   : (plc_schedule)iv->sched.v[0];
+    l->vpp = 1;
+    for (int j = 0; j < iv->vpp_all.n; j++)
+        if (vpp_fits_schedule(job, l->schedule, iv->vpp_all.v[j], l->pp)) { l->vpp = iv->vpp_all.v[j]; break; }
+    l->recompute = PLC_RECOMPUTE_FULL;
+    for (size_t i = 0; i < sizeof rc_order / sizeof rc_order[0]; i++)
+        if (plc_choice_allows(&ls->recompute, rc_order[i])) { l->recompute = (plc_recompute)rc_order[i]; break; }
+    l->attention = PLC_ATTN_FLASH2;
+    for (size_t i = 0; i < sizeof attn_order / sizeof attn_order[0]; i++)
+        if (plc_choice_allows(&ls->attention, attn_order[i])) { l->attention = (plc_attention)attn_order[i]; break; }
+    values ks;
+    layer_values(job, l, &ks);
+    l->recompute_layers = ks.n ? ks.v[ks.n - 1] : 0; /* the most recomputed */
+}
+
 static int64_t count_inner(const plc_job *job, const inner_values *iv, int64_t pp, int64_t tp)
 {
     int64_t per_sched = 0; /* leaves under each (schedule, vpp) */
@@ -725,11 +784,9 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                             continue;
                         }
                     }
-                    if (!S->opts.all && breaks_rule(job, &base, known)) {
-                        /* every inner combination is invalid for the same reason */
-                        S->out->invalid += rc_leaves(job, iv, base.pp, base.vpp);
+                    /* every inner combination is invalid for the same reason */
+                    if (!S->opts.all && rejected(S->out, job, &base, known, rc_leaves(job, iv, base.pp, base.vpp)))
                         continue;
-                    }
                     for (int e = 0; e < iv->rc.n; e++) {
                         base.recompute = (plc_recompute)iv->rc.v[e];
                         for (int f = 0; f < iv->attn.n; f++) {
@@ -906,23 +963,25 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
         for (int i = 0; i < tps.n; i++) {
             int64_t tp = tps.v[i];
             plc_layout part = {.tp = tp};
-            if (breaks_rule(job, &part, PLC_LD_BIT(tp))) { out->invalid++; continue; }
+            if (rejected(out, job, &part, PLC_LD_BIT(tp), 1)) continue;
             divisors(&pps, &ls->pp, gpus / tp);
             for (int j = 0; j < pps.n; j++) {
                 int64_t pp = pps.v[j];
                 part.pp = pp;
-                if (breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp))) { out->invalid++; continue; }
+                if (rejected(out, job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp), 1)) continue;
                 divisors(&cps, &ls->cp, gpus / (tp * pp));
                 for (int k = 0; k < cps.n; k++) {
                     int64_t cp = cps.v[k];
                     int64_t dp = gpus / (tp * pp * cp);
                     part.cp = cp;
                     part.dp = dp;
-                    if (!plc_choice_allows(&ls->dp, dp) ||
-                        breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp))) {
+                    if (!plc_choice_allows(&ls->dp, dp)) {
                         out->invalid++;
+                        out->invalid_dp_pinned++;
                         continue;
                     }
+                    if (rejected(out, job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp), 1))
+                        continue;
                     divisors_among(&iv.mb, &ls->micro_batch, job->train.global_batch / dp, batch_div, nbatch_div);
                     for (int w = 0; w < 2; w++)
                         for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
@@ -938,11 +997,7 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
                             if (n > 0) { /* a representative for "closest" output */
                                 plc_candidate c = {.layout = base, .valid = true, .peak_bytes = bound,
                                                    .reason = "weights, gradients and optimizer state alone exceed the limit"};
-                                c.layout.vpp = 1; c.layout.micro_batch = 1;
-                                c.layout.schedule = PLC_SCHED_1F1B;
-                                c.layout.recompute = PLC_RECOMPUTE_FULL;
-                                c.layout.attention = PLC_ATTN_FLASH2;
-                                c.layout.fused_rmsnorm = 1;
+                                lean_inner(job, &iv, &c.layout);
                                 keep_closest(S, &c);
                             }
                             continue;
@@ -968,6 +1023,34 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
         return PLC_E_SYSTEM;
     }
     return PLC_OK;
+}
+
+bool plc_degrees_legal(const plc_job *job, plc_layout *example)
+{
+    const plc_layout_spec *ls = &job->layout;
+    int64_t gpus = plc_cluster_gpus(&job->cluster), mb = 0;
+    uint32_t mb_bit = plc_choice_fixed(&ls->micro_batch, &mb) ? PLC_LD_BIT(micro_batch) : 0;
+    values tps, pps, cps;
+    divisors(&tps, &ls->tp, gpus);
+    for (int i = 0; i < tps.n; i++) {
+        plc_layout part = {.tp = tps.v[i], .micro_batch = mb};
+        if (breaks_rule(job, &part, PLC_LD_BIT(tp))) continue;
+        divisors(&pps, &ls->pp, gpus / part.tp);
+        for (int j = 0; j < pps.n; j++) {
+            part.pp = pps.v[j];
+            if (breaks_rule(job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp))) continue;
+            divisors(&cps, &ls->cp, gpus / (part.tp * part.pp));
+            for (int k = 0; k < cps.n; k++) {
+                part.cp = cps.v[k];
+                part.dp = gpus / (part.tp * part.pp * part.cp);
+                uint32_t known = PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp) | mb_bit;
+                if (!plc_choice_allows(&ls->dp, part.dp) || breaks_rule(job, &part, known)) continue;
+                if (example) *example = part;
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 plc_status plc_solve(const plc_job *job, plc_arena *a, plc_solution *out)

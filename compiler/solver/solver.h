@@ -202,6 +202,13 @@ typedef struct plc_solution {
     /* counts */
     int64_t enumerated; /* combinations of the layout block's values */
     int64_t invalid;    /* rejected by divisibility and similar rules */
+    /* of those, how many each rule removed (the first it broke), with the
+     * first such (partial) layout and the dimensions it knew:
+     * plc_invalid_message words it */
+    int64_t invalid_by[PLC_RULE_COUNT];
+    plc_layout invalid_example[PLC_RULE_COUNT];
+    uint32_t invalid_known[PLC_RULE_COUNT];
+    int64_t invalid_dp_pinned; /* the dp that the GPU count leaves is not one the layout block allows */
     int64_t pruned;     /* rejected by a lower bound (memory, or the objective), not estimated */
     int64_t pruned_objective; /* of those, by the objective's bound (branch and bound) */
     int64_t evaluated;  /* full estimates */
@@ -211,6 +218,16 @@ typedef struct plc_solution {
     double limit_bytes; /* memory_limit x device memory */
     char error[192];    /* why the job is unusable, when plc_solve says so */
 } plc_solution;
+
+/* "dp = 3 does not divide global_batch = 128": why rule r removed layouts in
+ * s's search (its first example). Returns buf. */
+const char *plc_invalid_message(const plc_job *job, const plc_solution *s, plc_rule r, char *buf, size_t size);
+
+/* Is some dp, tp, pp, cp that the layout block allows legal for the job
+ * (the rules over those four, the batch and the GPU count; a micro_batch
+ * the block pins too)? The first such (degrees only) in *example. Cheap:
+ * no estimate, for "what would make a layout legal" (plc_report_no_fit). */
+bool plc_degrees_legal(const plc_job *job, plc_layout *example);
 
 /* Searches the space of job->layout. Returns PLC_OK with out filled in
  * (nranked may be 0: nothing fits; ranked[0] is the answer otherwise), or

@@ -35,6 +35,11 @@ static void test_units(void)
     CU_ASSERT_DOUBLE_EQUAL(q.value, 5e-6, 1e-18);
     CU_ASSERT_EQUAL(eval("80", "%", NULL, &q), PLC_QTY_OK);
     CU_ASSERT_DOUBLE_EQUAL(q.value, 0.8, 1e-15);
+    CU_ASSERT_DOUBLE_EQUAL(plc_multiplier("M", 1), 1e6, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_multiplier_binary("k", 1), 1024, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_multiplier_binary("M", 1), 1048576, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_multiplier_binary("G", 1), 1073741824.0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(plc_multiplier_binary("tokens", 6), 0, 0);
     CU_ASSERT_EQUAL(eval("4", "M", "tokens", &q), PLC_QTY_OK);
     CU_ASSERT_EQUAL(q.kind, PLC_UNIT_TOKENS);
     CU_ASSERT_TRUE(q.is_int);

@@ -123,6 +123,72 @@ static void test_tokens_must_divide(void)
     fe_done(&r);
 }
 
+/* 4M tokens is 4,000,000 where that makes whole sequences, else 4 x 2^20
+ * (with a note); a sequence length of 8k is 8192 */
+static void test_tokens_binary(void)
+{
+    fe_result r;
+    const char *m4[] = {"model.seq_len = 4096", "train.global_batch = 4M tokens"};
+    fe_run(&r, VALID, m4, 2);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.warnings, 0);
+    CU_ASSERT_EQUAL(r.job.train.global_batch, 1024);
+    CU_ASSERT_TRUE(fe_has(&r, "note: global_batch = 4M tokens read as 4 x 2^20 = 4194304 tokens: 1024 sequences"));
+    fe_done(&r);
+    const char *dec[] = {"model.seq_len = 1000", "train.global_batch = 4M tokens"};
+    fe_run(&r, VALID, dec, 2);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.train.global_batch, 4000);
+    CU_ASSERT_FALSE(fe_has(&r, "note:"));
+    fe_done(&r);
+    const char *k8[] = {"model.seq_len = 8k", "train.global_batch = 1M tokens"};
+    fe_run(&r, VALID, k8, 2);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.job.model.seq_len, 8192);
+    CU_ASSERT_EQUAL(r.job.train.global_batch, 128);
+    CU_ASSERT_TRUE(fe_has(&r, "note: seq_len = 8k read as 8 x 2^10 = 8192 tokens"));
+    fe_done(&r);
+    /* neither reading divides: the hint offers a power of two */
+    const char *none[] = {"model.seq_len = 8192", "train.global_batch = 1000000 tokens"};
+    fe_run(&r, VALID, none, 2);
+    CU_ASSERT_EQUAL(r.errors, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "(122 sequences) or 1007616 tokens (123 sequences); a power of two: 128 sequences (1048576 tokens)"));
+    fe_done(&r);
+}
+
+/* a batch in sequences of more than 1e9 tokens a step: likely tokens without their unit */
+static void test_batch_without_unit(void)
+{
+    fe_result r;
+    const char *big[] = {"train.global_batch = 4M"};
+    fe_run(&r, VALID, big, 1);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    CU_ASSERT_EQUAL(r.warnings, 0); /* 5.12e8 tokens at seq_len = 128: plausible */
+    fe_done(&r);
+    const char *bigger[] = {"train.global_batch = 8M"}; /* 1.02e9 tokens */
+    fe_run(&r, VALID, bigger, 1);
+    CU_ASSERT_EQUAL(r.warnings, 1);
+    CU_ASSERT_TRUE(fe_has(&r, "is 1.02e+09 tokens a step"));
+    fe_done(&r);
+}
+
+/* mistakes in different blocks come in one run; a value in error skips only
+ * the checks that read it */
+static void test_independent_errors(void)
+{
+    fe_result r;
+    const char *defs[] = {"model.kv_heads = 3", "train.lr.warmup = 500", "train.global_batch = 1000 tokens",
+                          "layout.pp = 3", "layout.tp = 8"};
+    fe_run(&r, VALID, defs, 5);
+    CU_ASSERT_TRUE(fe_has(&r, "kv_heads = 3 does not divide heads = 8"));
+    CU_ASSERT_TRUE(fe_has(&r, "'lr.warmup' = 500 is longer than the decay"));
+    CU_ASSERT_TRUE(fe_has(&r, "global_batch = 1000 tokens is not a whole number"));
+    CU_ASSERT_TRUE(fe_has(&r, "pp = 3 does not divide layers = 4"));
+    CU_ASSERT_FALSE(fe_has(&r, "kv_heads = 3; valid")); /* tp against kv_heads in error: skipped */
+    CU_ASSERT_EQUAL(r.errors, 5); /* the four above and tp * pp against the 16 GPUs */
+    fe_done(&r);
+}
+
 static void test_cluster_override(void)
 {
     fe_result r;
@@ -498,6 +564,9 @@ void register_test_resolve(void)
     CU_add_test(s, "gates max_regression range", test_gates_regression_range);
     CU_add_test(s, "gates unit", test_gates_unit);
     CU_add_test(s, "token batch divides", test_tokens_must_divide);
+    CU_add_test(s, "token batch binary reading", test_tokens_binary);
+    CU_add_test(s, "batch without a unit", test_batch_without_unit);
+    CU_add_test(s, "independent errors in one run", test_independent_errors);
     CU_add_test(s, "cluster overrides", test_cluster_override);
     CU_add_test(s, "unknown key", test_unknown_key);
     CU_add_test(s, "unknown key hint", test_unknown_key_hint);
