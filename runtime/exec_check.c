@@ -68,7 +68,7 @@ static int check_instr(checker *c)
     char what[384];
     if (plc_instr_check(c->plan, c->prog, c->idx, what, sizeof what)) return bad(c, "%s", what);
     const plc_op_contract *k = plc_op_contract_of(in->op);
-    if (k->group && group_ok(c)) return -1;
+    if (k->comm == PLC_COMM_GROUP && group_ok(c)) return -1;
     if (in->op == PLC_OP_ALLGATHER && c->comm && c->comm->groups) {
         /* a source inside the destination (plan.h's in-place rules) must be
          * this rank's own slice: MPI's in-place allgather */

@@ -510,8 +510,7 @@ static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, siz
 
 static int is_comm_op(plc_op op)
 {
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER ||
-           op == PLC_OP_BROADCAST || op == PLC_OP_SEND || op == PLC_OP_RECV;
+    return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
 static int wait_for(plc_executor *x, int32_t idx)

@@ -90,11 +90,8 @@ static const char *opname(const plc_instr *in)
     return n ? n : "?";
 }
 
-static bool is_p2p(plc_op op) { return op == PLC_OP_SEND || op == PLC_OP_RECV; }
-static bool is_coll(plc_op op)
-{
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST;
-}
+static bool is_p2p(plc_op op) { return plc_op_comm(op) == PLC_COMM_PEER; }
+static bool is_coll(plc_op op) { return plc_op_comm(op) == PLC_COMM_GROUP; }
 
 static double cost_of(sim *s, const simrank *r, const plc_instr *in)
 {

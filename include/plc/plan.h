@@ -250,10 +250,18 @@ typedef struct plc_operand_rule {
  * before it writes it). ALLGATHER's source may also be one slice of its
  * destination; which slice must be the rank's own, and only plrun, which
  * knows the rank, checks that. */
+/* Whether an op communicates, and with whom: the one statement of it, read
+ * by plrun's executor and every plan tool through plc_op_comm. */
+typedef enum plc_comm_kind {
+    PLC_COMM_NONE,  /* computes on this rank only */
+    PLC_COMM_GROUP, /* a collective on the instruction's group */
+    PLC_COMM_PEER   /* SEND/RECV: one message to or from the instruction's peer */
+} plc_comm_kind;
+
 typedef struct plc_op_contract {
     plc_operand_rule buf[PLC_INSTR_BUFS];
     uint8_t arg[PLC_INSTR_ARGS]; /* plc_arg_kind */
-    uint8_t group;               /* 1: a collective on a group */
+    uint8_t comm;                /* plc_comm_kind */
     uint16_t writes;             /* bit k: buf k is written or accumulated into */
     uint8_t ninplace;            /* in-place pairs: written slot, the slot it may be */
     uint8_t inplace[2][2];
@@ -261,6 +269,9 @@ typedef struct plc_op_contract {
 
 /* the row of op, NULL for an op out of range */
 const plc_op_contract *plc_op_contract_of(plc_op op);
+/* the row's comm column (PLC_COMM_NONE for an op out of range); an op
+ * communicates when this is not PLC_COMM_NONE */
+plc_comm_kind plc_op_comm(plc_op op);
 
 typedef struct plc_instr {
     plc_op op;
