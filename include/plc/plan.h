@@ -58,7 +58,10 @@
  * other coordinates are fixed. plrun builds one communicator per group with
  * MPI_Comm_split (colour = the fixed coordinates, key = the varying ones in
  * rank order). With PLC_GROUP_PP_ENDS, only pipeline ranks 0 and pp-1 are
- * members (tied embeddings); other ranks pass MPI_UNDEFINED. */
+ * members (tied embeddings); other ranks pass MPI_UNDEFINED. The flag
+ * qualifies PLC_DIM_PP: a group with the flag and without the dimension is
+ * refused by the validator. plc_group_seat_of (common/plan_groups.c) is the
+ * one statement of these rules. */
 enum {
     PLC_DIM_TP = 1u << 0,
     PLC_DIM_CP = 1u << 1,
@@ -353,6 +356,18 @@ static inline int64_t plc_coords_to_rank(const plc_layout *l, plc_rank_coords c)
 {
     return c.tp + l->tp * (c.cp + l->cp * (c.dp + l->dp * c.pp));
 }
+
+/* Where the rank with coordinates co sits in group g under layout l: a
+ * member or not; the colour of its communicator (the world rank of the
+ * communicator's first member, equal for the ranks that share one); its
+ * index in the communicator (world rank order) and the communicator's size.
+ * plc_plan_group_size is that size (the same for every communicator of g). */
+typedef struct plc_group_seat {
+    int member;
+    int64_t colour, index, size;
+} plc_group_seat;
+plc_group_seat plc_group_seat_of(const plc_layout *l, const plc_group *g, plc_rank_coords co);
+int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g);
 
 const char *plc_op_name(plc_op op);          /* "MATMUL" ... or NULL */
 const char *plc_op_operands(plc_op op);      /* the operand text above */
