@@ -31,9 +31,9 @@ static int validate_program(const plc_plan *p, uint32_t pi, char *err, size_t er
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const plc_buffer *b = &g->buffers[i];
         const char *name = b->name ? b->name : "?";
-        if (b->offset % 64)
-            return plc_fail(err, errlen, "program %u buffer %u ('%s'): offset %llu is not 64-byte aligned", pi, i, name,
-                            (unsigned long long)b->offset);
+        if (b->offset % PLC_PLAN_ALIGN)
+            return plc_fail(err, errlen, "program %u buffer %u ('%s'): offset %llu is not %u-byte aligned", pi, i, name,
+                            (unsigned long long)b->offset, PLC_PLAN_ALIGN);
         if (b->offset > g->arena_bytes || b->bytes > g->arena_bytes - b->offset)
             return plc_fail(
                 err, errlen, "program %u buffer %u ('%s'): bytes [%llu, +%llu) lie outside the %llu-byte arena", pi, i,

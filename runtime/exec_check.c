@@ -92,7 +92,7 @@ int plc_exec_check_program(const plc_plan *plan, const plc_program *prog, const 
 {
     for (uint32_t b = 0; b < prog->nbuffers; b++) {
         const plc_buffer *buf = &prog->buffers[b];
-        if ((unsigned)buf->dtype >= PLC_DTYPE_COUNT || buf->offset % 64 ||
+        if ((unsigned)buf->dtype >= PLC_DTYPE_COUNT || buf->offset % PLC_PLAN_ALIGN ||
             buf->offset > prog->arena_bytes || buf->bytes > prog->arena_bytes - buf->offset) {
             snprintf(err, errlen, "buffer %u '%s' (%llu bytes at offset %llu) lies outside the arena of %llu bytes",
                      b, buf->name ? buf->name : "?", (unsigned long long)buf->bytes,

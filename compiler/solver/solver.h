@@ -154,8 +154,7 @@ typedef struct plc_region {
 } plc_region;
 
 #define PLC_LAYOUT_NDIMS PLC_LD_COUNT
-/* "dp", "tp", ... in the order of PLC_LAYOUT_FIELDS */
-extern const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS];
+/* plc_layout_dim_names ("dp", "tp", ...): plc/job.h */
 int64_t plc_layout_dim_value(const plc_layout *l, int dim);
 /* the value of dimension dim as written in a .plan file ("flash2", "4", "on") */
 const char *plc_layout_dim_text(int dim, int64_t value, char *buf, size_t size);

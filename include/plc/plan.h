@@ -52,6 +52,10 @@
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
 #define PLC_PLAN_VERSION 3u
+/* every buffer offset is a multiple of this many bytes, and plrun's arena
+ * starts on such a boundary (the memory plan aligns, the validator and
+ * plrun's check hold plans to it, the CPU backend allocates with it) */
+#define PLC_PLAN_ALIGN 64u
 
 /* ---- communicator groups -------------------------------------------------
  * A group is described by the rank coordinates that vary inside it; all
@@ -112,7 +116,7 @@ typedef struct plc_buffer {
     const char *name;   /* "L3.wq", "L3.mb2.attn_out", ... */
     plc_buf_kind kind;
     plc_dtype dtype;
-    uint64_t offset;    /* bytes from the arena start, 64-byte aligned */
+    uint64_t offset;    /* bytes from the arena start, PLC_PLAN_ALIGN-aligned */
     uint64_t bytes;
     int64_t rows, cols; /* local shape in elements (rows * cols * size == bytes, or fewer with padding) */
     int32_t tensor;     /* global tensor id (docs/model.md) for PARAM family, else -1 */
