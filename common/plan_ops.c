@@ -194,7 +194,7 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
     if (c->comm == PLC_COMM_GROUP && in->group < 0) return fail(err, errlen, "collective without a group");
     if (in->peer < -1 || in->peer >= p->layout.pp)
         return fail(err, errlen, "peer %d is not a pipeline rank (pp = %lld)", in->peer, (long long)p->layout.pp);
-    if ((in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) && in->peer < 0) return fail(err, errlen, "no peer");
+    if (c->comm == PLC_COMM_PEER && in->peer < 0) return fail(err, errlen, "no peer");
     for (int k = 0; k < PLC_INSTR_FARGS; k++)
         if (in->farg[k] != in->farg[k]) return fail(err, errlen, "farg%d is NaN", k);
     if (in->layer < -1 || in->layer > m->layers) return fail(err, errlen, "layer %d out of range", in->layer);

@@ -295,10 +295,10 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
     MPI_Datatype type = mpi_type(call->dtype);
     if (type == MPI_DATATYPE_NULL) return plc_fail(err, errlen, "no MPI type for this dtype");
     MPI_Request *req = &c->slots[slot];
-    c->slot_peer[slot] = call->op == PLC_OP_SEND || call->op == PLC_OP_RECV ? call->peer : -1;
+    c->slot_peer[slot] = plc_op_comm(call->op) == PLC_COMM_PEER ? call->peer : -1;
     c->slot_group[slot] = call->group;
 
-    if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
+    if (plc_op_comm(call->op) == PLC_COMM_PEER) {
         if (!c->use_mpi || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
             return plc_fail(err, errlen, "%s to/from rank %d: no such peer in a world of %d",
                             plc_op_name(call->op), call->peer, c->size);

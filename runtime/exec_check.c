@@ -79,7 +79,7 @@ static int check_instr(checker *c)
             return bad(c, "the source '%s' lies in the destination '%s' but is not this rank's slice (group rank %d)",
                        src->name ? src->name : "?", dst->name ? dst->name : "?", c->comm->groups[in->group].rank);
     }
-    if (in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) {
+    if (plc_op_comm(in->op) == PLC_COMM_PEER) {
         int64_t own = c->comm ? c->comm->coords.pp : -1;
         if (in->peer == own)
             return bad(c, "peer pipeline rank %d is this rank's own stage", in->peer);
