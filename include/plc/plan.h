@@ -215,7 +215,7 @@ typedef enum plc_op {
 /* ---- the operand contract, one row per op (common/plan_ops.c) -------------
  * Per buffer slot: its dtype class and the elements it must hold, a product
  * of up to four factors taken from the instruction; per integer argument:
- * its range. plc_instr_check applies the table and the few rules no table
+ * its range; and whether the op communicates (plc_op_comm). plc_instr_check applies the table and the few rules no table
  * row states (COPY sizes, divisibility, shapes against the model); both the
  * plan validator (every load) and plrun's check before the first step call
  * it, and plrun adds only what needs the communicator. */
@@ -250,13 +250,6 @@ typedef struct plc_operand_rule {
     uint8_t fac[4];   /* plc_opd_factor, multiplied */
 } plc_operand_rule;
 
-/* In-place rules: the bytes an operand touches (its count of elements, or
- * the whole buffer for ZERO and COPY) may overlap another operand's only
- * when neither is written, or when the pair is one of the op's in-place
- * pairs and both start at the same byte (the kernel reads each element
- * before it writes it). ALLGATHER's source may also be one slice of its
- * destination; which slice must be the rank's own, and only plrun, which
- * knows the rank, checks that. */
 /* Whether an op communicates, and with whom: the one statement of it, read
  * by plrun's executor and every plan tool through plc_op_comm. */
 typedef enum plc_comm_kind {
@@ -265,6 +258,13 @@ typedef enum plc_comm_kind {
     PLC_COMM_PEER   /* SEND/RECV: one message to or from the instruction's peer */
 } plc_comm_kind;
 
+/* In-place rules: the bytes an operand touches (its count of elements, or
+ * the whole buffer for ZERO and COPY) may overlap another operand's only
+ * when neither is written, or when the pair is one of the op's in-place
+ * pairs and both start at the same byte (the kernel reads each element
+ * before it writes it). ALLGATHER's source may also be one slice of its
+ * destination; which slice must be the rank's own, and only plrun, which
+ * knows the rank, checks that. */
 typedef struct plc_op_contract {
     plc_operand_rule buf[PLC_INSTR_BUFS];
     uint8_t arg[PLC_INSTR_ARGS]; /* plc_arg_kind */
