@@ -215,8 +215,9 @@ typedef enum plc_op {
 /* ---- the operand contract, one row per op (common/plan_ops.c) -------------
  * Per buffer slot: its dtype class and the elements it must hold, a product
  * of up to four factors taken from the instruction; per integer argument:
- * its range; and whether the op communicates (plc_op_comm). plc_instr_check applies the table and the few rules no table
- * row states (COPY sizes, divisibility, shapes against the model); both the
+ * its range; and whether the op communicates (plc_op_comm). plc_instr_check
+ * applies the table and the few rules no table row states (COPY sizes,
+ * divisibility, shapes against the model); both the
  * plan validator (every load) and plrun's check before the first step call
  * it, and plrun adds only what needs the communicator. */
 typedef enum plc_opd_type {
