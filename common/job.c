@@ -3,43 +3,42 @@
 
 #include <stdio.h>
 
-#define NAME_OF(table, v) ((unsigned)(v) < sizeof(table) / sizeof(table[0]) ? table[v] : NULL)
+/* the spellings, in enum order, each list ending in NULL (the front end
+ * reads them as the choices of a key) */
+const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular", NULL};
+const char *const plc_recompute_names[] = {"none", "selective", "full", "block", "every", NULL};
+const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
+const char *const plc_precision_names[] = {"bf16", "fp32", "fp8", NULL};
+const char *const plc_objective_names[] = {"time", "memory", NULL};
+const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", NULL};
+const char *const plc_arch_names[] = {"llama", "gpt", NULL};
+const char *const plc_positions_names[] = {"rope", "learned", NULL};
 
-const char *plc_schedule_name(plc_schedule s)
-{
-    static const char *const names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular"};
-    return NAME_OF(names, s);
-}
+/* one name per enum value, and the NULL */
+#define COUNT_OF(table) (sizeof(table) / sizeof(table[0]))
+_Static_assert(COUNT_OF(plc_schedule_names) == PLC_SCHED_COUNT + 1, "a schedule without a name");
+_Static_assert(COUNT_OF(plc_recompute_names) == PLC_RECOMPUTE_COUNT + 1, "a recompute policy without a name");
+_Static_assert(COUNT_OF(plc_attention_names) == PLC_ATTN_COUNT + 1, "an attention form without a name");
+_Static_assert(COUNT_OF(plc_precision_names) == PLC_PREC_COUNT + 1, "a precision without a name");
+_Static_assert(COUNT_OF(plc_objective_names) == PLC_OBJ_COUNT + 1, "an objective without a name");
+_Static_assert(COUNT_OF(plc_engine_names) == PLC_ENGINE_COUNT + 1, "an engine without a name");
+_Static_assert(COUNT_OF(plc_arch_names) == PLC_ARCH_GPT + 2, "an architecture without a name");
+_Static_assert(COUNT_OF(plc_positions_names) == PLC_POS_LEARNED + 2, "a position encoding without a name");
 
-const char *plc_recompute_name(plc_recompute r)
-{
-    static const char *const names[] = {"none", "selective", "full", "block", "every"};
-    return NAME_OF(names, r);
-}
+#define NAME_OF(table, v) ((unsigned)(v) < COUNT_OF(table) - 1 ? table[v] : NULL)
 
-const char *plc_attention_name(plc_attention a)
-{
-    static const char *const names[] = {"naive", "fused", "flash1", "flash2"};
-    return NAME_OF(names, a);
-}
+const char *plc_schedule_name(plc_schedule s) { return NAME_OF(plc_schedule_names, s); }
+const char *plc_recompute_name(plc_recompute r) { return NAME_OF(plc_recompute_names, r); }
+const char *plc_attention_name(plc_attention a) { return NAME_OF(plc_attention_names, a); }
+const char *plc_precision_name(plc_precision p) { return NAME_OF(plc_precision_names, p); }
+const char *plc_objective_name(plc_objective o) { return NAME_OF(plc_objective_names, o); }
+const char *plc_engine_name(plc_engine e) { return NAME_OF(plc_engine_names, e); }
 
-const char *plc_precision_name(plc_precision p)
-{
-    static const char *const names[] = {"bf16", "fp32", "fp8"};
-    return NAME_OF(names, p);
-}
-
-const char *plc_objective_name(plc_objective o)
-{
-    static const char *const names[] = {"time", "memory"};
-    return NAME_OF(names, o);
-}
-
-const char *plc_engine_name(plc_engine e)
-{
-    static const char *const names[] = {"plrun", "megatron", "fsdp2"};
-    return NAME_OF(names, e);
-}
+const char *const plc_layout_dim_names[PLC_LD_COUNT] = {
+#define PLC_LAYOUT_KEY(name, type, kind, what) #name,
+    PLC_LAYOUT_FIELDS(PLC_LAYOUT_KEY)
+#undef PLC_LAYOUT_KEY
+};
 
 const char *plc_arch_name(plc_arch a)
 {
@@ -55,12 +54,7 @@ const char *plc_positions_name(plc_positions p)
 
 const char *plc_layout_dim_key(plc_layout_dim d)
 {
-    static const char *const keys[PLC_LD_COUNT] = {
-#define PLC_LAYOUT_KEY(name, type, kind, what) #name,
-        PLC_LAYOUT_FIELDS(PLC_LAYOUT_KEY)
-#undef PLC_LAYOUT_KEY
-    };
-    return (unsigned)d < PLC_LD_COUNT ? keys[d] : NULL;
+    return (unsigned)d < PLC_LD_COUNT ? plc_layout_dim_names[d] : NULL;
 }
 
 plc_dim_kind plc_layout_dim_kind(plc_layout_dim d)

@@ -83,12 +83,10 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     if (v.rule != PLC_RULE_OK) return v;
 
     /* each dimension in range */
-    const struct { int64_t v; uint32_t bit; const char *key; } degrees[] = {
-        {l->dp, PLC_LD_BIT(dp), "dp"},   {l->tp, PLC_LD_BIT(tp), "tp"},   {l->pp, PLC_LD_BIT(pp), "pp"},
-        {l->cp, PLC_LD_BIT(cp), "cp"},   {l->vpp, PLC_LD_BIT(vpp), "vpp"},
-        {l->micro_batch, PLC_LD_BIT(micro_batch), "micro_batch"}};
+    static const plc_layout_dim degrees[] = {PLC_LD_dp, PLC_LD_tp, PLC_LD_pp, PLC_LD_cp, PLC_LD_vpp, PLC_LD_micro_batch};
     for (size_t i = 0; i < sizeof degrees / sizeof degrees[0]; i++)
-        if ((in->known & degrees[i].bit) && degrees[i].v < 1) return broke_at(PLC_RULE_DEGREE_POSITIVE, degrees[i].key);
+        if ((in->known & (1u << degrees[i])) && plc_layout_get(l, degrees[i]) < 1)
+            return broke_at(PLC_RULE_DEGREE_POSITIVE, plc_layout_dim_key(degrees[i]));
     if (CHECK(in, PLC_RULE_ZERO_RANGE) && KNOWN(in, zero) && (l->zero < 0 || l->zero > 3)) return broke(PLC_RULE_ZERO_RANGE);
     if (KNOWN(in, schedule) && (unsigned)l->schedule >= PLC_SCHED_COUNT) return broke_at(PLC_RULE_ENUM_RANGE, "schedule");
     if (KNOWN(in, recompute) && (unsigned)l->recompute >= PLC_RECOMPUTE_COUNT)
@@ -118,11 +116,12 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
         int nknown = 0;
         const char *last = NULL;
         for (size_t i = 0; i < 4; i++) {
-            if (!(in->known & degrees[i].bit)) continue;
-            if (degrees[i].v > in->gpus) { product = in->gpus + 1; last = degrees[i].key; nknown = 4; break; }
-            product *= degrees[i].v; /* each at most gpus: no overflow while product divides gpus */
+            if (!(in->known & (1u << degrees[i]))) continue;
+            const int64_t v = plc_layout_get(l, degrees[i]);
+            last = plc_layout_dim_key(degrees[i]);
+            if (v > in->gpus) { product = in->gpus + 1; nknown = 4; break; }
+            product *= v; /* each at most gpus: no overflow while product divides gpus */
             nknown++;
-            last = degrees[i].key;
             if (in->gpus % product) break;
         }
         if (CHECK(in, PLC_RULE_GPU_COUNT) && nknown && (in->gpus % product || (nknown == 4 && product != in->gpus)))
@@ -226,16 +225,14 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_ENUM_RANGE: SAY("%s has a value out of range", v.key); break;
     case PLC_RULE_GPU_COUNT: {
         int64_t product = 1;
-        const int64_t d[4] = {l->dp, l->tp, l->pp, l->cp};
-        const uint32_t bits[4] = {PLC_LD_BIT(dp), PLC_LD_BIT(tp), PLC_LD_BIT(pp), PLC_LD_BIT(cp)};
-        const char *names[4] = {"dp", "tp", "pp", "cp"};
+        static const plc_layout_dim dims[4] = {PLC_LD_dp, PLC_LD_tp, PLC_LD_pp, PLC_LD_cp};
         char expr[64] = "";
         size_t len = 0;
         int nknown = 0;
         for (int i = 0; i < 4; i++) {
-            if (!(in->known & bits[i])) continue;
-            if (product <= in->gpus) product *= d[i];
-            len += (size_t)snprintf(expr + len, sizeof expr - len, "%s%s", nknown ? " * " : "", names[i]);
+            if (!(in->known & (1u << dims[i]))) continue;
+            if (product <= in->gpus) product *= plc_layout_get(l, dims[i]);
+            len += (size_t)snprintf(expr + len, sizeof expr - len, "%s%s", nknown ? " * " : "", plc_layout_dim_key(dims[i]));
             nknown++;
         }
         if (nknown == 4 && product <= in->gpus)

@@ -62,9 +62,6 @@ int plc_plan_validate(const plc_plan *p, char *err, size_t errlen);
  * location (the caller names it). Buffers are taken as validated. */
 int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char *err, size_t errlen);
 
-/* number of ranks in one communicator of group g under layout l */
-int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g);
-
 /* FNV-1a 64 of a byte string (the spec hash) */
 uint64_t plc_fnv1a64(const void *data, size_t len);
 

@@ -27,6 +27,10 @@
 #define DIM PLC_ARG_DIM
 #define POS PLC_ARG_POS
 #define FLAG PLC_ARG_FLAG
+/* the comm column */
+#define LOCAL PLC_COMM_NONE
+#define COLL PLC_COMM_GROUP
+#define PEER PLC_COMM_PEER
 /* written slots and in-place pairs (plan.h) */
 #define W0 (1u << 0)
 #define W1 (1u << 1)
@@ -42,72 +46,77 @@
 #define NS A0, A3, A1, KEYS
 
 static const plc_op_contract contracts[PLC_OP_COUNT] = {
-    [PLC_OP_NOP] = {{{0}}, {0}, 0, 0, NOIP},
-    [PLC_OP_WAIT] = {{{0}}, {0}, 0, 0, NOIP},
-    [PLC_OP_ZERO] = {{B(ANY, NOCOUNT)}, {0}, 0, W0, NOIP},
-    [PLC_OP_COPY] = {{B(ANY, NOCOUNT), B(ANY, NOCOUNT)}, {0}, 0, W0, IP1(0, 1)},
-    [PLC_OP_DATA_LOAD] = {{B(I32, A1, A2), B(I32, A1, A2)}, {DIM, POS, POS}, 0, W0 | W1, NOIP},
-    [PLC_OP_EMBED_FWD] = {{B(STORAGE, A0, A1), B(I32, A0), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG}, 0, W0, NOIP},
-    [PLC_OP_EMBED_BWD] = {{B(F32, A2, A1), B(I32, A0), B(STORAGE, A0, A1)}, {DIM, DIM, DIM, FLAG}, 0, W0, NOIP},
-    [PLC_OP_RMSNORM_FWD] = {{B(STORAGE, A0, A1), OPT(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0, W0 | W1, IP1(0, 2)},
+    [PLC_OP_NOP] = {{{0}}, {0}, LOCAL, 0, NOIP},
+    [PLC_OP_WAIT] = {{{0}}, {0}, LOCAL, 0, NOIP},
+    [PLC_OP_ZERO] = {{B(ANY, NOCOUNT)}, {0}, LOCAL, W0, NOIP},
+    [PLC_OP_COPY] = {{B(ANY, NOCOUNT), B(ANY, NOCOUNT)}, {0}, LOCAL, W0, IP1(0, 1)},
+    [PLC_OP_DATA_LOAD] = {{B(I32, A1, A2), B(I32, A1, A2)}, {DIM, POS, POS}, LOCAL, W0 | W1, NOIP},
+    [PLC_OP_EMBED_FWD] = {{B(STORAGE, A0, A1), B(I32, A0), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG}, LOCAL, W0, NOIP},
+    [PLC_OP_EMBED_BWD] = {{B(F32, A2, A1), B(I32, A0), B(STORAGE, A0, A1)}, {DIM, DIM, DIM, FLAG}, LOCAL, W0, NOIP},
+    [PLC_OP_RMSNORM_FWD] = {{B(STORAGE, A0, A1), OPT(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, LOCAL, W0 | W1, IP1(0, 2)},
     [PLC_OP_RMSNORM_BWD] = {{OPT(STORAGE, A0, A1), OPT(F32, A1), B(STORAGE, A0, A1), B(STORAGE, A0, A1),
                              B(STORAGE, A1), B(F32, A0)},
                             {DIM, DIM},
-                            0, W0 | W1, NOIP},
-    [PLC_OP_MATMUL] = {{B(ACC, A0, A1), B(STORAGE, A0, A2), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG, FLAG}, 0, W0, NOIP},
-    [PLC_OP_ROPE_FWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, 0, W0, IP1(0, 1)},
-    [PLC_OP_ROPE_BWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, 0, W0, NOIP},
+                            LOCAL, W0 | W1, NOIP},
+    [PLC_OP_MATMUL] = {{B(ACC, A0, A1), B(STORAGE, A0, A2), B(STORAGE, A2, A1)}, {DIM, DIM, DIM, FLAG, FLAG}, LOCAL, W0, NOIP},
+    [PLC_OP_ROPE_FWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, LOCAL, W0, IP1(0, 1)},
+    [PLC_OP_ROPE_BWD] = {{B(STORAGE, A0, A1, A2, A3), B(STORAGE, A0, A1, A2, A3)}, {POS, POS, POS, POS}, LOCAL, W0, NOIP},
     [PLC_OP_ATTN_FWD] = {{B(STORAGE, NQ), B(F32, NS), B(STORAGE, NQ), B(STORAGE, NK), B(STORAGE, NK)},
                          {POS, POS, POS, POS, POS, POS, FLAG},
-                         0, W0 | W1, NOIP},
+                         LOCAL, W0 | W1, NOIP},
     [PLC_OP_ATTN_BWD] = {{B(STORAGE, NQ), B(STORAGE, NK), B(STORAGE, NK), B(STORAGE, NQ), B(STORAGE, NQ),
                           B(STORAGE, NK), B(STORAGE, NK), B(STORAGE, NQ), B(F32, NS)},
                          {POS, POS, POS, POS, POS, POS, FLAG},
-                         0, W0 | W1 | W2, NOIP},
-    [PLC_OP_SWIGLU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
+                         LOCAL, W0 | W1 | W2, NOIP},
+    [PLC_OP_SWIGLU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, LOCAL, W0, NOIP},
     [PLC_OP_SWIGLU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)},
                            {DIM},
-                           0, W0 | W1, NOIP},
+                           LOCAL, W0 | W1, NOIP},
     [PLC_OP_LAYERNORM_FWD] = {{B(STORAGE, A0, A1), B(F32, A0), B(F32, A0), B(STORAGE, A0, A1), B(STORAGE, A1),
                                B(STORAGE, A1)},
                               {DIM, DIM},
-                              0, W0 | W1 | W2, NOIP},
+                              LOCAL, W0 | W1 | W2, NOIP},
     [PLC_OP_LAYERNORM_BWD] = {{OPT(STORAGE, A0, A1), OPT(F32, A1), OPT(F32, A1), B(STORAGE, A0, A1),
                                B(STORAGE, A0, A1), B(STORAGE, A1), B(F32, A0), B(F32, A0)},
                               {DIM, DIM},
-                              0, W0 | W1 | W2, NOIP},
-    [PLC_OP_BIAS_ADD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, 0, W0, NOIP},
-    [PLC_OP_BIAS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM}, 0, W0, NOIP},
-    [PLC_OP_GELU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
-    [PLC_OP_GELU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
-    [PLC_OP_POS_FWD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM, FLAG}, 0, W0, NOIP},
-    [PLC_OP_POS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM, FLAG}, 0, W0, NOIP},
-    [PLC_OP_ADD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, IP2(0, 1, 0, 2)},
-    [PLC_OP_ACCUMULATE] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
-    [PLC_OP_SCALE] = {{B(STORAGE, A0)}, {DIM}, 0, W0, NOIP},
-    [PLC_OP_XENT_MAX] = {{B(F32, A0), B(STORAGE, A0, A1)}, {DIM, DIM}, 0, W0, NOIP},
+                              LOCAL, W0 | W1 | W2, NOIP},
+    [PLC_OP_BIAS_ADD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_BIAS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_GELU_FWD] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_GELU_BWD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_POS_FWD] = {{B(STORAGE, A0, A1), B(STORAGE, A1)}, {DIM, DIM, FLAG}, LOCAL, W0, NOIP},
+    [PLC_OP_POS_BWD] = {{B(F32, A1), B(STORAGE, A0, A1)}, {DIM, DIM, FLAG}, LOCAL, W0, NOIP},
+    [PLC_OP_ADD] = {{B(STORAGE, A0), B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, LOCAL, W0, IP2(0, 1, 0, 2)},
+    [PLC_OP_ACCUMULATE] = {{B(STORAGE, A0), B(STORAGE, A0)}, {DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_SCALE] = {{B(STORAGE, A0)}, {DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_XENT_MAX] = {{B(F32, A0), B(STORAGE, A0, A1)}, {DIM, DIM}, LOCAL, W0, NOIP},
     [PLC_OP_XENT_SUMEXP] = {{B(F32, A0), B(F32, A0), B(STORAGE, A0, A1), B(I32, A0), B(F32, A0)},
                             {DIM, DIM, FLAG},
-                            0, W0 | W1, NOIP},
+                            LOCAL, W0 | W1, NOIP},
     [PLC_OP_XENT_LOSS] = {{OPT(STORAGE, A0, A1), B(F64, ONE), B(STORAGE, A0, A1), B(I32, A0), B(F32, A0), B(F32, A0),
                            B(F32, A0)},
                           {DIM, DIM, FLAG},
-                          0, W0 | W1, IP1(0, 2)},
-    [PLC_OP_SUMSQ] = {{B(F64, ONE), B(F32, A0)}, {DIM}, 0, W0, NOIP},
-    [PLC_OP_CLIP_SCALE] = {{B(F32, ONE), B(F64, ONE)}, {0}, 0, W0, NOIP},
-    [PLC_OP_ADAMW] = {{B(FLOAT, A0), B(F32, A0), B(F32, A0), B(F32, A0), B(F32, ONE), OPT(F32, A0)}, {DIM, FLAG}, 0, W0 | W2 | W3 | W5, NOIP},
-    [PLC_OP_CAST] = {{B(ANY, A0), B(ANY, A0)}, {DIM}, 0, W0, NOIP},
-    [PLC_OP_ALLREDUCE] = {{B(ANY, A0)}, {DIM, FLAG}, 1, W0, NOIP},
-    [PLC_OP_REDUCE_SCATTER] = {{B(ANY, A0), B(ANY, A0, GRP)}, {DIM}, 1, W0, NOIP},
-    [PLC_OP_ALLGATHER] = {{B(ANY, A0, GRP), B(ANY, A0)}, {DIM}, 1, W0, NOIP},
-    [PLC_OP_BROADCAST] = {{B(ANY, A0)}, {DIM, DIM}, 1, W0, NOIP},
-    [PLC_OP_SEND] = {{B(ANY, A0)}, {DIM}, 0, 0, NOIP},
-    [PLC_OP_RECV] = {{B(ANY, A0)}, {DIM}, 0, W0, NOIP},
+                          LOCAL, W0 | W1, IP1(0, 2)},
+    [PLC_OP_SUMSQ] = {{B(F64, ONE), B(F32, A0)}, {DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_CLIP_SCALE] = {{B(F32, ONE), B(F64, ONE)}, {0}, LOCAL, W0, NOIP},
+    [PLC_OP_ADAMW] = {{B(FLOAT, A0), B(F32, A0), B(F32, A0), B(F32, A0), B(F32, ONE), OPT(F32, A0)}, {DIM, FLAG}, LOCAL, W0 | W2 | W3 | W5, NOIP},
+    [PLC_OP_CAST] = {{B(ANY, A0), B(ANY, A0)}, {DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_ALLREDUCE] = {{B(ANY, A0)}, {DIM, FLAG}, COLL, W0, NOIP},
+    [PLC_OP_REDUCE_SCATTER] = {{B(ANY, A0), B(ANY, A0, GRP)}, {DIM}, COLL, W0, NOIP},
+    [PLC_OP_ALLGATHER] = {{B(ANY, A0, GRP), B(ANY, A0)}, {DIM}, COLL, W0, NOIP},
+    [PLC_OP_BROADCAST] = {{B(ANY, A0)}, {DIM, DIM}, COLL, W0, NOIP},
+    [PLC_OP_SEND] = {{B(ANY, A0)}, {DIM}, PEER, 0, NOIP},
+    [PLC_OP_RECV] = {{B(ANY, A0)}, {DIM}, PEER, W0, NOIP},
 };
 
 const plc_op_contract *plc_op_contract_of(plc_op op)
 {
     return (unsigned)op < PLC_OP_COUNT ? &contracts[op] : NULL;
+}
+
+plc_comm_kind plc_op_comm(plc_op op)
+{
+    return (unsigned)op < PLC_OP_COUNT ? (plc_comm_kind)contracts[op].comm : PLC_COMM_NONE;
 }
 
 static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -182,10 +191,10 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
     if (in->op == PLC_OP_WAIT && in->wait < 0) return fail(err, errlen, "WAIT without an instruction to wait for");
     if (in->group < -1 || in->group >= (int32_t)p->ngroups)
         return fail(err, errlen, "group %d does not exist: not a group id (the plan has %u)", in->group, p->ngroups);
-    if (c->group && in->group < 0) return fail(err, errlen, "collective without a group");
+    if (c->comm == PLC_COMM_GROUP && in->group < 0) return fail(err, errlen, "collective without a group");
     if (in->peer < -1 || in->peer >= p->layout.pp)
         return fail(err, errlen, "peer %d is not a pipeline rank (pp = %lld)", in->peer, (long long)p->layout.pp);
-    if ((in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) && in->peer < 0) return fail(err, errlen, "no peer");
+    if (c->comm == PLC_COMM_PEER && in->peer < 0) return fail(err, errlen, "no peer");
     for (int k = 0; k < PLC_INSTR_FARGS; k++)
         if (in->farg[k] != in->farg[k]) return fail(err, errlen, "farg%d is NaN", k);
     if (in->layer < -1 || in->layer > m->layers) return fail(err, errlen, "layer %d out of range", in->layer);
@@ -204,7 +213,7 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
         case PLC_ARG_FREE: break;
         }
     }
-    int64_t group = c->group && in->group >= 0 ? plc_plan_group_size(&p->layout, &p->groups[in->group]) : 1;
+    int64_t group = c->comm == PLC_COMM_GROUP && in->group >= 0 ? plc_plan_group_size(&p->layout, &p->groups[in->group]) : 1;
 
     /* the storage dtype: that of the first STORAGE operand present */
     int storage = -1;

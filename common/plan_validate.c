@@ -13,17 +13,6 @@
 
 #define MAX_DIM (INT64_C(1) << 40)
 
-int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g)
-{
-    if (g->flags & PLC_GROUP_PP_ENDS) return l->pp > 1 ? 2 : 1;
-    int64_t n = 1;
-    if (g->dims & PLC_DIM_TP) n *= l->tp;
-    if (g->dims & PLC_DIM_CP) n *= l->cp;
-    if (g->dims & PLC_DIM_DP) n *= l->dp;
-    if (g->dims & PLC_DIM_PP) n *= l->pp;
-    return n;
-}
-
 /* saturating product: an absurd shape fails the size check instead of
  * wrapping around */
 static int64_t mul(int64_t a, int64_t b)
@@ -42,9 +31,9 @@ static int validate_program(const plc_plan *p, uint32_t pi, char *err, size_t er
     for (uint32_t i = 0; i < g->nbuffers; i++) {
         const plc_buffer *b = &g->buffers[i];
         const char *name = b->name ? b->name : "?";
-        if (b->offset % 64)
-            return plc_fail(err, errlen, "program %u buffer %u ('%s'): offset %llu is not 64-byte aligned", pi, i, name,
-                            (unsigned long long)b->offset);
+        if (b->offset % PLC_PLAN_ALIGN)
+            return plc_fail(err, errlen, "program %u buffer %u ('%s'): offset %llu is not %u-byte aligned", pi, i, name,
+                            (unsigned long long)b->offset, PLC_PLAN_ALIGN);
         if (b->offset > g->arena_bytes || b->bytes > g->arena_bytes - b->offset)
             return plc_fail(
                 err, errlen, "program %u buffer %u ('%s'): bytes [%llu, +%llu) lie outside the %llu-byte arena", pi, i,
@@ -103,10 +92,14 @@ int plc_plan_validate(const plc_plan *p, char *err, size_t errlen)
     if (p->world_size != l->dp * l->tp * l->pp * l->cp)
         return plc_fail(err, errlen, "damaged plan: world size %lld is not dp*tp*pp*cp = %lld",
                         (long long)p->world_size, (long long)(l->dp * l->tp * l->pp * l->cp));
-    for (uint32_t i = 0; i < p->ngroups; i++)
-        if (p->groups[i].dims == 0 || p->groups[i].dims > 15 || p->groups[i].flags > PLC_GROUP_PP_ENDS)
-            return plc_fail(err, errlen, "damaged plan: group %u has dims 0x%x flags 0x%x", i, p->groups[i].dims,
-                            p->groups[i].flags);
+    for (uint32_t i = 0; i < p->ngroups; i++) {
+        const plc_group *g = &p->groups[i];
+        if (g->dims == 0 || g->dims > 15 || g->flags > PLC_GROUP_PP_ENDS)
+            return plc_fail(err, errlen, "damaged plan: group %u has dims 0x%x flags 0x%x", i, g->dims, g->flags);
+        if ((g->flags & PLC_GROUP_PP_ENDS) && !(g->dims & PLC_DIM_PP))
+            return plc_fail(err, errlen, "damaged plan: group %u (%s) keeps the pipeline ends but does not vary over pp",
+                            i, g->name ? g->name : "?");
+    }
     if (!p->stage_program) return plc_fail(err, errlen, "damaged plan: no stage map");
     for (int64_t s = 0; s < l->pp; s++)
         if (p->stage_program[s] < 0 || (uint32_t)p->stage_program[s] >= p->nprograms)

@@ -48,7 +48,7 @@ const char *plc_tensor_role_name(const plc_model *m, plc_tensor_role r)
 
 int64_t plc_tensor_count(const plc_model *m) { return lm_head_id(m) + (m->tie_embeddings ? 0 : 1); }
 
-static void role_shape(const plc_model *m, plc_tensor_role role, int64_t shape[2], int *ndim)
+void plc_tensor_role_shape(const plc_model *m, plc_tensor_role role, int64_t shape[2], int *ndim)
 {
     int64_t hd = m->heads > 0 ? m->hidden / m->heads : 0;
     int64_t q_out = m->heads * hd, kv_out = m->kv_heads * hd;
@@ -141,7 +141,7 @@ bool plc_tensor_shape(const plc_model *m, int64_t id, plc_tensor_role *role, int
     if (id < 0 || id >= plc_tensor_count(m)) return false;
     int64_t layer;
     *role = role_of(m, id, &layer);
-    role_shape(m, *role, shape, ndim);
+    plc_tensor_role_shape(m, *role, shape, ndim);
     return true;
 }
 
@@ -161,7 +161,7 @@ bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out)
         snprintf(out->name, sizeof out->name, "layers.%lld.%s", (long long)out->layer, rn);
     else
         snprintf(out->name, sizeof out->name, "%s", rn);
-    role_shape(m, out->role, out->shape, &out->ndim);
+    plc_tensor_role_shape(m, out->role, out->shape, &out->ndim);
     out->numel = out->shape[0] * out->shape[1];
     /* matrices and tables: normal, decayed; norm weights: ones; biases: zeros */
     bool vector = out->ndim == 1;

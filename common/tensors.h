@@ -88,6 +88,10 @@ bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out);
  * model sizes tensors in the search's inner loop); false when out of range */
 bool plc_tensor_shape(const plc_model *m, int64_t id, plc_tensor_role *role, int64_t shape[2], int *ndim);
 
+/* the shape of a role's tensor ([in, out] for a matrix; [n], ndim 1, for a
+ * vector), the same in every layer */
+void plc_tensor_role_shape(const plc_model *m, plc_tensor_role role, int64_t shape[2], int *ndim);
+
 /* id of the tensor of a role (layer ignored outside the layers), -1 when the
  * model has no such tensor (lm_head when tied, a layer out of range) */
 int64_t plc_tensor_id(const plc_model *m, plc_tensor_role role, int64_t layer);

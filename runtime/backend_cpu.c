@@ -36,9 +36,9 @@ static void cpu_destroy(plc_backend *be)
 /* ---- memory ---------------------------------------------------------------- */
 static void *cpu_arena_alloc(plc_backend *be, uint64_t bytes)
 {
-    size_t n = (size_t)((bytes + 63) / 64 * 64);
-    if (n == 0) n = 64;
-    void *p = aligned_alloc(64, n);
+    size_t n = (size_t)((bytes + PLC_PLAN_ALIGN - 1) / PLC_PLAN_ALIGN * PLC_PLAN_ALIGN);
+    if (n == 0) n = PLC_PLAN_ALIGN;
+    void *p = aligned_alloc(PLC_PLAN_ALIGN, n);
     if (!p) {
         plc_backend_fail(be, "cannot allocate the arena of %llu bytes", (unsigned long long)bytes);
         return NULL;

@@ -14,13 +14,13 @@
 static size_t aligned_floats(int64_t n) { return ((size_t)n + VIEW_ALIGN - 1) / VIEW_ALIGN * VIEW_ALIGN; }
 
 /* the ops whose operands the CPU backend widens (every compute op but the
- * byte movers and casts, which handle dtypes themselves) */
+ * byte movers, casts and communication, which handle dtypes themselves) */
 static int widens(plc_op op)
 {
+    if (plc_op_comm(op) != PLC_COMM_NONE) return 0;
     switch (op) {
     case PLC_OP_NOP: case PLC_OP_WAIT: case PLC_OP_ZERO: case PLC_OP_COPY: case PLC_OP_DATA_LOAD:
-    case PLC_OP_CAST: case PLC_OP_ALLREDUCE: case PLC_OP_REDUCE_SCATTER: case PLC_OP_ALLGATHER:
-    case PLC_OP_BROADCAST: case PLC_OP_SEND: case PLC_OP_RECV:
+    case PLC_OP_CAST:
         return 0;
     default:
         return 1;

@@ -444,7 +444,7 @@ static int cuda_comm_start(plc_backend *be, const plc_comm_call *call, int slot)
     size_t count = (size_t)call->count, esz = plc_dtype_size(call->dtype);
     ncclComm_t nc = NULL;
     cudaStream_t stream = s->comm;
-    if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
+    if (plc_op_comm(call->op) == PLC_COMM_PEER) {
         int dir = call->tag & 1; /* comm.h: the tag's low bit is the direction */
         if (!s->p2p[dir] || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
             return plc_backend_fail(be, "%s: no peer rank %d", plc_op_name(call->op), call->peer);

@@ -75,36 +75,6 @@ int plc_comm_world_rank(const plc_comm *c, plc_rank_coords co)
     return (int)plc_coords_to_rank(&c->layout, co);
 }
 
-/* Membership of a group: the coordinates fixed in it give the colour. */
-void plc_comm_group_place(const plc_layout *l, const plc_group *g, plc_rank_coords co, int *member,
-                          int *colour, int *rank, int *size)
-{
-    plc_rank_coords fixed = co;
-    int64_t n = 1, idx = 0;
-    /* varying dims in rank order: tp fastest, then cp, dp, pp */
-    if (g->dims & PLC_DIM_PP) {
-        fixed.pp = 0;
-        if (g->flags & PLC_GROUP_PP_ENDS) {
-            int64_t ends = l->pp > 1 ? 2 : 1;
-            *member = co.pp == 0 || co.pp == l->pp - 1;
-            idx = co.pp == 0 ? 0 : ends - 1;
-            n = ends;
-        } else {
-            *member = 1;
-            idx = co.pp;
-            n = l->pp;
-        }
-    } else {
-        *member = 1;
-    }
-    if (g->dims & PLC_DIM_DP) { fixed.dp = 0; idx = idx * l->dp + co.dp; n *= l->dp; }
-    if (g->dims & PLC_DIM_CP) { fixed.cp = 0; idx = idx * l->cp + co.cp; n *= l->cp; }
-    if (g->dims & PLC_DIM_TP) { fixed.tp = 0; idx = idx * l->tp + co.tp; n *= l->tp; }
-    *colour = (int)plc_coords_to_rank(l, fixed);
-    *rank = (int)idx;
-    *size = (int)n;
-}
-
 int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen)
 {
     if (plan->world_size != c->size)
@@ -125,9 +95,11 @@ int plc_comm_setup(plc_comm *c, const plc_plan *plan, char *err, size_t errlen)
     if (!c->groups) return plc_fail(err, errlen, "out of memory");
     for (uint32_t i = 0; i < plan->ngroups; i++) {
         plc_comm_group *cg = &c->groups[i];
-        int colour = 0;
-        plc_comm_group_place(&c->layout, &plan->groups[i], c->coords, &cg->member, &colour, &cg->rank,
-                             &cg->size);
+        const plc_group_seat seat = plc_group_seat_of(&c->layout, &plan->groups[i], c->coords);
+        const int colour = (int)seat.colour;
+        cg->member = seat.member;
+        cg->rank = (int)seat.index;
+        cg->size = (int)seat.size;
         cg->mpi = MPI_COMM_NULL;
         if (!cg->member) { cg->rank = 0; cg->size = 1; }
         if (!c->use_mpi) continue;
@@ -323,10 +295,10 @@ int plc_comm_start(plc_comm *c, const plc_comm_call *call, int slot, char *err, 
     MPI_Datatype type = mpi_type(call->dtype);
     if (type == MPI_DATATYPE_NULL) return plc_fail(err, errlen, "no MPI type for this dtype");
     MPI_Request *req = &c->slots[slot];
-    c->slot_peer[slot] = call->op == PLC_OP_SEND || call->op == PLC_OP_RECV ? call->peer : -1;
+    c->slot_peer[slot] = plc_op_comm(call->op) == PLC_COMM_PEER ? call->peer : -1;
     c->slot_group[slot] = call->group;
 
-    if (call->op == PLC_OP_SEND || call->op == PLC_OP_RECV) {
+    if (plc_op_comm(call->op) == PLC_COMM_PEER) {
         if (!c->use_mpi || call->peer < 0 || call->peer >= c->size || call->peer == c->rank)
             return plc_fail(err, errlen, "%s to/from rank %d: no such peer in a world of %d",
                             plc_op_name(call->op), call->peer, c->size);
@@ -424,13 +396,13 @@ static void answer_questions(plc_comm *c)
 /* the world ranks of this rank's communicator of plan group g, but itself */
 static int group_peers(const plc_comm *c, int g, int *out)
 {
-    int n = 0, member, mine, colour, idx, size;
+    int n = 0;
     if (!c->plan || g < 0 || (uint32_t)g >= c->plan->ngroups) return 0;
-    plc_comm_group_place(&c->layout, &c->plan->groups[g], c->coords, &member, &mine, &idx, &size);
+    const plc_group *gr = &c->plan->groups[g];
+    const int64_t mine = plc_group_seat_of(&c->layout, gr, c->coords).colour;
     for (int r = 0; r < c->size; r++) {
-        plc_rank_coords co = plc_rank_to_coords(&c->layout, r);
-        plc_comm_group_place(&c->layout, &c->plan->groups[g], co, &member, &colour, &idx, &size);
-        if (member && colour == mine && r != c->rank) out[n++] = r;
+        const plc_group_seat s = plc_group_seat_of(&c->layout, gr, plc_rank_to_coords(&c->layout, r));
+        if (s.member && s.colour == mine && r != c->rank) out[n++] = r;
     }
     return n;
 }

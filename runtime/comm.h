@@ -80,12 +80,6 @@ void plc_comm_finalize(plc_comm *c);
 /* MPI_Abort when MPI runs (so no rank hangs on a failed peer), else exit. */
 void plc_comm_abort(plc_comm *c, int code) __attribute__((noreturn));
 
-/* Where the rank with coordinates co sits in plan group g: member or not,
- * the colour of its communicator (the world rank of the group's first
- * member), its index in the group (rank order) and the group's size. */
-void plc_comm_group_place(const plc_layout *l, const plc_group *g, plc_rank_coords co, int *member,
-                          int *colour, int *rank, int *size);
-
 /* This rank's node, the ranks that share its memory as MPI sees them: how
  * many there are, and this rank's index among them in world rank order in
  * *index (1 and 0 without MPI). Every rank calls it. */

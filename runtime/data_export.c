@@ -51,7 +51,7 @@ char *plc_oracle_config_json(const plc_model *m, const plc_train *t, int64_t ste
         m->tie_embeddings ? "true" : "false", m->norm_eps, m->rope_theta, (long long)t->global_batch,        \
         t->beta1, t->beta2, t->eps, t->weight_decay, t->lr_peak, t->lr_floor, (long long)t->warmup_steps,    \
         (long long)t->decay_steps, t->grad_clip, (long long)steps,                                           \
-        m->arch == PLC_ARCH_GPT ? "gpt" : "llama", m->positions == PLC_POS_LEARNED ? "learned" : "rope"
+        plc_arch_names[m->arch], plc_positions_names[m->positions] /* in range: the loader checks */
     int n = snprintf(NULL, 0, fmt, PLC_CONFIG_ARGS);
     char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
     if (s) snprintf(s, (size_t)n + 1, fmt, PLC_CONFIG_ARGS);

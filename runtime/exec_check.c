@@ -68,7 +68,7 @@ static int check_instr(checker *c)
     char what[384];
     if (plc_instr_check(c->plan, c->prog, c->idx, what, sizeof what)) return bad(c, "%s", what);
     const plc_op_contract *k = plc_op_contract_of(in->op);
-    if (k->group && group_ok(c)) return -1;
+    if (k->comm == PLC_COMM_GROUP && group_ok(c)) return -1;
     if (in->op == PLC_OP_ALLGATHER && c->comm && c->comm->groups) {
         /* a source inside the destination (plan.h's in-place rules) must be
          * this rank's own slice: MPI's in-place allgather */
@@ -79,7 +79,7 @@ static int check_instr(checker *c)
             return bad(c, "the source '%s' lies in the destination '%s' but is not this rank's slice (group rank %d)",
                        src->name ? src->name : "?", dst->name ? dst->name : "?", c->comm->groups[in->group].rank);
     }
-    if (in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) {
+    if (plc_op_comm(in->op) == PLC_COMM_PEER) {
         int64_t own = c->comm ? c->comm->coords.pp : -1;
         if (in->peer == own)
             return bad(c, "peer pipeline rank %d is this rank's own stage", in->peer);
@@ -92,7 +92,7 @@ int plc_exec_check_program(const plc_plan *plan, const plc_program *prog, const 
 {
     for (uint32_t b = 0; b < prog->nbuffers; b++) {
         const plc_buffer *buf = &prog->buffers[b];
-        if ((unsigned)buf->dtype >= PLC_DTYPE_COUNT || buf->offset % 64 ||
+        if ((unsigned)buf->dtype >= PLC_DTYPE_COUNT || buf->offset % PLC_PLAN_ALIGN ||
             buf->offset > prog->arena_bytes || buf->bytes > prog->arena_bytes - buf->offset) {
             snprintf(err, errlen, "buffer %u '%s' (%llu bytes at offset %llu) lies outside the arena of %llu bytes",
                      b, buf->name ? buf->name : "?", (unsigned long long)buf->bytes,

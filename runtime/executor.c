@@ -510,8 +510,7 @@ static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, siz
 
 static int is_comm_op(plc_op op)
 {
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER ||
-           op == PLC_OP_BROADCAST || op == PLC_OP_SEND || op == PLC_OP_RECV;
+    return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
 static int wait_for(plc_executor *x, int32_t idx)
@@ -535,7 +534,7 @@ static int start_comm(plc_executor *x, uint32_t i, const plc_instr *in)
     if (in->op == PLC_OP_REDUCE_SCATTER || in->op == PLC_OP_ALLGATHER) call.src = x->ptr[in->buf[1]];
     call.reduce_max = in->op == PLC_OP_ALLREDUCE && in->arg[1] == 1;
     call.root = (int)in->arg[1];
-    if (in->op == PLC_OP_SEND || in->op == PLC_OP_RECV) {
+    if (plc_op_comm(in->op) == PLC_COMM_PEER) {
         plc_rank_coords peer = x->co;
         peer.pp = in->peer;
         call.peer = (int)plc_coords_to_rank(&x->plan->layout, peer);

@@ -4,7 +4,7 @@
 #ifndef PLC_COMPILER_CLI_H
 #define PLC_COMPILER_CLI_H
 
-/* ---- report.h -------------------------------------------------------------- */
+/* ---- report_text.c, report_yaml.c, report_nofit.c, report_explain.c -------- */
 /* how the solver's results are printed (text tables, YAML) by
  * plc solve, explain and scale. */
 

@@ -69,7 +69,7 @@ int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, c
 struct plc_memory_judge;
 struct plc_memory_judge *plc_cli_judge(void);
 
-/* ---- commands.h ------------------------------------------------------------ */
+/* ---- cmd_*.c --------------------------------------------------------------- */
 /* the plc subcommands. Each takes (argc, argv) with argv[0] the
  * command's name, prints its own --help, and returns the process exit status
  * (README, "Exit status"): library results are a plc_status mapped with
@@ -113,7 +113,7 @@ int plc_cmd_export(int argc, char **argv);  /* compiler/cli/cmd_export.c  */
  * The spec's gates block (max_memory, min_mfu, max_regression) sets the same
  * thresholds; an option overrides the spec's key. Every line names the spec.
  * A gate that fails prints "plc CMD: gate failed: ..." on stderr and the
- * command exits with PLC_EXIT_GATE (4); see commands.h. */
+ * command exits with PLC_EXIT_GATE (4); see the cmd_*.c section above. */
 
 #include <stdbool.h>
 #include <stdio.h>

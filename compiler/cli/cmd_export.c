@@ -99,30 +99,6 @@ static const char *cannot_run(const engine *e, const plc_engine_profile *p, cons
     return e->layout_unsaid(m, t, l, p, buf, size);
 }
 
-static void layout_text(char *buf, size_t size, const plc_layout *l)
-{
-    FILE *f = fmemopen(buf, size, "w");
-    if (!f) { buf[0] = 0; return; }
-    plc_report_layout_line(f, l);
-    fclose(f);
-}
-
-void plc_export_header(FILE *out, const plc_export_in *in, const char *comment, const char *what, const char *option)
-{
-    char lt[512];
-    layout_text(lt, sizeof lt, &in->layout);
-    fprintf(out,
-            "%s written by plc export %s (plc %s) from %s.\n"
-            "%.1s\n"
-            "%sLayout: %s\n"
-            "%splc predicts %.4g s per step, MFU %.1f%% on %lld node%s x %lld GPUs,\n"
-            "%s%.1f GiB on the most loaded GPU (limit %.1f GiB), by %s.\n",
-            what, option, PLC_VERSION, in->source, comment, comment, lt, comment, in->step_time_s, 100.0 * in->mfu,
-            (long long)in->nodes, plc_word_plural(in->nodes), (long long)in->gpus_per_node, comment,
-            in->peak_bytes / 1073741824.0, in->limit_bytes / 1073741824.0, in->predicted_by);
-    if (in->note[0]) fprintf(out, "%sNote: %s\n", comment, in->note);
-}
-
 /* ---- the command ------------------------------------------------------------------ */
 
 static void usage(FILE *out)
@@ -312,11 +288,10 @@ static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p,
         return PLC_EXIT_NO_LAYOUT;
     }
     if (run != best) {
-        char lt[512];
-        layout_text(lt, sizeof lt, &best->layout);
+        char lt[256];
         snprintf(in->note, sizeof in->note,
                  "plc's best layout (%s, %.4g s per step) uses %s; this is the best layout %s can run (%+.2f%% step time).",
-                 lt, best->step_time_s, no, e->name, 100.0 * (run->step_time_s / best->step_time_s - 1.0));
+                 plc_layout_text(&best->layout, lt, sizeof lt), best->step_time_s, no, e->name, 100.0 * (run->step_time_s / best->step_time_s - 1.0));
         fprintf(stderr, "plc export: note: %s\n", in->note);
     }
     in->model = job.model;

@@ -33,7 +33,8 @@ typedef struct plc_export_in {
 typedef const char *plc_export_unsaid_fn(const plc_model *m, const plc_train *t, const plc_layout *l,
                                          const plc_engine_profile *p, char *buf, size_t size);
 
-/* the opening lines both outputs share, each line after the first behind
+/* ---- export_header.c -------------------------------------------------------
+ * the opening lines both outputs share, each line after the first behind
  * comment ("# " for a shell script, "" inside a Python docstring): what
  * wrote it from what, the layout, plc's prediction and the note */
 void plc_export_header(FILE *out, const plc_export_in *in, const char *comment, const char *what, const char *option);

@@ -355,7 +355,7 @@ extern const char plc_spec_options_help[];
 /* Loads, resolves and checks a spec. Everything in *job is allocated in *a. */
 int plc_spec_load(plc_arena *a, const char *path, const plc_spec_opts *opts, plc_job *job);
 
-/* ---- spec_load.h ----------------------------------------------------------- */
+/* ---- spec.c, continued ------------------------------------------------------ */
 /* plc_spec_load with the caller's diagnostics sink, so that a
  * command can count warnings too (plc check) or capture output (tests). */
 
@@ -427,7 +427,8 @@ plc_ast *plc_parse_source(plc_arena *a, plc_diag *diag, const plc_source *src, i
 /* Parses one override `block.key=value` (the text of -D). NULL on error. */
 plc_pair *plc_parse_define(plc_arena *a, plc_diag *diag, const plc_source *src);
 
-/* For tests: scans src into tokens (bison token numbers from plan.tab.h),
+/* For tests: scans src into tokens (bison token numbers from the generated
+ * build/gen/plan.tab.h),
  * up to max. Returns the count; values and locations are filled. */
 typedef struct plc_lexeme {
     int kind;

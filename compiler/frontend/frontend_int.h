@@ -178,15 +178,8 @@ const char *plc_suggest_key(const plc_block_def *def, const char *key);
 #include "plc/arena.h"
 const char *plc_join_names(plc_arena *a, const char *const *names, int n);
 
-extern const char *const plc_schedule_names[];
-extern const char *const plc_recompute_names[];
-extern const char *const plc_attention_names[];
-extern const char *const plc_precision_names[];
-extern const char *const plc_objective_names[];
+/* the enum spellings are in plc/job.h (common/job.c) */
 extern const char *const plc_optimizer_names[];
-extern const char *const plc_engine_names[];    /* plc_engine order */
-extern const char *const plc_arch_names[];      /* plc_arch order */
-extern const char *const plc_positions_names[]; /* plc_positions order */
 
 /* ---- units.c --------------------------------------------------------------- */
 /* numbers, multipliers and units of .plan files and the catalog.

@@ -5,16 +5,9 @@
 
 #include "plc/job.h"
 
-/* spellings, in enum order (the same as plc_*_name in common/job.c) */
-const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular", NULL};
-const char *const plc_recompute_names[] = {"none", "selective", "full", "block", "every", NULL};
-const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
-const char *const plc_precision_names[] = {"bf16", "fp32", "fp8", NULL};
-const char *const plc_objective_names[] = {"time", "memory", NULL};
-const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", NULL};
+/* the job's enum spellings are common/job.c's (plc/job.h); the optimizer
+ * has one value and no enum */
 const char *const plc_optimizer_names[] = {"adamw", NULL};
-const char *const plc_arch_names[] = {"llama", "gpt", NULL};
-const char *const plc_positions_names[] = {"rope", "learned", NULL};
 
 #define K(name, type, unit, names, req, doc) {name, type, unit, names, req, doc}
 

@@ -173,8 +173,7 @@ typedef struct prog_stats {
 
 static bool is_comm(plc_op op)
 {
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
-           op == PLC_OP_SEND || op == PLC_OP_RECV;
+    return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
 static void stats_of(const plc_plan *p, const plc_program *g, prog_stats *s)

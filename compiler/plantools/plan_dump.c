@@ -5,15 +5,15 @@
 
 #include "common/plan_io.h"
 #include "common/tokfile_format.h"
-#include "compiler/cli/cli.h"
 
+/* a group's PLC_DIM_* bits by the layout dimensions' names */
 static void dims_text(FILE *out, uint32_t dims)
 {
-    static const char *const names[] = {"tp", "cp", "dp", "pp"};
+    static const plc_layout_dim bit_dim[4] = {PLC_LD_tp, PLC_LD_cp, PLC_LD_dp, PLC_LD_pp}; /* PLC_DIM_TP .. _PP */
     int any = 0;
     for (int i = 0; i < 4; i++)
         if (dims & (1u << i)) {
-            fprintf(out, "%s%s", any ? "," : "", names[i]);
+            fprintf(out, "%s%s", any ? "," : "", plc_layout_dim_key(bit_dim[i]));
             any = 1;
         }
     if (!any) fputc('-', out);
@@ -43,9 +43,8 @@ void plc_dump_header(FILE *out, const plc_plan *p)
     fputc('\n', out);
     fprintf(out, "cluster: %s x %lld node%s x %lld per node\n", p->hw.name, (long long)p->nodes,
             plc_word_plural(p->nodes), (long long)p->gpus_per_node);
-    fputs("layout: ", out);
-    plc_report_layout_line(out, l);
-    fputc('\n', out);
+    char text[512];
+    fprintf(out, "layout: %s\n", plc_layout_text(l, text, sizeof text));
     fprintf(out, "predicted: step %.6g s, %.6g tokens/s, MFU %.2f%%, peak %.0f bytes (solver), %.0f bytes (plan)\n",
             p->pred.step_time_s, p->pred.tokens_per_s, 100.0 * p->pred.mfu, p->pred.peak_bytes_estimate,
             p->pred.peak_bytes_plan);

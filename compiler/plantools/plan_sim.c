@@ -90,11 +90,8 @@ static const char *opname(const plc_instr *in)
     return n ? n : "?";
 }
 
-static bool is_p2p(plc_op op) { return op == PLC_OP_SEND || op == PLC_OP_RECV; }
-static bool is_coll(plc_op op)
-{
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST;
-}
+static bool is_p2p(plc_op op) { return plc_op_comm(op) == PLC_COMM_PEER; }
+static bool is_coll(plc_op op) { return plc_op_comm(op) == PLC_COMM_GROUP; }
 
 static double cost_of(sim *s, const simrank *r, const plc_instr *in)
 {
@@ -336,14 +333,8 @@ static int setup_groups(sim *s)
         const plc_group *g = &p->groups[gi];
         /* colour: the rank with the group's varying coordinates zeroed */
         for (size_t k = 0; k < n; k++) {
-            plc_rank_coords c = s->r[k].co;
-            bool member = true;
-            if (g->flags & PLC_GROUP_PP_ENDS) member = c.pp == 0 || c.pp == l->pp - 1;
-            if (g->dims & PLC_DIM_TP) c.tp = 0;
-            if (g->dims & PLC_DIM_CP) c.cp = 0;
-            if (g->dims & PLC_DIM_DP) c.dp = 0;
-            if (g->dims & PLC_DIM_PP) c.pp = 0;
-            key[k] = member ? plc_coords_to_rank(l, c) : -1;
+            const plc_group_seat seat = plc_group_seat_of(l, g, s->r[k].co);
+            key[k] = seat.member ? seat.colour : -1;
         }
         /* dense instance ids in order of first appearance (n is at most 64
          * ranks, or one rank per stage) */

@@ -23,8 +23,7 @@ static const char *const kind_name[K_COUNT + 1] = {"forward",   "backward",     
 
 static bool is_comm_op(plc_op op)
 {
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
-           op == PLC_OP_SEND || op == PLC_OP_RECV;
+    return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
 static kind kind_of(const plc_instr *in)

@@ -30,17 +30,11 @@ plc_trace_cost_ctx *plc_trace_cost_ctx_new(const plc_plan *p)
     for (uint32_t g = 0; g < p->ngroups; g++) {
         const plc_group *gr = &p->groups[g];
         int64_t n = plc_plan_group_size(l, gr), on_node0 = 0;
-        /* members of the group holding rank 0 (rank 0 is in PP_ENDS groups too) */
-        int64_t ntp = gr->dims & PLC_DIM_TP ? l->tp : 1, ncp = gr->dims & PLC_DIM_CP ? l->cp : 1;
-        int64_t ndp = gr->dims & PLC_DIM_DP ? l->dp : 1, npp = gr->dims & PLC_DIM_PP ? l->pp : 1;
-        for (int64_t a = 0; a < ntp; a++)
-            for (int64_t b = 0; b < ncp; b++)
-                for (int64_t d = 0; d < ndp; d++)
-                    for (int64_t q = 0; q < npp; q++) {
-                        if ((gr->flags & PLC_GROUP_PP_ENDS) && q != 0 && q != l->pp - 1) continue;
-                        int64_t r = plc_coords_to_rank(l, (plc_rank_coords){a, b, d, q});
-                        if (r / gpn == 0) on_node0++;
-                    }
+        /* members of the group holding rank 0 (a member of every group) on node 0 */
+        for (int64_t r = 0; r < gpn && r < p->world_size; r++) {
+            const plc_group_seat seat = plc_group_seat_of(l, gr, plc_rank_to_coords(l, r));
+            if (seat.member && seat.colour == 0) on_node0++;
+        }
         c->group_size[g] = n;
         c->group_per_node[g] = on_node0 > 0 ? on_node0 : 1;
     }
@@ -294,8 +288,7 @@ static int write_units(writer *w, int64_t n)
 
 static bool is_comm_op(plc_op op)
 {
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
-           op == PLC_OP_SEND || op == PLC_OP_RECV;
+    return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
 static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const plc_instr *in, double start, double end)

@@ -18,7 +18,7 @@
 #include "plc/status.h"
 
 /* worlds up to this size are simulated rank by rank; larger ones one rank
- * per stage (exact by symmetry, see plan_sim.h) */
+ * per stage (exact by symmetry, see plan_sim.c below) */
 #define PLC_CHECK_ALL_RANKS_MAX 64
 
 /* PLC_OK, or the first failure in err: PLC_E_DEADLOCK when the ranks cannot
@@ -187,7 +187,7 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
 
 /* ---- plan_trace.c ---------------------------------------------------------- */
 /* the predicted timeline of a plan (plc trace): the
- * simulation of plan_sim.h with the solver's cost primitives, written as
+ * simulation of plan_sim.c with the solver's cost primitives, written as
  * Chrome trace-event JSON (Perfetto, chrome://tracing): one process per
  * rank, one thread per stream (0 compute, 1 comm). */
 
@@ -216,7 +216,7 @@ typedef struct plc_trace_summary {
 void plc_trace_summary_free(plc_trace_summary *s);
 
 /* Simulates the plan (cost NULL: the time model) and writes the JSON to out
- * (NULL: none). all_ranks as in plan_sim.h. Returns 0 or -1 with err. */
+ * (NULL: none). all_ranks as in plc_sim_opts. Returns 0 or -1 with err. */
 int plc_trace_run(const plc_plan *p, bool all_ranks, plc_sim_cost_fn cost, void *cost_ctx, FILE *out,
                   plc_trace_summary *sum, char *err, size_t errlen);
 

@@ -8,19 +8,6 @@
 /* cuBLAS keeps a workspace per handle and stream (32 MiB on Hopper) */
 #define PLC_MATMUL_WORKSPACE (32.0 * 1024 * 1024)
 
-plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job)
-{
-    plc_dtype_bytes d;
-    if (job->train.precision == PLC_PREC_FP32) {
-        d = (plc_dtype_bytes){.weight = 4, .grad = 4, .optimizer = 8, .act = 4};
-    } else {
-        d = (plc_dtype_bytes){.weight = 2, .grad = 4, .optimizer = 12, .act = 2};
-        if (job->train.precision == PLC_PREC_FP8) d.fp8_weights = 2;
-    }
-    if (job->cluster.hw.grad_bytes > 0) d.grad = job->cluster.hw.grad_bytes;
-    return d;
-}
-
 /* communication library buffers: one set per communicator group */
 static double comm_library_bytes(const plc_hw *hw, const plc_layout *l)
 {

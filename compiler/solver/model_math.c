@@ -1,9 +1,96 @@
-/* model_math.c: parameter counts and FLOPs; see solver.h. */
+/* model_math.c: the model's arithmetic below both the memory and the time
+ * model: bytes per element of each precision, the layer's matrix products
+ * (one table, by tensors.h's roles), parameter counts and FLOPs; see
+ * solver.h. */
 #include "compiler/solver/solver_int.h"
 
+#include <string.h>
+
 #include "common/layout_rules.h"
+#include "common/tensors.h"
 
 static bool is_gpt(const plc_model *m) { return m->arch == PLC_ARCH_GPT; }
+
+plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job)
+{
+    plc_dtype_bytes d;
+    if (job->train.precision == PLC_PREC_FP32) {
+        d = (plc_dtype_bytes){.weight = 4, .grad = 4, .optimizer = 8, .act = 4};
+    } else {
+        d = (plc_dtype_bytes){.weight = 2, .grad = 4, .optimizer = 12, .act = 2};
+        if (job->train.precision == PLC_PREC_FP8) d.fp8_weights = 2;
+    }
+    if (job->cluster.hw.grad_bytes > 0) d.grad = job->cluster.hw.grad_bytes;
+    return d;
+}
+
+/* ---- the block's matrix products ------------------------------------------
+ * One row per weight, in the order the block runs them. call: the GEMM an
+ * eager PyTorch block runs it in (plc_block_linears); fused: the GEMM of
+ * plrun's lowering and Megatron (plc_layer_gemms). Each weight's shape
+ * ([in, out]) and how tensor parallelism splits it come from tensors.h. */
+typedef struct block_linear {
+    plc_tensor_role role;
+    int call, fused;
+} block_linear;
+
+static const block_linear llama_linears[] = {
+    {PLC_ROLE_WQ, 0, 0},     {PLC_ROLE_WK, 1, 0},   {PLC_ROLE_WV, 2, 0},     {PLC_ROLE_WO, 3, 1},
+    {PLC_ROLE_W_GATE, 4, 2}, {PLC_ROLE_W_UP, 5, 2}, {PLC_ROLE_W_DOWN, 6, 3},
+};
+static const block_linear gpt_linears[] = {
+    {PLC_ROLE_WQ, 0, 0}, {PLC_ROLE_WK, 0, 0}, {PLC_ROLE_WV, 0, 0}, {PLC_ROLE_WO, 1, 1},
+    {PLC_ROLE_W_FC, 2, 2}, {PLC_ROLE_W_PROJ, 3, 3},
+};
+
+/* appends "+name" (or name to an empty one), cut at size */
+static void name_append(char *to, size_t size, const char *name)
+{
+    size_t len = strlen(to), add = strlen(name);
+    if (len && len + 1 < size) to[len++] = '+';
+    if (len + add >= size) add = size - 1 - len;
+    memcpy(to + len, name, add);
+    to[len + add] = '\0';
+}
+
+/* the products, grouped by the call or the fused column; returns the count */
+static int block_products(const plc_job *job, const plc_layout *l, bool fused, plc_gemm_shape *g)
+{
+    const plc_model *m = &job->model;
+    const block_linear *rows = is_gpt(m) ? gpt_linears : llama_linears;
+    const int nrows = is_gpt(m) ? (int)(sizeof gpt_linears / sizeof *gpt_linears)
+                                : (int)(sizeof llama_linears / sizeof *llama_linears);
+    const int64_t T = l->micro_batch * m->seq_len / l->cp;
+    int n = 0;
+    for (int i = 0; i < nrows; i++) {
+        const int k = fused ? rows[i].fused : rows[i].call;
+        int64_t shape[2];
+        int ndim;
+        plc_tensor_role_shape(m, rows[i].role, shape, &ndim);
+        int64_t K = shape[0], N = shape[1];
+        const plc_shard_kind split = plc_tensor_tp_split(rows[i].role);
+        if (split == PLC_SHARD_COLS) N /= l->tp;
+        if (split == PLC_SHARD_ROWS) K /= l->tp;
+        if (k == n) { /* a new product */
+            g[n].M = T, g[n].N = N, g[n].K = K;
+            g[n++].name[0] = '\0';
+        } else { /* one more weight reading the same input */
+            g[k].N += N;
+        }
+        name_append(g[k].name, sizeof g[k].name, plc_tensor_role_name(m, rows[i].role));
+    }
+    return n;
+}
+
+void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_LAYER_GEMMS])
+{
+    block_products(job, l, true, g);
+}
+
+int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_BLOCK_LINEARS_MAX])
+{
+    return block_products(job, l, false, g);
+}
 
 int64_t plc_params_layer_weights(const plc_model *m)
 {

@@ -45,12 +45,6 @@
 #include "compiler/solver/solver_int.h"
 
 
-const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS] = {
-#define PLC_DIM_NAME(name, type, kind, what) #name,
-    PLC_LAYOUT_FIELDS(PLC_DIM_NAME)
-#undef PLC_DIM_NAME
-};
-
 int64_t plc_layout_dim_value(const plc_layout *l, int dim) { return plc_layout_get(l, (plc_layout_dim)dim); }
 
 const char *plc_layout_dim_text(int dim, int64_t v, char *buf, size_t size)

@@ -154,8 +154,7 @@ typedef struct plc_region {
 } plc_region;
 
 #define PLC_LAYOUT_NDIMS PLC_LD_COUNT
-/* "dp", "tp", ... in the order of PLC_LAYOUT_FIELDS */
-extern const char *const plc_layout_dim_names[PLC_LAYOUT_NDIMS];
+/* plc_layout_dim_names ("dp", "tp", ...): plc/job.h */
 int64_t plc_layout_dim_value(const plc_layout *l, int dim);
 /* the value of dimension dim as written in a .plan file ("flash2", "4", "on") */
 const char *plc_layout_dim_text(int dim, int64_t value, char *buf, size_t size);
@@ -284,21 +283,6 @@ double plc_cost_p2p(const plc_hw *hw, double bytes, bool cross_node);
  * component (weights, gradients, optimizer, activations, logits, temporaries,
  * communication buffers, workspaces, reserved). See docs/solver.md. */
 
-/* Bytes per element of the tensors of a precision. bf16 training: bf16
- * weights and activations, gradients accumulated in grad_bytes (fp32 unless
- * the catalog's grad_bytes says otherwise), fp32 master copy, Adam m and v
- * (2 + 4 + 12). fp32 training: 4 + 4 + 8. fp8 training (Transformer Engine's
- * recipe): as bf16, plus the fp8 copies of the linear layers' weights and
- * of their transposes that the GEMMs read (fp8_weights: 1 + 1), kept for the
- * step; activations are counted in bf16 (an upper bound: the recipe saves
- * the fp8 casts of the linear layers' inputs). */
-typedef struct plc_dtype_bytes {
-    double weight, grad, optimizer, act;
-    double fp8_weights; /* bytes per parameter of the fp8 copies, 0 outside fp8 */
-} plc_dtype_bytes;
-
-plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job);
-
 /* Saved activation bytes of one transformer layer for one micro-batch on one
  * rank, without recompute effects beyond the layer itself:
  *   policy none: everything the backward reads; selective: the attention
@@ -360,6 +344,46 @@ double plc_memory_node_bound(const plc_job *job, const plc_layout *l);
 #include "plc/job.h"
 
 static inline int64_t plc_head_dim(const plc_model *m) { return m->hidden / m->heads; }
+
+/* Bytes per element of the tensors of a precision. bf16 training: bf16
+ * weights and activations, gradients accumulated in grad_bytes (fp32 unless
+ * the catalog's grad_bytes says otherwise), fp32 master copy, Adam m and v
+ * (2 + 4 + 12). fp32 training: 4 + 4 + 8. fp8 training (Transformer Engine's
+ * recipe): as bf16, plus the fp8 copies of the linear layers' weights and
+ * of their transposes that the GEMMs read (fp8_weights: 1 + 1), kept for the
+ * step; activations are counted in bf16 (an upper bound: the recipe saves
+ * the fp8 casts of the linear layers' inputs). */
+typedef struct plc_dtype_bytes {
+    double weight, grad, optimizer, act;
+    double fp8_weights; /* bytes per parameter of the fp8 copies, 0 outside fp8 */
+} plc_dtype_bytes;
+
+plc_dtype_bytes plc_dtype_bytes_of(const plc_job *job);
+
+/* The matrix products of one layer on one rank for one micro-batch, M x K
+ * by K x N (the backward runs each twice: data and weight gradients), from
+ * one table of the block's weights by tensors.h's role (model_math.c). A
+ * product's name is its weights' role names joined by '+' ("wq+wk+wv").
+ *
+ * plc_layer_gemms: the GEMMs of plrun's lowering and Megatron, which
+ * concatenate the weights that read the same input: wq+wk+wv, wo, the MLP's
+ * first (w_gate+w_up, or w_fc) and its last (w_down, or w_proj).
+ *
+ * plc_block_linears: the same products as an eager PyTorch block calls them,
+ * in execution order (Llama: wq, wk, wv, wo, w_gate, w_up, w_down, apart as
+ * torchtitan's model calls them; GPT: wq+wk+wv as nanoGPT's c_attn, wo,
+ * w_fc, w_proj). torchtitan's op-level selective checkpointing (engine
+ * figure selective_ops) saves the output of the first, third, fifth, ... of
+ * them and recomputes the others (plc_op_sac_saves). Returns the count. */
+enum { PLC_LAYER_GEMMS = 4, PLC_BLOCK_LINEARS_MAX = 7 };
+typedef struct plc_gemm_shape {
+    char name[24];
+    int64_t M, N, K;
+} plc_gemm_shape;
+void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_LAYER_GEMMS]);
+int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_BLOCK_LINEARS_MAX]);
+static inline bool plc_op_sac_saves(int linear) { return linear % 2 == 0; }
+
 
 /* Parameters of one transformer layer, by how tensor parallelism holds them:
  * - weights: the matmul weights (q, k, v, o and the MLP's two or three);
@@ -584,24 +608,6 @@ typedef struct plc_layer_times {
 
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *out);
 
-/* The forward GEMMs of one layer on one rank for one micro-batch, M x K by
- * K x N (the backward runs each twice: data and weight gradients). */
-enum { PLC_LAYER_GEMMS = 4 };
-typedef struct plc_gemm_shape {
-    const char *name; /* "qkv", "attn-out", "mlp-in", "mlp-out" */
-    int64_t M, N, K;
-} plc_gemm_shape;
-void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_LAYER_GEMMS]);
-
-/* The same layer's linear layers as an eager PyTorch block calls them, one
- * GEMM each, in execution order (Llama: wq, wk, wv, wo, w1, w3, w2, as
- * torchtitan's model does; GPT: qkv, wo, fc, proj). torchtitan's op-level
- * selective checkpointing (engine figure selective_ops) saves the output of
- * the first, third, fifth, ... of them and recomputes the others
- * (plc_op_sac_saves). Returns the count. */
-enum { PLC_BLOCK_LINEARS_MAX = 7 };
-int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape out[PLC_BLOCK_LINEARS_MAX]);
-static inline bool plc_op_sac_saves(int linear) { return linear % 2 == 0; }
 
 /* An overlapped communication as the time model charges it: it runs for
  * comm seconds, exposed of them on the critical path (the rest hidden under

@@ -95,43 +95,6 @@ double plc_cost_memory_bound(const plc_hw *hw, double bytes)
     return bytes / (hw->hbm_bw * share_or_one(hw->hbm_eff));
 }
 
-/* linear layers: qkv, wo, gate+up (fc in GPT), down (proj) */
-void plc_layer_gemms(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_LAYER_GEMMS])
-{
-    const plc_model *m = &job->model;
-    int64_t tp = l->tp, T = l->micro_batch * m->seq_len / l->cp;
-    int64_t h = m->hidden, f = m->ffn_hidden, hd = plc_head_dim(m);
-    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
-    int64_t mlp_in = m->arch == PLC_ARCH_GPT ? f : 2 * f;
-    g[0] = (plc_gemm_shape){"qkv", T, (q + 2 * kv) / tp, h};
-    g[1] = (plc_gemm_shape){"attn-out", T, h, q / tp};
-    g[2] = (plc_gemm_shape){"mlp-in", T, mlp_in / tp, h};
-    g[3] = (plc_gemm_shape){"mlp-out", T, h, f / tp};
-}
-
-int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape g[PLC_BLOCK_LINEARS_MAX])
-{
-    const plc_model *m = &job->model;
-    int64_t tp = l->tp, T = l->micro_batch * m->seq_len / l->cp;
-    int64_t h = m->hidden, f = m->ffn_hidden, hd = plc_head_dim(m);
-    int64_t q = m->heads * hd, kv = m->kv_heads * hd;
-    if (m->arch == PLC_ARCH_GPT) {
-        g[0] = (plc_gemm_shape){"qkv", T, (q + 2 * kv) / tp, h};
-        g[1] = (plc_gemm_shape){"wo", T, h, q / tp};
-        g[2] = (plc_gemm_shape){"fc", T, f / tp, h};
-        g[3] = (plc_gemm_shape){"proj", T, h, f / tp};
-        return 4;
-    }
-    g[0] = (plc_gemm_shape){"wq", T, q / tp, h};
-    g[1] = (plc_gemm_shape){"wk", T, kv / tp, h};
-    g[2] = (plc_gemm_shape){"wv", T, kv / tp, h};
-    g[3] = (plc_gemm_shape){"wo", T, h, q / tp};
-    g[4] = (plc_gemm_shape){"w1", T, f / tp, h};
-    g[5] = (plc_gemm_shape){"w3", T, f / tp, h};
-    g[6] = (plc_gemm_shape){"w2", T, h, f / tp};
-    return 7;
-}
-
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *o)
 {
     const plc_model *m = &job->model;

@@ -306,7 +306,10 @@ static inline plc_choice *plc_layout_spec_choice_mut(plc_layout_spec *ls, plc_la
     return (plc_choice *)plc_layout_spec_choice(ls, d);
 }
 
-/* "micro_batch": the key of dimension d in .plan files; its kind */
+/* "dp", "tp", ..., "micro_batch": the keys of the dimensions in .plan files,
+ * in PLC_LAYOUT_FIELDS order; the key of dimension d (NULL out of range);
+ * its kind */
+extern const char *const plc_layout_dim_names[PLC_LD_COUNT];
 const char *plc_layout_dim_key(plc_layout_dim d);
 plc_dim_kind plc_layout_dim_kind(plc_layout_dim d);
 /* value v of dimension d as a .plan file writes it ("4", "on", "flash2") */
@@ -400,6 +403,17 @@ typedef struct plc_job {
     plc_engine_profile engine; /* train.engine's profile */
     plc_gate_spec gates;       /* the gates block */
 } plc_job;
+
+/* the spellings of enum values in .plan files, in enum order, each list
+ * ending in NULL (common/job.c, the one place they are written) */
+extern const char *const plc_schedule_names[];
+extern const char *const plc_recompute_names[];
+extern const char *const plc_attention_names[];
+extern const char *const plc_precision_names[];
+extern const char *const plc_objective_names[];
+extern const char *const plc_engine_names[];
+extern const char *const plc_arch_names[];
+extern const char *const plc_positions_names[];
 
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);
  * NULL for an out-of-range value. */

@@ -52,13 +52,20 @@
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
 #define PLC_PLAN_VERSION 4u
+/* every buffer offset is a multiple of this many bytes, and plrun's arena
+ * starts on such a boundary (the memory plan aligns, the validator and
+ * plrun's check hold plans to it, the CPU backend allocates with it) */
+#define PLC_PLAN_ALIGN 64u
 
 /* ---- communicator groups -------------------------------------------------
  * A group is described by the rank coordinates that vary inside it; all
  * other coordinates are fixed. plrun builds one communicator per group with
  * MPI_Comm_split (colour = the fixed coordinates, key = the varying ones in
  * rank order). With PLC_GROUP_PP_ENDS, only pipeline ranks 0 and pp-1 are
- * members (tied embeddings); other ranks pass MPI_UNDEFINED. */
+ * members (tied embeddings); other ranks pass MPI_UNDEFINED. The flag
+ * qualifies PLC_DIM_PP: a group with the flag and without the dimension is
+ * refused by the validator. plc_group_seat_of (common/plan_groups.c) is the
+ * one statement of these rules. */
 enum {
     PLC_DIM_TP = 1u << 0,
     PLC_DIM_CP = 1u << 1,
@@ -109,7 +116,7 @@ typedef struct plc_buffer {
     const char *name;   /* "L3.wq", "L3.mb2.attn_out", ... */
     plc_buf_kind kind;
     plc_dtype dtype;
-    uint64_t offset;    /* bytes from the arena start, 64-byte aligned */
+    uint64_t offset;    /* bytes from the arena start, PLC_PLAN_ALIGN-aligned */
     uint64_t bytes;
     int64_t rows, cols; /* local shape in elements (rows * cols * size == bytes, or fewer with padding) */
     int32_t tensor;     /* global tensor id (docs/model.md) for PARAM family, else -1 */
@@ -208,8 +215,9 @@ typedef enum plc_op {
 /* ---- the operand contract, one row per op (common/plan_ops.c) -------------
  * Per buffer slot: its dtype class and the elements it must hold, a product
  * of up to four factors taken from the instruction; per integer argument:
- * its range. plc_instr_check applies the table and the few rules no table
- * row states (COPY sizes, divisibility, shapes against the model); both the
+ * its range; and whether the op communicates (plc_op_comm). plc_instr_check
+ * applies the table and the few rules no table row states (COPY sizes,
+ * divisibility, shapes against the model); both the
  * plan validator (every load) and plrun's check before the first step call
  * it, and plrun adds only what needs the communicator. */
 typedef enum plc_opd_type {
@@ -243,6 +251,14 @@ typedef struct plc_operand_rule {
     uint8_t fac[4];   /* plc_opd_factor, multiplied */
 } plc_operand_rule;
 
+/* Whether an op communicates, and with whom: the one statement of it, read
+ * by plrun's executor and every plan tool through plc_op_comm. */
+typedef enum plc_comm_kind {
+    PLC_COMM_NONE,  /* computes on this rank only */
+    PLC_COMM_GROUP, /* a collective on the instruction's group */
+    PLC_COMM_PEER   /* SEND/RECV: one message to or from the instruction's peer */
+} plc_comm_kind;
+
 /* In-place rules: the bytes an operand touches (its count of elements, or
  * the whole buffer for ZERO and COPY) may overlap another operand's only
  * when neither is written, or when the pair is one of the op's in-place
@@ -253,7 +269,7 @@ typedef struct plc_operand_rule {
 typedef struct plc_op_contract {
     plc_operand_rule buf[PLC_INSTR_BUFS];
     uint8_t arg[PLC_INSTR_ARGS]; /* plc_arg_kind */
-    uint8_t group;               /* 1: a collective on a group */
+    uint8_t comm;                /* plc_comm_kind */
     uint16_t writes;             /* bit k: buf k is written or accumulated into */
     uint8_t ninplace;            /* in-place pairs: written slot, the slot it may be */
     uint8_t inplace[2][2];
@@ -261,6 +277,9 @@ typedef struct plc_op_contract {
 
 /* the row of op, NULL for an op out of range */
 const plc_op_contract *plc_op_contract_of(plc_op op);
+/* the row's comm column (PLC_COMM_NONE for an op out of range); an op
+ * communicates when this is not PLC_COMM_NONE */
+plc_comm_kind plc_op_comm(plc_op op);
 
 typedef struct plc_instr {
     plc_op op;
@@ -348,6 +367,18 @@ static inline int64_t plc_coords_to_rank(const plc_layout *l, plc_rank_coords c)
 {
     return c.tp + l->tp * (c.cp + l->cp * (c.dp + l->dp * c.pp));
 }
+
+/* Where the rank with coordinates co sits in group g under layout l: a
+ * member or not; the colour of its communicator (the world rank of the
+ * communicator's first member, equal for the ranks that share one); its
+ * index in the communicator (world rank order) and the communicator's size.
+ * plc_plan_group_size is that size (the same for every communicator of g). */
+typedef struct plc_group_seat {
+    int member;
+    int64_t colour, index, size;
+} plc_group_seat;
+plc_group_seat plc_group_seat_of(const plc_layout *l, const plc_group *g, plc_rank_coords co);
+int64_t plc_plan_group_size(const plc_layout *l, const plc_group *g);
 
 const char *plc_op_name(plc_op op);          /* "MATMUL" ... or NULL */
 const char *plc_op_operands(plc_op op);      /* the operand text above */

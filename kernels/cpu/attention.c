@@ -1,6 +1,6 @@
 /* kernels/cpu/attention.c: causal GQA attention, materialised form (keeps the
  * probabilities [B, H, Tq, Tk] for the backward, plc_k_attention_backward in
- * attention_tile.c).
+ * attention_kernel.c).
  *
  * A work item is one (b, kv head). Its keys (K^T) and values are packed
  * once (plc_sgemm_pack), then each block of plc_sgemm_row_block() query

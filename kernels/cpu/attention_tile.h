@@ -1,6 +1,6 @@
 /* kernels/cpu/attention_tile.h: the work items and tile operations both
  * attention forms are built from (their shared backward is
- * plc_k_attention_backward, in attention_tile.c). Each product is one
+ * plc_k_attention_backward, in attention_kernel.c). Each product is one
  * single-threaded plc_sgemm or plc_sgemm_packed (kernels/cpu/blas.h) on
  * shapes fixed by the tile grid and the sgemm's block of rows, so an
  * output element's sum order depends on the shapes only, never on the
@@ -36,7 +36,8 @@ static inline attn_item attn_item_at(const attn_shape *s, int64_t idx)
     return it;
 }
 
-/* The forwards of the two forms (plc_k_attention_forward picks one):
+/* The forwards of the two forms (plc_k_attention_forward,
+ * attention_kernel.c, picks one):
  * attention.c keeps the probabilities, flash_attention.c the log-sum-exp.
  * 0, or -1 when out of memory for the tiles. Call plc_blas_one_thread()
  * first. */

@@ -1,7 +1,7 @@
 /* kernels/cpu/flash_attention.c: causal GQA attention, tiled flash-style.
  * The forward walks key tiles with an online softmax and keeps only the
  * log-sum-exp per query; the backward (plc_k_attention_backward,
- * attention_tile.c) recomputes the probabilities from it. */
+ * attention_kernel.c) recomputes the probabilities from it. */
 #include "kernels/common/reduce.h"
 #include "kernels/cpu/attention_tile.h"
 #include "kernels/cpu/blas.h"

@@ -455,36 +455,6 @@ static void test_node_keys(void)
     plc_comm_finalize(&c);
 }
 
-static void test_group_places(void)
-{
-    plc_layout l = {.dp = 2, .tp = 2, .pp = 3, .cp = 1, .vpp = 1, .micro_batch = 1};
-    plc_group tp = {PLC_DIM_TP, 0, "tp"}, dp = {PLC_DIM_DP, 0, "dp"};
-    plc_group ends = {PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed"};
-    int member, colour, rank, size;
-    /* world rank 7 = tp 1, dp 1, pp 1 */
-    plc_rank_coords co = plc_rank_to_coords(&l, 7);
-    CU_ASSERT_EQUAL(co.tp, 1);
-    CU_ASSERT_EQUAL(co.dp, 1);
-    CU_ASSERT_EQUAL(co.pp, 1);
-    plc_comm_group_place(&l, &tp, co, &member, &colour, &rank, &size);
-    CU_ASSERT_TRUE(member);
-    CU_ASSERT_EQUAL(colour, 6); /* with rank 6 */
-    CU_ASSERT_EQUAL(rank, 1);
-    CU_ASSERT_EQUAL(size, 2);
-    plc_comm_group_place(&l, &dp, co, &member, &colour, &rank, &size);
-    CU_ASSERT_EQUAL(colour, 5); /* ranks 5 and 7 */
-    CU_ASSERT_EQUAL(rank, 1);
-    CU_ASSERT_EQUAL(size, 2);
-    /* the middle stage is not in the tied-embedding group; the last one is */
-    plc_comm_group_place(&l, &ends, co, &member, &colour, &rank, &size);
-    CU_ASSERT_FALSE(member);
-    plc_comm_group_place(&l, &ends, plc_rank_to_coords(&l, 11), &member, &colour, &rank, &size);
-    CU_ASSERT_TRUE(member);
-    CU_ASSERT_EQUAL(colour, 3); /* with rank 3 (pp 0, same tp and dp) */
-    CU_ASSERT_EQUAL(rank, 1);
-    CU_ASSERT_EQUAL(size, 2);
-}
-
 void register_test_exec_dispatch(void)
 {
     CU_pSuite s = CU_add_suite("exec_dispatch", NULL, NULL);
@@ -494,7 +464,6 @@ void register_test_exec_dispatch(void)
     CU_add_test(s, "invalid instructions name their location", test_errors);
     CU_add_test(s, "world size must match the plan", test_world_size);
     CU_add_test(s, "shard regions (tp block, ZeRO flat range)", test_shard_regions);
-    CU_add_test(s, "communicator groups in rank order", test_group_places);
     CU_add_test(s, "ranks of a node that picked the same GPU", test_node_keys);
     CU_add_test(s, "weights: parallel pieces give the serial generator's values", test_init_weights);
 }

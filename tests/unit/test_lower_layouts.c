@@ -316,8 +316,7 @@ static void test_trace_runs(void)
 
 static bool is_comm(plc_op op)
 {
-    return op == PLC_OP_ALLREDUCE || op == PLC_OP_REDUCE_SCATTER || op == PLC_OP_ALLGATHER || op == PLC_OP_BROADCAST ||
-           op == PLC_OP_SEND || op == PLC_OP_RECV;
+    return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
 /* layer matmuls 1, communication 0.3, the rest 0.01 */

@@ -431,6 +431,49 @@ static void test_file_errors(void)
     plc_arena_free(&a);
 }
 
+/* the op table's comm column: the collectives on a group, SEND/RECV with a
+ * peer, nothing else; and a lowered plan agrees (a group on exactly the
+ * collectives, a peer on exactly the messages) */
+static void test_comm_column(void)
+{
+    const plc_op coll[] = {PLC_OP_ALLREDUCE, PLC_OP_REDUCE_SCATTER, PLC_OP_ALLGATHER, PLC_OP_BROADCAST};
+    int ncoll = 0, npeer = 0;
+    for (int op = 0; op < PLC_OP_COUNT; op++) {
+        plc_comm_kind k = plc_op_comm((plc_op)op);
+        CU_ASSERT(k == plc_op_contract_of((plc_op)op)->comm);
+        ncoll += k == PLC_COMM_GROUP;
+        npeer += k == PLC_COMM_PEER;
+    }
+    CU_ASSERT_EQUAL(ncoll, 4);
+    CU_ASSERT_EQUAL(npeer, 2);
+    for (size_t i = 0; i < sizeof coll / sizeof coll[0]; i++) CU_ASSERT_EQUAL(plc_op_comm(coll[i]), PLC_COMM_GROUP);
+    CU_ASSERT_EQUAL(plc_op_comm(PLC_OP_SEND), PLC_COMM_PEER);
+    CU_ASSERT_EQUAL(plc_op_comm(PLC_OP_RECV), PLC_COMM_PEER);
+    CU_ASSERT_EQUAL(plc_op_comm(PLC_OP_MATMUL), PLC_COMM_NONE);
+    CU_ASSERT_EQUAL(plc_op_comm(PLC_OP_COUNT), PLC_COMM_NONE);
+    CU_ASSERT_EQUAL(plc_op_comm((plc_op)-1), PLC_COMM_NONE);
+
+    plc_job job;
+    tp_job(&job, 4, true, 4);
+    plc_arena a;
+    plc_arena_init(&a);
+    plc_plan p;
+    int seen[3] = {0};
+    if (!tp_lower(&job, tp_layout(2, 2, 2, 1, 1, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1), &a, &p)) {
+        for (uint32_t g = 0; g < p.nprograms; g++)
+            for (uint32_t i = 0; i < p.programs[g].ninstrs; i++) {
+                const plc_instr *in = &p.programs[g].instrs[i];
+                plc_comm_kind k = plc_op_comm(in->op);
+                seen[k]++;
+                CU_ASSERT_EQUAL(in->group >= 0, k == PLC_COMM_GROUP);
+                if (k == PLC_COMM_PEER) CU_ASSERT(in->peer >= 0 && in->peer < p.layout.pp);
+            }
+    } else
+        CU_FAIL("lowering failed");
+    CU_ASSERT(seen[PLC_COMM_NONE] > 0 && seen[PLC_COMM_GROUP] > 0 && seen[PLC_COMM_PEER] > 0);
+    plc_arena_free(&a);
+}
+
 void register_test_plan_io(void);
 void register_test_plan_io(void)
 {
@@ -445,4 +488,5 @@ void register_test_plan_io(void)
     CU_add_test(s, "folded and expanded files load to the same plan", test_folded_equals_expanded);
     CU_add_test(s, "damaged loop records behind valid checksums", test_hostile_loops);
     CU_add_test(s, "missing and foreign files", test_file_errors);
+    CU_add_test(s, "the op table's comm column, and a lowered plan agrees", test_comm_column);
 }

@@ -272,7 +272,7 @@ static void test_batch_independent(void)
     }
     printf("\n");
     /* no assertion on the seconds: a shared machine makes timed tests flaky;
-     * the counts above are the work, and bench_solver reports the times */
+     * the counts above are the work, and bench_search_speed reports the times */
 }
 
 void register_test_solver_search(void)

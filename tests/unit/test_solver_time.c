@@ -299,6 +299,47 @@ static void test_send_lag(void)
     CU_ASSERT(later > 0); /* modular waits at the end of its longer steps */
 }
 
+/* the layer's matrix products from the one table of its weights: the
+ * fused GEMMs (plrun, Megatron) and the eager calls (torchtitan, nanoGPT)
+ * are the same weights grouped two ways, with tensors.h's shapes and splits */
+static void test_block_products(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 1); /* h 5120, ffn 13824, 40 heads, 40 kv heads */
+    plc_layout l = {.dp = 1, .tp = 4, .pp = 1, .cp = 2, .vpp = 1, .micro_batch = 2};
+    const int64_t T = 2 * 2048 / 2, h = 5120, f = 13824;
+    plc_gemm_shape g[PLC_LAYER_GEMMS], b[PLC_BLOCK_LINEARS_MAX];
+    plc_layer_gemms(&job, &l, g);
+    const char *fused[] = {"wq+wk+wv", "wo", "w_gate+w_up", "w_down"};
+    const int64_t fN[] = {3 * h / 4, h, 2 * f / 4, h}, fK[] = {h, h / 4, h, f / 4};
+    for (int i = 0; i < PLC_LAYER_GEMMS; i++) {
+        CU_ASSERT_STRING_EQUAL(g[i].name, fused[i]);
+        CU_ASSERT_EQUAL(g[i].M, T);
+        CU_ASSERT_EQUAL(g[i].N, fN[i]);
+        CU_ASSERT_EQUAL(g[i].K, fK[i]);
+    }
+    CU_ASSERT_EQUAL_FATAL(plc_block_linears(&job, &l, b), 7);
+    const char *calls[] = {"wq", "wk", "wv", "wo", "w_gate", "w_up", "w_down"};
+    int64_t sumN = 0;
+    for (int i = 0; i < 7; i++) {
+        CU_ASSERT_STRING_EQUAL(b[i].name, calls[i]);
+        sumN += b[i].N;
+    }
+    CU_ASSERT_EQUAL(sumN, g[0].N + g[1].N + g[2].N + g[3].N);
+    CU_ASSERT_EQUAL(b[6].K, f / 4); /* row parallel: the input is split */
+
+    job.model.arch = PLC_ARCH_GPT; /* nanoGPT: one c_attn call, fc, proj */
+    CU_ASSERT_EQUAL_FATAL(plc_block_linears(&job, &l, b), 4);
+    plc_layer_gemms(&job, &l, g);
+    const char *gpt[] = {"wq+wk+wv", "wo", "w_fc", "w_proj"};
+    for (int i = 0; i < 4; i++) {
+        CU_ASSERT_STRING_EQUAL(b[i].name, gpt[i]);
+        CU_ASSERT_STRING_EQUAL(g[i].name, gpt[i]);
+        CU_ASSERT(b[i].M == g[i].M && b[i].N == g[i].N && b[i].K == g[i].K);
+    }
+    CU_ASSERT_EQUAL(g[2].N, f / 4);
+}
+
 void register_test_solver_time(void)
 {
     CU_pSuite s = CU_add_suite("solver_time", NULL, NULL);
@@ -312,4 +353,5 @@ void register_test_solver_time(void)
     CU_add_test(s, "in-flight micro-batches", test_inflight);
     CU_add_test(s, "pipeline sends waited for as soon as every rank still finishes", test_send_lag);
     CU_add_test(s, "time-model mechanisms", test_time_mechanisms);
+    CU_add_test(s, "the layer's matrix products: one table, fused and eager", test_block_products);
 }

@@ -1,4 +1,4 @@
-/* bench/solver.c: the solver's search speed, every layout dimension auto, one
+/* bench/search_speed.c: the solver's search speed, every layout dimension auto, one
  * core: Llama-2 70B on 4096 H100 and Llama-3 405B on 16384 H100. Each case
  * runs the exhaustive search (its peer, in the same run) and the branch and
  * bound one, prints the best-of-N CPU time of each, their ratio, layouts
@@ -31,7 +31,7 @@ static void h100_cluster(plc_job *job, int64_t nodes)
 static void llama70b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
-    job->path = "llama70b-h100 (built in bench/solver.c)";
+    job->path = "llama70b-h100 (built in bench/search_speed.c)";
     job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
     strcpy(m->name, "llama-2-70b");
@@ -45,7 +45,7 @@ static void llama70b_h100(plc_job *job)
 static void llama405b_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
-    job->path = "llama405b-h100 (built in bench/solver.c)";
+    job->path = "llama405b-h100 (built in bench/search_speed.c)";
     job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
     strcpy(m->name, "llama-3-405b");
@@ -64,7 +64,7 @@ static double best_cpu(const plc_job *job, bool exhaustive, int runs, plc_arena 
         if (run) plc_arena_free(a);
         plc_arena_init(a);
         clock_t c0 = clock(); /* this process's CPU time: fair on a busy machine */
-        if (plc_solve_opts_run(job, a, &o, s)) { fprintf(stderr, "bench_solver: %s\n", s->error); exit(1); }
+        if (plc_solve_opts_run(job, a, &o, s)) { fprintf(stderr, "bench_search_speed: %s\n", s->error); exit(1); }
         double cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
         if (cpu < best) best = cpu;
     }
