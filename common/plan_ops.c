@@ -173,14 +173,15 @@ static const char *bname(const plc_buffer *b) { return b->name ? b->name : "?"; 
 static const char *dname(int t) { return plc_dtype_name((plc_dtype)t) ? plc_dtype_name((plc_dtype)t) : "?"; }
 static int is_float(int t) { return t == PLC_F32 || t == PLC_BF16; }
 
-int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char *err, size_t errlen)
+/* the instruction's fields each name something that exists: stream, phase,
+ * buffers, the instruction waited for, group, peer, layer, and arguments in
+ * the ranges their kinds allow */
+static int check_fields(const plc_plan *p, const plc_program *g, uint32_t idx, const plc_op_contract *c, char *err,
+                        size_t errlen)
 {
     const plc_instr *in = &g->instrs[idx];
     const int64_t *a = in->arg;
     const plc_model *m = &p->model;
-    const int64_t cp = p->layout.cp;
-    const plc_op_contract *c = plc_op_contract_of(in->op);
-    if (!c) return fail(err, errlen, "unknown op %d (out of range)", (int)in->op);
     if ((unsigned)in->stream >= PLC_STREAM_COUNT || (unsigned)in->phase >= PLC_PHASE_COUNT)
         return fail(err, errlen, "stream %d or phase %d out of range", (int)in->stream, (int)in->phase);
     for (int k = 0; k < PLC_INSTR_BUFS; k++)
@@ -213,8 +214,14 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
         case PLC_ARG_FREE: break;
         }
     }
-    int64_t group = c->comm == PLC_COMM_GROUP && in->group >= 0 ? plc_plan_group_size(&p->layout, &p->groups[in->group]) : 1;
+    return 0;
+}
 
+/* each operand the row names is present (unless optional), of the dtype the
+ * row asks for, and holds the elements the op touches */
+static int check_operands(const plc_program *g, const plc_instr *in, const plc_op_contract *c, int64_t group, char *err,
+                          size_t errlen)
+{
     /* the storage dtype: that of the first STORAGE operand present */
     int storage = -1;
     for (int k = 0; k < PLC_INSTR_BUFS && storage < 0; k++)
@@ -255,9 +262,14 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
             return fail(err, errlen, "operand buf%d '%s' holds %lld elements, the op touches %lld", k, bname(b),
                         (long long)cap, (long long)need);
     }
+    return 0;
+}
 
-    /* in-place rules (plan.h): a written operand shares bytes with another
-     * only as the row allows */
+/* in-place rules (plan.h): a written operand shares bytes with another only
+ * as the row allows */
+static int check_overlaps(const plc_program *g, const plc_instr *in, const plc_op_contract *c, int64_t group, char *err,
+                          size_t errlen)
+{
     for (int w = 0; w < PLC_INSTR_BUFS; w++) {
         if (!(c->writes >> w & 1u) || in->buf[w] < 0) continue;
         uint64_t w0, w1;
@@ -276,8 +288,17 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
                         in_place(c, w, k) ? "in place they must start at the same byte" : "they may not share bytes");
         }
     }
+    return 0;
+}
 
-    /* the rules a row does not state */
+/* the rules a row does not state: an op's arguments against the model, the
+ * layout and its own operands */
+static int check_op_rules(const plc_plan *p, const plc_program *g, const plc_instr *in, int64_t group, char *err,
+                          size_t errlen)
+{
+    const int64_t *a = in->arg;
+    const plc_model *m = &p->model;
+    const int64_t cp = p->layout.cp;
     const plc_buffer *b0 = in->buf[0] >= 0 ? &g->buffers[in->buf[0]] : NULL;
     const plc_buffer *b1 = in->buf[1] >= 0 ? &g->buffers[in->buf[1]] : NULL;
     switch (in->op) {
@@ -364,4 +385,16 @@ int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char 
     default: break;
     }
     return 0;
+}
+
+int plc_instr_check(const plc_plan *p, const plc_program *g, uint32_t idx, char *err, size_t errlen)
+{
+    const plc_instr *in = &g->instrs[idx];
+    const plc_op_contract *c = plc_op_contract_of(in->op);
+    if (!c) return fail(err, errlen, "unknown op %d (out of range)", (int)in->op);
+    if (check_fields(p, g, idx, c, err, errlen)) return -1;
+    int64_t group = c->comm == PLC_COMM_GROUP && in->group >= 0 ? plc_plan_group_size(&p->layout, &p->groups[in->group]) : 1;
+    if (check_operands(g, in, c, group, err, errlen)) return -1;
+    if (check_overlaps(g, in, c, group, err, errlen)) return -1;
+    return check_op_rules(p, g, in, group, err, errlen);
 }
