@@ -263,27 +263,12 @@ static void ends_times(const plc_job *job, const plc_layout *l, double *first, d
             3.0 * plc_cost_group(hw, PLC_COLL_ALL_REDUCE, (double)T * 4.0, g.tp);
 }
 
-void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *out)
+/* The busiest stage per micro-batch (P->layers, P->busiest, P->ends) from
+ * one layer's times and the ends' (P->tf, P->tb, P->first, P->last). */
+static void busiest_stage_of(const plc_model *m, const plc_layout *l, plc_step_parts *P)
 {
-    const plc_model *m = &job->model;
-    const plc_hw *hw = &job->cluster.hw;
-    plc_dtype_bytes d = plc_dtype_bytes_of(job);
-    plc_step_parts *P = out;
-    *P = (plc_step_parts){0};
-    plc_layer_times_of(job, l, &P->lt);
-    const plc_layer_times lt = P->lt;
-    int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
-    P->micro = micro;
-    double first, last;
-    ends_times(job, l, &first, &last, &P->logits_gather);
-    P->first = first;
-    P->last = last;
-
-    double tf = lt.matmul_f + lt.attn_f + lt.mem_f + lt.tp_f + lt.cp_f + lt.launch_f;
-    double tb = lt.matmul_b + lt.attn_b + lt.mem_b + lt.tp_b + lt.cp_b + lt.launch_b + lt.recompute;
-    P->tf = tf;
-    P->tb = tb;
-    double layer_mb = tf + tb;
+    const double first = P->first, last = P->last;
+    double layer_mb = P->tf + P->tb;
     /* the busiest stage per micro-batch: with equal stages the last (head
      * and loss) or the first (embedding); with unequal ones
      * (plc_rank_layers) the most of its layers' work and its ends, over
@@ -308,17 +293,14 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     P->layers = layers;
     P->busiest = busiest;
     P->ends = ends;
+}
 
-    plc_layout_groups g;
-    plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
-
-    /* pipeline send/recv of activations (forward) and their gradients
-     * (backward): the mean cost of a hop between neighbouring ranks, which
-     * crosses a node boundary only between the last stage on a node and
-     * the first on the next (and, for the schedules whose chunks wrap
-     * around from the last rank to the first, on the way back) */
-    bool layer_major = l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR;
-    P->layer_major = layer_major;
+/* One pipeline message between neighbouring stages (0 without a pipeline). */
+static double pp_message_of(const plc_job *job, const plc_layout *l, const plc_layout_groups *gp, plc_dtype_bytes d)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    const plc_layout_groups g = *gp;
     double msg = 0;
     if (l->pp > 1) {
         double spd = (l->sp && l->tp > 1) ? (double)l->tp : 1.0;
@@ -336,24 +318,22 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
         msg = cross * plc_cost_p2p(hw, sent, true) + (1.0 - cross) * plc_cost_p2p(hw, sent, false) +
               (split ? plc_cost_group(hw, PLC_COLL_ALL_GATHER, bytes, g.tp) : 0.0);
     }
-    P->msg = msg;
-    /* ZeRO 3: plc's lowering gathers a layer's weights (one collective per
-     * tensor) on the compute stream whenever the stage enters the layer:
-     * for every micro-batch each way with depth-first schedules, once per
-     * step each way with layer-major ones (LGA) */
-    double layer_params = (double)plc_params_layer(m) / (double)l->tp;
-    double layer_gather = 0;
-    if (l->zero >= 3 && g.dpcp.size > 1)
-        layer_gather = (double)plc_layer_tensors(m) *
-                       plc_cost_group(hw, PLC_COLL_ALL_GATHER, layer_params * d.weight / (double)plc_layer_tensors(m), g.dpcp);
-    P->layer_gather = layer_gather;
-    double busy = (double)micro * ((double)layers * layer_mb + ends); /* the busiest rank's work */
-    P->busy = busy;
-    double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
+    return msg;
+}
+
+/* The pipeline's idle time (P->bubble) and the messages' exposed share
+ * (P->pp_exposed, P->pp; P->makespan for the layer-major schedules), from
+ * the figures already in P; *gathers_exposed, the ZeRO-3 gathers' exposed
+ * time, is replaced by the layer-major makespan's share where it applies. */
+static void pipeline_bubble_of(const plc_job *job, const plc_layout *l, plc_step_parts *P, double *gathers_io)
+{
+    const plc_model *m = &job->model;
+    const int64_t micro = P->micro, layers = P->layers;
+    const double tf = P->tf, tb = P->tb, first = P->first, last = P->last, msg = P->msg;
+    const double layer_gather = P->layer_gather, busy = P->busy, layer_mb = tf + tb;
+    const bool layer_major = P->layer_major;
+    double gathers_exposed = *gathers_io;
     double bubble = 0, pp_exposed = 0;
-    P->gathers_f = plc_overlap_layer_gathers_split(job, layer_gather, entries / 2.0, layers, tf);
-    P->gathers_b = plc_overlap_layer_gathers_split(job, layer_gather, entries / 2.0, layers, tb);
-    double gathers_exposed = P->gathers_f.charged + P->gathers_b.charged;
     if (l->pp > 1 && layer_major) {
         /* breadth-first schedules: the step's makespan from the schedule's
          * own order (fill, the wait at the turn from forward to backward
@@ -401,7 +381,20 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     }
     P->bubble = bubble;
     P->pp_exposed = pp_exposed;
+    *gathers_io = gathers_exposed;
+}
 
+/* Data-parallel gradient reduction, the ZeRO gathers and the optimizer
+ * (P->dp, P->dp_exposed, P->zero_gather, P->zero_exposed, P->optimizer). */
+static void dp_and_optimizer_of(const plc_job *job, const plc_layout *l, const plc_layout_groups *gp, plc_dtype_bytes d,
+                                double layer_params, double gathers_exposed, plc_step_parts *P)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    const plc_layout_groups g = *gp;
+    const int64_t micro = P->micro, layers = P->layers;
+    const double tf = P->tf, tb = P->tb;
+    const bool layer_major = P->layer_major;
     /* data-parallel gradient reduction and ZeRO gathers over data x
      * context, as plc's lowering issues them: one collective per parameter
      * tensor (so each pays its latency), reductions on the communication
@@ -466,6 +459,63 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     double shard = l->zero >= 1 ? (double)g.dpcp.size : 1.0;
     double opt_bytes = params / shard * (d.grad + (d.optimizer + d.weight) * 2.0);
     P->optimizer = plc_cost_memory_bound(hw, opt_bytes) + zeroing;
+}
+
+void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *out)
+{
+    const plc_model *m = &job->model;
+    const plc_hw *hw = &job->cluster.hw;
+    plc_dtype_bytes d = plc_dtype_bytes_of(job);
+    plc_step_parts *P = out;
+    *P = (plc_step_parts){0};
+    plc_layer_times_of(job, l, &P->lt);
+    const plc_layer_times lt = P->lt;
+    int64_t micro = job->train.global_batch / l->dp / l->micro_batch;
+    P->micro = micro;
+    double first, last;
+    ends_times(job, l, &first, &last, &P->logits_gather);
+    P->first = first;
+    P->last = last;
+
+    double tf = lt.matmul_f + lt.attn_f + lt.mem_f + lt.tp_f + lt.cp_f + lt.launch_f;
+    double tb = lt.matmul_b + lt.attn_b + lt.mem_b + lt.tp_b + lt.cp_b + lt.launch_b + lt.recompute;
+    P->tf = tf;
+    P->tb = tb;
+    double layer_mb = tf + tb;
+    busiest_stage_of(m, l, P);
+    const int64_t layers = P->layers;
+
+    plc_layout_groups g;
+    plc_layout_groups_of(l, job->cluster.gpus_per_node, &g);
+
+    /* pipeline send/recv of activations (forward) and their gradients
+     * (backward): the mean cost of a hop between neighbouring ranks, which
+     * crosses a node boundary only between the last stage on a node and
+     * the first on the next (and, for the schedules whose chunks wrap
+     * around from the last rank to the first, on the way back) */
+    bool layer_major = l->schedule == PLC_SCHED_LAYERED || l->schedule == PLC_SCHED_MODULAR;
+    P->layer_major = layer_major;
+    double msg = pp_message_of(job, l, &g, d);
+    P->msg = msg;
+    /* ZeRO 3: plc's lowering gathers a layer's weights (one collective per
+     * tensor) on the compute stream whenever the stage enters the layer:
+     * for every micro-batch each way with depth-first schedules, once per
+     * step each way with layer-major ones (LGA) */
+    double layer_params = (double)plc_params_layer(m) / (double)l->tp;
+    double layer_gather = 0;
+    if (l->zero >= 3 && g.dpcp.size > 1)
+        layer_gather = (double)plc_layer_tensors(m) *
+                       plc_cost_group(hw, PLC_COLL_ALL_GATHER, layer_params * d.weight / (double)plc_layer_tensors(m), g.dpcp);
+    P->layer_gather = layer_gather;
+    double busy = (double)micro * ((double)layers * layer_mb + P->ends); /* the busiest rank's work */
+    P->busy = busy;
+    double entries = (layer_major ? 2.0 : 2.0 * (double)micro) * (double)layers;
+    P->gathers_f = plc_overlap_layer_gathers_split(job, layer_gather, entries / 2.0, layers, tf);
+    P->gathers_b = plc_overlap_layer_gathers_split(job, layer_gather, entries / 2.0, layers, tb);
+    double gathers_exposed = P->gathers_f.charged + P->gathers_b.charged;
+    pipeline_bubble_of(job, l, P, &gathers_exposed);
+
+    dp_and_optimizer_of(job, l, &g, d, layer_params, gathers_exposed, P);
 }
 
 void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est)
