@@ -422,33 +422,11 @@ static void passive_omp_waits(char **argv)
  * the allocator has no such setting plrun goes on as it is. */
 enum { UNMAP_FREED_FROM = 64 * 1024 };
 
-int main(int argc, char **argv)
+/* The plan loaded and checked against this run's options, MPI's groups set
+ * up, the outputs checked and the thread count settled: EXIT_OK, or the
+ * exit status after the error was said. */
+static int load_plan(plrun *r)
 {
-    passive_omp_waits(argv);
-    (void)plc_proc_unmap_large_frees(UNMAP_FREED_FROM);
-    static plrun run;
-    plrun *r = &run;
-    plc_arena_init(&r->arena);
-    if (plrun_parse_args(argc, argv, &r->args, r->err, sizeof r->err)) {
-        fprintf(stderr, "plrun: error: %s\n", r->err);
-        return EXIT_INPUT;
-    }
-    if (r->args.help) { plrun_usage(stdout); return EXIT_OK; }
-    if (r->args.version) { printf("plrun %s\n", PLC_VERSION); return EXIT_OK; }
-
-    if (plc_comm_world_init(&r->comm, argc, argv, r->err, sizeof r->err)) {
-        fprintf(stderr, "plrun: error: %s\n", r->err);
-        return EXIT_INTERNAL;
-    }
-    /* out of memory in a library: PLC_E_SYSTEM comes back here (plc/arena.h) */
-    static plc_oom_trap oom;
-    if (setjmp(oom.at)) {
-        plc_fail(r->err, sizeof r->err, "rank %d: out of memory while %s (%zu bytes more were needed)", r->comm.rank,
-                 oom.doing, oom.bytes);
-        return fail_rank(r, EXIT_INPUT);
-    }
-    plc_oom_set_trap(&oom);
-    plc_oom_doing("loading the plan");
     plrun_args *a = &r->args;
     plc_plan *plan = &r->plan;
     char msg[900];
@@ -481,8 +459,18 @@ int main(int argc, char **argv)
         int index, per_rank = omp_get_num_procs() / plc_comm_node(&r->comm, &index);
         a->threads = per_rank > 0 ? per_rank : 1;
     }
-    const char *gemm = strcmp(a->backend, "cpu") == 0 ? plc_gemm_name() : NULL;
-    double setup[4] = {plc_trace_now()}; /* start, backend up, arena up, weights in */
+    return EXIT_OK;
+}
+
+/* The backend, the data, the arena and the transfers warmed, then the
+ * weights initialised or a checkpoint loaded; marks records the resident
+ * memory at each point and setup the time (start, backend up, arena up,
+ * weights in). EXIT_OK, or the exit status after the error was said. */
+static int bring_up(plrun *r, mem_marks *marks, double setup[4])
+{
+    plrun_args *a = &r->args;
+    plc_plan *plan = &r->plan;
+    setup[0] = plc_trace_now();
     r->be = plc_backend_create(a->backend, &r->comm, a->threads, plan, r->err, sizeof r->err);
     if (!r->be) return fail_all(r, EXIT_INPUT);
     if (any_failed(r, open_data(r))) {
@@ -496,21 +484,20 @@ int main(int argc, char **argv)
         snprintf(r->err, sizeof r->err, "out of memory while warming up OpenBLAS");
         return fail_all(r, EXIT_INPUT);
     }
-    mem_marks marks = {0};
-    marks.before_arena = plc_proc_rss_bytes();
-    marks.dev_before = -1;
-    if (r->be->ops->device_memory && r->be->ops->device_memory(r->be, &marks.dev_before)) marks.dev_before = -1;
+    marks->before_arena = plc_proc_rss_bytes();
+    marks->dev_before = -1;
+    if (r->be->ops->device_memory && r->be->ops->device_memory(r->be, &marks->dev_before)) marks->dev_before = -1;
     setup[1] = plc_trace_now();
     if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
-    marks.with_arena = plc_proc_rss_bytes();
+    marks->with_arena = plc_proc_rss_bytes();
     /* MPI's workspaces: its peak during the transfers (some are freed after each) */
     const int peak_from_arena = plc_proc_reset_peak() == 0;
     if (plc_exec_warm_comm(r->x, r->err, sizeof r->err))
         return fail_rank(r, r->comm.timed_out ? EXIT_INPUT : EXIT_INTERNAL);
     setup[2] = plc_trace_now();
-    marks.warmed = peak_from_arena ? plc_proc_peak_bytes() : plc_proc_rss_bytes();
-    marks.code_warmed = plc_proc_rss_file_bytes();
-    marks.peak_reset = plc_proc_reset_peak() == 0;
+    marks->warmed = peak_from_arena ? plc_proc_peak_bytes() : plc_proc_rss_bytes();
+    marks->code_warmed = plc_proc_rss_file_bytes();
+    marks->peak_reset = plc_proc_reset_peak() == 0;
     if (a->resume_path) {
         int rc = plc_ckpt_resolve(a->resume_path, r->resume_file, sizeof r->resume_file, r->err, sizeof r->err);
         if (!rc)
@@ -524,7 +511,14 @@ int main(int argc, char **argv)
         return fail_all(r, EXIT_INPUT);
     }
     setup[3] = plc_trace_now();
-    const int64_t total = a->steps >= 0 ? a->steps : plan->train.steps;
+    return EXIT_OK;
+}
+
+/* A resumed checkpoint at or past the step the run ends at (total: --steps
+ * or train.steps) is an error. */
+static int check_resume_point(plrun *r, int64_t total)
+{
+    plrun_args *a = &r->args;
     if (a->resume_path && plc_exec_next_step(r->x) >= total) {
         plc_fail(r->err, sizeof r->err,
                  "nothing to run: the checkpoint %s is at step %lld and this run ends at step %lld (%s); "
@@ -533,6 +527,15 @@ int main(int argc, char **argv)
                  a->steps >= 0 ? "--steps" : "train.steps", (long long)plc_exec_next_step(r->x));
         return fail_all(r, EXIT_INPUT);
     }
+    return EXIT_OK;
+}
+
+/* The lines that open a run: the plan, the layout, the data, the setup's
+ * times (rank 0 says them). */
+static void announce(plrun *r, const char *gemm, const double setup[4])
+{
+    plrun_args *a = &r->args;
+    plc_plan *plan = &r->plan;
     if (a->steps > plan->train.steps && r->comm.rank == 0)
         fprintf(stderr, "plrun: warning: --steps %lld runs past the spec's train.steps = %lld: the learning rate stays at "
                         "lr.floor (%g) from step %lld (lr.decay_steps) on\n",
@@ -550,7 +553,14 @@ int main(int argc, char **argv)
         setup[1] - setup[0], setup[2] - setup[1], a->resume_path ? "checkpoint" : "weights", setup[3] - setup[2]);
     if (a->resume_path)
         say(r, "resumed from %s at step %lld\n", r->resume_file, (long long)plc_exec_next_step(r->x));
+}
 
+/* The run's outputs opened: the oracle export, the metrics (rank 0), the
+ * stop signals' handler and the trace. */
+static int open_outputs(plrun *r, int64_t total)
+{
+    plrun_args *a = &r->args;
+    plc_plan *plan = &r->plan;
     if (a->oracle_dir) {
         if (plc_oracle_begin(a->oracle_dir, r->x, &r->comm, plan, r->data, total, r->err, sizeof r->err))
             return fail_all(r, EXIT_INPUT);
@@ -581,9 +591,16 @@ int main(int argc, char **argv)
         plc_exec_set_trace(r->x, &r->trace);
         r->trace_on = 1;
     }
+    return EXIT_OK;
+}
 
-    int rc = run_steps(r, total);
-    if (rc != EXIT_OK) return rc;
+/* After the last step: the final checkpoint, the metrics and the trace
+ * closed, the closing lines (loss against the source's floor, step time,
+ * memory). */
+static int finish(plrun *r, const mem_marks *marks)
+{
+    plrun_args *a = &r->args;
+    plc_plan *plan = &r->plan;
     if (save_checkpoints(r, 1)) return fail_checkpoint(r);
     if (r->log_open) {
         r->log_open = 0;
@@ -609,7 +626,54 @@ int main(int argc, char **argv)
     if (r->ntimed > 0)
         say(r, "time: mean step %.4f s measured (after the first step), %.4f s predicted by plc\n",
             r->time_sum / (double)r->ntimed, plan->pred.step_time_s);
-    report_memory(r, &marks);
+    report_memory(r, marks);
     cleanup(r);
     return EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    passive_omp_waits(argv);
+    (void)plc_proc_unmap_large_frees(UNMAP_FREED_FROM);
+    static plrun run;
+    plrun *r = &run;
+    plc_arena_init(&r->arena);
+    if (plrun_parse_args(argc, argv, &r->args, r->err, sizeof r->err)) {
+        fprintf(stderr, "plrun: error: %s\n", r->err);
+        return EXIT_INPUT;
+    }
+    if (r->args.help) { plrun_usage(stdout); return EXIT_OK; }
+    if (r->args.version) { printf("plrun %s\n", PLC_VERSION); return EXIT_OK; }
+
+    if (plc_comm_world_init(&r->comm, argc, argv, r->err, sizeof r->err)) {
+        fprintf(stderr, "plrun: error: %s\n", r->err);
+        return EXIT_INTERNAL;
+    }
+    /* out of memory in a library: PLC_E_SYSTEM comes back here (plc/arena.h);
+     * the trap is set in main, whose frame outlives every helper below */
+    static plc_oom_trap oom;
+    if (setjmp(oom.at)) {
+        plc_fail(r->err, sizeof r->err, "rank %d: out of memory while %s (%zu bytes more were needed)", r->comm.rank,
+                 oom.doing, oom.bytes);
+        return fail_rank(r, EXIT_INPUT);
+    }
+    plc_oom_set_trap(&oom);
+    plc_oom_doing("loading the plan");
+    int rc = load_plan(r);
+    if (rc != EXIT_OK) return rc;
+    const char *gemm = strcmp(r->args.backend, "cpu") == 0 ? plc_gemm_name() : NULL;
+    double setup[4] = {0};
+    mem_marks marks = {0};
+    rc = bring_up(r, &marks, setup);
+    if (rc != EXIT_OK) return rc;
+    const int64_t total = r->args.steps >= 0 ? r->args.steps : r->plan.train.steps;
+    rc = check_resume_point(r, total);
+    if (rc != EXIT_OK) return rc;
+    announce(r, gemm, setup);
+    rc = open_outputs(r, total);
+    if (rc != EXIT_OK) return rc;
+
+    rc = run_steps(r, total);
+    if (rc != EXIT_OK) return rc;
+    return finish(r, &marks);
 }
