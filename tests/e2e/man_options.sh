@@ -14,6 +14,7 @@
 # as -, font escapes dropped). Every option one side has and the other
 # lacks is named; the script fails if there is any.
 set -u
+export LC_ALL=C # sort and comm agree on the order
 . "$(dirname "$0")/plc_lib.bash"
 PLRUN=$PLC_BIN/plrun
 MAN_PLC=$PLC_ROOT/man/plc.1
