@@ -274,7 +274,7 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     }
     for (int64_t k = nunits - c->send_lag > 0 ? nunits - c->send_lag : 0; k < nunits; k++)
         if (c->unit_send[k] >= 0) lw_track(c, c->unit_send[k]);
-    lw_epilogue(c);
+    if (!c->tpl) lw_epilogue(c); /* a template's figures are its visits' */
     if (c->visit_bad) {
         snprintf(c->err, c->errlen, "stage %lld's layer visits are not its pipeline order's, or left gradient blocks open",
                  (long long)stage);

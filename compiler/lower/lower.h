@@ -110,6 +110,8 @@ typedef struct plc_unit_figures {
                         * norm), above its input: its buffers and the targets it reads last */
     double head_keep;  /* made by the head's forward and read by its backward unit */
     double tokens;     /* the token ids, read again by the embedding's backward */
+    double embed_peak; /* the highest sum of the embedding's forward: the micro-batch's data and its buffers */
+    double embed_bwd_peak; /* of its backward, above the incoming gradient, its gradient blocks apart */
 } plc_unit_figures;
 
 /* Fills *out; returns 0, or -1 when the template does not lower (a shape

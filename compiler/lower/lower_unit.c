@@ -60,17 +60,18 @@ static double handed(const meas *m, int v, int w)
     return s;
 }
 
-/* the highest sum along visit v of the buffers made in it, and of those
- * made before it whose last use is in it and that pass `older` */
-static double peak(const meas *m, int v, bool (*older)(const meas *, uint32_t))
+/* the highest sum along visit v of the buffers made in it (but the
+ * gradient blocks unless `blocks`), and of those made before it and alive
+ * in it that pass `older` */
+static double peak(const meas *m, int v, bool blocks, bool (*older)(const meas *, int, uint32_t))
 {
     int32_t lo = m->lo[v], n = m->hi[v] - lo;
     if (n <= 0) return 0;
     double *d = calloc((size_t)n + 1, sizeof *d);
     if (!d) return -1;
     for (uint32_t b = 0; b < m->g->nbuffers; b++) {
-        if (!counted(m, b) || m->first[b] >= m->hi[v] || m->last[b] < lo) continue;
-        if (m->first[b] < lo && !(in(m, v, m->last[b]) && older && older(m, b))) continue;
+        if (!counted(m, b) || m->first[b] >= m->hi[v] || m->last[b] < lo || (m->block[b] && !blocks)) continue;
+        if (m->first[b] < lo && !older(m, v, b)) continue;
         int32_t f = m->first[b] < lo ? 0 : m->first[b] - lo, l = m->last[b] >= m->hi[v] ? n - 1 : m->last[b] - lo;
         d[f] += al(m->g->buffers[b].bytes);
         d[l + 1] -= al(m->g->buffers[b].bytes);
@@ -140,8 +141,19 @@ static void kinds(meas *m)
     }
 }
 
-/* the head reads the targets last (data loaded before the step's first visit) */
-static bool data(const meas *m, uint32_t b) { return m->g->buffers[b].kind == PLC_BUF_DATA; }
+/* the micro-batch's data (loaded before the step's first visit): the
+ * embedding reads the tokens, and the head the targets last */
+static bool data(const meas *m, int v, uint32_t b)
+{
+    (void)v;
+    return m->g->buffers[b].kind == PLC_BUF_DATA;
+}
+static bool data_read_last(const meas *m, int v, uint32_t b) { return data(m, v, b) && in(m, v, m->last[b]); }
+static bool none(const meas *m, int v, uint32_t b)
+{
+    (void)m, (void)v, (void)b;
+    return false;
+}
 
 int plc_lower_unit_figures(const plc_job *job, const plc_layout *l, plc_unit_figures *out, char *err, size_t errlen)
 {
@@ -168,12 +180,14 @@ int plc_lower_unit_figures(const plc_job *job, const plc_layout *l, plc_unit_fig
         kinds(&m);
         double tokens = 0;
         for (uint32_t b = 0; b < g.nbuffers; b++)
-            if (counted(&m, b) && data(&m, b) && in(&m, V_EMBED_BWD, last[b])) tokens += al(g.buffers[b].bytes);
+            if (counted(&m, b) && data_read_last(&m, V_EMBED_BWD, b)) tokens += al(g.buffers[b].bytes);
         *out = (plc_unit_figures){.layer_kept = kept(&m, V_LAYER),
-                                  .head_peak = peak(&m, V_HEAD, data),
+                                  .embed_peak = peak(&m, V_EMBED, true, data),
+                                  .embed_bwd_peak = peak(&m, V_EMBED_BWD, false, none),
+                                  .head_peak = peak(&m, V_HEAD, true, data_read_last),
                                   .head_keep = handed(&m, V_HEAD, V_HEAD_BWD),
                                   .tokens = tokens};
-        bool fail = out->head_peak < 0;
+        bool fail = out->head_peak < 0 || out->embed_peak < 0 || out->embed_bwd_peak < 0;
         for (int b = 0; b < 2; b++)
             for (int h = 0; h < 2; h++) {
                 out->fwd_peak[b][h] = layer_peak(&m, V_LAYER, (visit_case){b, h, true});

@@ -38,8 +38,8 @@ static double al(double bytes) { return bytes <= 0 ? 0 : ceil(bytes / 64.0) * 64
 
 /* the sizes the replay reads besides the unit figures */
 typedef struct pm {
-    double R, h, ab, X; /* rows of a micro-batch, hidden size, activation bytes; X: one residual-stream block */
-    bool sp, zero2p;    /* sequence parallelism; ZeRO >= 2 gradient blocks */
+    double X;        /* one residual-stream block: a pipeline message */
+    bool sp, zero2p; /* sequence parallelism; ZeRO >= 2 gradient blocks */
 } pm;
 
 /* the tp-local block of a tensor, ZeRO-padded to a multiple of nz */
@@ -79,8 +79,8 @@ typedef struct rp {
     int64_t stage, n;     /* the rank; layers per chunk */
     unit_fig u;
     double tokens, head_keep, head_peak, layer_w;
+    double emb_peak, emb_bwd_peak; /* the embedding's forward and backward (plc_unit_figures) */
     double emb_blocks, emb_shards, head_blocks, head_shards; /* ZeRO >= 2 */
-    double emb_w;                                            /* ZeRO 3: the gathered token embedding */
     double zero1_layer, zero1_emb, zero1_head; /* ZeRO 1: reduced gradient shards */
     bool at_end; /* sends waited for at the end of the step (plc_pipe_send_lag of the whole step) */
 } rp;
@@ -293,7 +293,7 @@ static void replay(const rp *r, int64_t M, slots *out)
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
                 wheld = 0;
-                BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + r->emb_w + K.pend + K.blocks);
+                BUMP(0, base + r->emb_peak + K.pend + K.blocks);
                 base += r->tokens + X;
                 visit_end(&K, sh, order, total, k, 0);
             }
@@ -349,7 +349,7 @@ static void replay(const rp *r, int64_t M, slots *out)
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
                 wheld = 0;
-                BUMP(last_micro ? 8 : 4, live + (p->sp ? al(p->R * p->h * p->ab) : 0) + K.pend + r->emb_blocks +
+                BUMP(last_micro ? 8 : 4, live + r->emb_bwd_peak + K.pend + r->emb_blocks +
                             (last_micro ? (double)n * r->zero1_layer + head1 : 0));
                 K.blocks = r->emb_blocks;
                 live -= tok + X;
@@ -417,7 +417,7 @@ static uint64_t key_of(const rp *r, int64_t M, replay_key *k)
                        r->u.bwd_peak[0][0], r->u.bwd_peak[0][1], r->u.bwd_peak[1][0], r->u.bwd_peak[1][1],
                        r->u.bwd_acc[0], r->u.bwd_acc[1], r->u.grads, r->u.shards, r->tokens, r->head_keep,
                        r->head_peak, r->layer_w, r->emb_blocks, r->emb_shards, r->head_blocks, r->head_shards,
-                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab, r->emb_w};
+                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, r->emb_peak, r->emb_bwd_peak};
     memcpy(k->ints, ints, sizeof ints);
     memcpy(k->figs, figs, sizeof figs);
     uint64_t hsh = 1469598103934665603ull, w;
@@ -532,8 +532,49 @@ static const replay_entry *long_step(const rp *r, int64_t m1, int64_t step)
     return e;
 }
 
-/* The figures of a layout that do not depend on the stage: one layer's and
- * the head's, ZeRO's block and shard sizes (into f->r, f->p). */
+/* The lowered template's figures, memoised per thread by what shapes the
+ * template's visits (the model's shape, the layout's tp, cp, sp,
+ * micro-batch, recompute; whether attention keeps its probabilities; ZeRO 2
+ * and 3 with their shards, whose blocks and gathered weights are buffers of
+ * the visits, while ZeRO 1's shards are made between them; fp32 or not): a
+ * template's lowering costs some 40 us, and a search shares it among many
+ * layouts. */
+#define UNIT_KEY 20
+#define UNIT_CACHE 16384
+typedef struct unit_entry {
+    bool used;
+    int64_t key[UNIT_KEY];
+    plc_unit_figures f;
+} unit_entry;
+
+static void unit_figures_cached(const plc_job *job, const plc_layout *l, plc_unit_figures *uf)
+{
+    static _Thread_local unit_entry *cache;
+    const plc_model *m = &job->model;
+    int64_t nzs = l->dp * l->cp, zero = nzs > 1 && l->zero >= 2 ? l->zero : 0;
+    int64_t k[UNIT_KEY] = {m->hidden, m->ffn_hidden, m->heads, m->kv_heads, m->vocab, m->seq_len, m->arch,
+                           m->positions, m->tie_embeddings, l->tp, l->cp, l->sp && l->tp > 1, l->micro_batch, zero,
+                           zero ? nzs : 1, l->recompute, l->attention >= PLC_ATTN_FLASH1,
+                           job->train.precision == PLC_PREC_FP32, 0, 0};
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < UNIT_KEY; i++) h = ((h ^ (uint64_t)k[i]) * 0x9E3779B97F4A7C15ull), h ^= h >> 29;
+    if (!cache) cache = calloc(UNIT_CACHE, sizeof *cache); /* one per thread, kept for its life */
+    unit_entry *e = cache ? &cache[h % UNIT_CACHE] : NULL;
+    if (e && e->used && memcmp(e->key, k, sizeof k) == 0) {
+        *uf = e->f;
+        return;
+    }
+    char err[256];
+    if (plc_lower_unit_figures(job, l, uf, err, sizeof err)) { /* a lowering bug: nothing fits */
+        memset(uf, 0, sizeof *uf);
+        uf->layer_kept = uf->head_peak = HUGE_VAL;
+    }
+    if (e) e->used = true, memcpy(e->key, k, sizeof k), e->f = *uf;
+}
+
+/* The figures of a layout that do not depend on the stage: one layer's, the
+ * embedding's and the head's (the template's), ZeRO's block and shard sizes
+ * (into f->r, f->p). */
 static void figures(const plc_job *job, const plc_layout *l, figs *f)
 {
     pm p = {0};
@@ -543,20 +584,14 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
     int64_t tp = l->tp, nzs = l->dp * l->cp;
     int zero = nzs > 1 ? (int)l->zero : 0;
     int64_t nz = zero ? nzs : 1;
-    p.ab = d.act;
-    p.R = (double)(l->micro_batch * (m->seq_len / l->cp));
     p.sp = l->sp && tp > 1;
-    p.h = (double)m->hidden;
-    p.X = (p.sp ? p.R / (double)tp : p.R) * p.h * p.ab;
+    double R = (double)(l->micro_batch * (m->seq_len / l->cp));
+    p.X = (p.sp ? R / (double)tp : R) * (double)m->hidden * d.act;
     p.zero2p = zero >= 2;
 
     /* one layer and the head, as the lowering makes them */
     plc_unit_figures uf;
-    char err[256];
-    if (plc_lower_unit_figures(job, l, &uf, err, sizeof err)) { /* a lowering bug: nothing fits */
-        memset(&uf, 0, sizeof uf);
-        uf.layer_kept = uf.head_peak = HUGE_VAL;
-    }
+    unit_figures_cached(job, l, &uf);
     unit_fig u = {.S = uf.layer_kept}; /* kept, with its output: the next layer's input */
     memcpy(u.fwd_peak, uf.fwd_peak, sizeof u.fwd_peak);
     memcpy(u.bwd_peak, uf.bwd_peak, sizeof u.bwd_peak);
@@ -564,6 +599,8 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
     r.tokens = uf.tokens;
     r.head_keep = uf.head_keep;
     r.head_peak = uf.head_peak;
+    r.emb_peak = uf.embed_peak;
+    r.emb_bwd_peak = uf.embed_bwd_peak;
 
     /* ZeRO's per-tensor sizes: a layer's gathered weights (3), its gradient
      * blocks and reduced shards (>= 2), its reduced shards (1) */
@@ -584,7 +621,6 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
         for (int i = 0; i < 5; i++) {
             double padded, chunk;
             block_of(m, ids[i], tp, nz, &padded, &chunk);
-            if (i == 0 && zero >= 3) r.emb_w = al(padded * d.weight); /* read by the embedding's forward */
             if (i < 2 && p.zero2p) r.emb_blocks += al(padded * 4.0), r.emb_shards += al(chunk * 4.0);
             if (i >= 2 && i < 4 && p.zero2p) r.head_blocks += al(padded * 4.0), r.head_shards += al(chunk * 4.0);
             if (zero == 1) *(i < 2 ? &r.zero1_emb : &r.zero1_head) += al(chunk * 4.0);
