@@ -24,6 +24,9 @@ static int lfail(lw_ctx *c, const char *fmt, ...)
     return -1;
 }
 
+static void sizes(lw_ctx *c);
+
+/* checks the layout against the rulebook, then derives the sizes */
 static int derive(lw_ctx *c)
 {
     const plc_model *m = &c->m;
@@ -40,6 +43,15 @@ static int derive(lw_ctx *c)
         char why[256];
         return lfail(c, "%s", plc_rule_message(&in, v, why, sizeof why));
     }
+    sizes(c);
+    return 0;
+}
+
+/* the per-rank sizes of the layout (lw_ctx's derived sizes) */
+static void sizes(lw_ctx *c)
+{
+    const plc_model *m = &c->m;
+    plc_layout *L = &c->L;
     c->hd = m->hidden / m->heads;
     int64_t per_step = L->dp * L->micro_batch;
     c->M = c->job->train.global_batch / per_step;
@@ -66,7 +78,16 @@ static int derive(lw_ctx *c)
     c->param_dt = c->act_dt;
     c->grad_dt = PLC_F32;
     c->loss_scale = 1.0 / ((double)c->job->train.global_batch * (double)m->seq_len);
-    return 0;
+}
+
+/* the communicator groups of the layout (ids in c->groups) */
+static void groups(lw_ctx *c)
+{
+    c->ngroups = 0;
+    c->g_tp = lw_group(c, PLC_DIM_TP, 0, "tp");
+    c->g_cp = lw_group(c, PLC_DIM_CP, 0, "cp");
+    c->g_dpcp = lw_group(c, PLC_DIM_DP | PLC_DIM_CP, 0, "dp_cp");
+    c->g_embed = c->m.tie_embeddings ? lw_group(c, PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed") : -1;
 }
 
 /* ---- one stage ------------------------------------------------------------------- */
@@ -253,7 +274,7 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     }
     for (int64_t k = nunits - c->send_lag > 0 ? nunits - c->send_lag : 0; k < nunits; k++)
         if (c->unit_send[k] >= 0) lw_track(c, c->unit_send[k]);
-    lw_epilogue(c);
+    if (!c->tpl) lw_epilogue(c); /* a template's figures are its visits' */
     if (c->visit_bad) {
         snprintf(c->err, c->errlen, "stage %lld's layer visits are not its pipeline order's, or left gradient blocks open",
                  (long long)stage);
@@ -270,6 +291,7 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     int rc = 0;
     if (!c->place || c->place[stage]) rc = plc_memplan(out, P->persistent, P->alias_first, P->alias_last, st, c->err, c->errlen);
     else memset(st, 0, sizeof *st);
+    if (c->tpl) c->tpl->persistent = P->persistent, P->persistent = NULL; /* the template's measure reads them */
     lw_prog_finish(P, out);
     return rc;
 }
@@ -303,6 +325,35 @@ int plc_lower_arena(void *ctx, const plc_job *job, const plc_layout *l, const bo
     for (uint32_t s = 0; rc == 0 && s < p.nprograms; s++) arena_bytes[s] = (double)p.programs[s].arena_bytes;
     plc_arena_free(&a);
     return rc;
+}
+
+int lw_lower_template(const plc_job *job, const plc_layout *l, plc_arena *a, lw_template *t, plc_program *out,
+                      char *err, size_t errlen)
+{
+    static const bool unplaced[1] = {false};
+    lw_ctx *c = PLC_NEW(a, lw_ctx);
+    c->job = job;
+    c->m = job->model;
+    c->m.layers = 1;
+    c->L = *l;
+    c->L.pp = c->L.vpp = 1;
+    c->L.schedule = PLC_SCHED_1F1B;
+    c->gpt = c->m.arch == PLC_ARCH_GPT;
+    c->learned_pos = c->m.positions == PLC_POS_LEARNED;
+    c->a = a;
+    c->err = err;
+    c->errlen = errlen;
+    c->place = unplaced;
+    c->tpl = t;
+    sizes(c);
+    c->M = 1; /* one micro-batch: the step's batch does not shape a layer */
+    if (job->train.precision == PLC_PREC_FP8) c->act_dt = c->param_dt = PLC_BF16; /* as solved: fp8 matmuls, bf16 activations */
+    c->ntensors = plc_tensor_count(&c->m);
+    if (lw_schedule_build(&c->L, c->m.layers, c->M, a, &c->sched, err, errlen)) return -1;
+    c->send_lag = plc_pipe_send_lag(&c->sched.sh, c->M);
+    groups(c);
+    plc_memplan_stats st;
+    return lower_stage(c, 0, out, &st);
 }
 
 static plc_status lower_placing(const plc_job *job, const plc_layout *layout, const plc_prediction *pred,
@@ -344,11 +395,7 @@ static plc_status lower_placing(const plc_job *job, const plc_layout *layout, co
      * step. */
     for (int attempt = 0; attempt < 2; attempt++) {
         c->send_lag = attempt == 0 ? plc_pipe_send_lag(&c->sched.sh, c->M) : INT64_MAX / 2;
-        c->ngroups = 0;
-        c->g_tp = lw_group(c, PLC_DIM_TP, 0, "tp");
-        c->g_cp = lw_group(c, PLC_DIM_CP, 0, "cp");
-        c->g_dpcp = lw_group(c, PLC_DIM_DP | PLC_DIM_CP, 0, "dp_cp");
-        c->g_embed = c->m.tie_embeddings ? lw_group(c, PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed") : -1;
+        groups(c);
         plc_status rc = lower_all(c, out, stage_stats);
         if (rc != PLC_E_DEADLOCK || attempt == 1) return rc;
     }

@@ -88,4 +88,35 @@ plc_status plc_lower(const plc_job *job, const plc_layout *layout, const plc_pre
 #define PLC_LOWER_ARENA_MAX_UNITS 100000
 int plc_lower_arena(void *ctx, const plc_job *job, const plc_layout *l, const bool *stages, double *arena_bytes);
 
+/* ---- lower_unit.c ----------------------------------------------------------- */
+/* plrun's figures of one transformer layer and of the head under a layout,
+ * for one micro-batch on one rank, measured on the lowering of a template
+ * (the layout's shape, one layer, one stage, one micro-batch) with the
+ * plan's own buffer lifetimes (plc_buffer_lifetimes), each buffer rounded
+ * up to the plan's 64-byte alignment: what the solver's replay of a
+ * pipeline step (compiler/solver/memory_plrun.c) adds up. */
+typedef struct plc_unit_figures {
+    double layer_kept; /* the layer's buffers alive after its forward: what its backward reads, and its output */
+    /* The highest point of the layer's forward above its input, and of its
+     * backward from its kept bytes, its input and the incoming gradient
+     * (those included), by [before][hold]: ZeRO 3's gathered weights are
+     * alive from the visit's start (the stage was in the layer before,
+     * its weights gathered then) and to its end (its next visit is of the
+     * same layer: they are read again). bwd_acc[hold]: the backward with
+     * before, the gradient blocks it accumulates into not counted (ZeRO >=
+     * 2: they exist already and are counted apart). */
+    double fwd_peak[2][2], bwd_peak[2][2], bwd_acc[2];
+    double head_peak;  /* the highest sum of the head's forward and loss (with its gradient into the final
+                        * norm), above its input: its buffers and the targets it reads last */
+    double head_keep;  /* made by the head's forward and read by its backward unit */
+    double tokens;     /* the token ids, read again by the embedding's backward */
+    double embed_peak; /* the highest sum of the embedding's forward: the micro-batch's data and its buffers */
+    double embed_bwd_peak; /* of its backward, above the incoming gradient, its gradient blocks apart */
+} plc_unit_figures;
+
+/* Fills *out; returns 0, or -1 when the template does not lower (a shape
+ * the lowering refuses: err says why) or out of memory. */
+int plc_lower_unit_figures(const plc_job *job, const plc_layout *l, plc_unit_figures *out, char *err,
+                           size_t errlen);
+
 #endif

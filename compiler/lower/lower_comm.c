@@ -157,6 +157,8 @@ static void reduce_blocks(lw_ctx *c, int32_t visit)
 
 void lw_switch_layer(lw_ctx *c, int32_t key)
 {
+    if (c->tpl && c->visit < LW_TEMPLATE_VISITS && !c->tpl->began[c->visit])
+        c->tpl->began[c->visit] = true, c->tpl->start[c->visit] = (int32_t)c->P->nins;
     if (key == c->cur_key) return;
     c->cur_key = key;
     if (c->zero < 2) return;
@@ -169,6 +171,8 @@ void lw_switch_layer(lw_ctx *c, int32_t key)
 
 void lw_visit_end(lw_ctx *c)
 {
+    bool mark = c->tpl && c->visit < LW_TEMPLATE_VISITS;
+    if (mark) c->tpl->at[c->visit][0] = (int32_t)c->P->nins;
     const lw_unit *order = c->sched.order[c->stage];
     bool grads;
     int64_t key = plc_pipe_visit(&c->sched.sh, &order[c->unit_k], c->visit_i, &grads);
@@ -178,6 +182,7 @@ void lw_visit_end(lw_ctx *c)
         if (grads && !plc_pipe_grads_later(&c->sched.sh, order, c->sched.norder[c->stage], c->unit_k, c->visit_i))
             reduce_blocks(c, c->visit);
     }
+    if (mark) c->tpl->at[c->visit][1] = (int32_t)c->P->nins, c->tpl->visits = c->visit + 1;
     c->visit++;
     c->visit_i++;
 }

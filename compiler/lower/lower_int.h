@@ -14,6 +14,7 @@
  * lower_layer.c    embedding, transformer layer, head: forward, backward, recompute
  * lower_comm.c     tp/sp/cp collectives, gradient sync (dp, ZeRO), send/recv
  * lower_optim.c    the step epilogue: norm, clipping, AdamW, parameter gathers
+ * lower_unit.c     plrun's figures of a layer and the head, from a lowered template
  */
 
 #include <stdbool.h>
@@ -97,6 +98,20 @@ typedef struct lw_act {
     int32_t mean1, mean2; /* LayerNorm (GPT); g is then fc + bias, s its GELU */
 } lw_act;
 
+/* A template's lowering (lw_lower_template): where each visit of the stage
+ * begins and ends, and which buffers are persistent. start[v] is the
+ * instruction count when visit v enters its key (lw_switch_layer), at[v][0]
+ * when its own instructions end (before lw_visit_end's gradient
+ * reductions), at[v][1] when its lw_visit_end is done. */
+#define LW_TEMPLATE_VISITS 8
+typedef struct lw_template {
+    int32_t start[LW_TEMPLATE_VISITS];
+    bool began[LW_TEMPLATE_VISITS];
+    int32_t at[LW_TEMPLATE_VISITS][2];
+    int32_t visits;
+    bool *persistent; /* per buffer, malloc'd: the caller frees it */
+} lw_template;
+
 /* deferred ACCUMULATE of a reduce-scattered gradient (ZeRO 2/3) */
 typedef struct lw_pending_acc {
     int32_t tensor, src, op;
@@ -158,7 +173,16 @@ typedef struct lw_ctx {
     int64_t send_lag;         /* a unit's sends are waited for this many units later (plc_pipe_send_lag) */
     const bool *place;        /* the stages whose memory is planned (NULL: all; else the plan is neither validated nor checked, only run to its end) */
     int32_t *unit_send;       /* each unit's SEND (its output or input gradient), -1 none */
+    lw_template *tpl;         /* a template's lowering: its visit marks, else NULL */
 } lw_ctx;
+
+/* lower.c: lowers job + layout's template, one layer on one stage for one
+ * micro-batch (pp = 1, no layout rules checked), into *out, without a memory
+ * plan, marking its visits in *t: 0 the embedding, 1 the layer, 2 the head's
+ * forward and loss, 3 the head's backward, 4 the layer's backward, 5 the
+ * embedding's backward. Returns 0, or -1 with a message in err. */
+int lw_lower_template(const plc_job *job, const plc_layout *l, plc_arena *a, lw_template *t, plc_program *out,
+                      char *err, size_t errlen);
 
 /* lower_layer.c */
 int32_t lw_embed_fwd(lw_ctx *c, int64_t m);

@@ -1,26 +1,29 @@
 /* memory_plrun.c: the dynamic memory of a plrun plan, stage by stage, without
- * lowering it.
+ * lowering the whole plan.
  *
  * plrun's memory is the plan's arena: the persistent region (parameters,
  * gradients, optimizer state: memory_model.c's static state) and the largest
  * set of short-lived buffers alive at one instruction. This file counts that
- * set from the buffers the lowering (compiler/lower/lower_layer.c,
- * lower_comm.c, lower.c) creates and the instruction that last reads each:
+ * set in two parts:
  *
- * - one layer's forward and backward are replayed buffer by buffer, in the
- *   lowering's order, on a live-bytes counter (A: created, R: last read),
- *   which gives what a layer keeps for its backward and the highest point
- *   inside its forward and its backward;
+ * - one layer and the head are the lowering's own: a template of the layout
+ *   (one layer, one stage, one micro-batch) is lowered and measured with
+ *   the plan's buffer lifetimes (plc_lower_unit_figures, lower_unit.c),
+ *   which gives what a layer keeps for its backward, the highest point
+ *   inside its forward and its backward, and the head's; this file holds
+ *   no description of a layer's buffers;
  * - units (one chunk of layers for one micro-batch, forward or backward)
  *   are then replayed over the pipeline order (pipeline_order.c): the
  *   forward units held, the pipeline messages in flight, ZeRO's gathered
  *   weights, gradient blocks and shards, and the optimizer epilogue.
  *
- * Each buffer is rounded up to the memory plan's 64-byte alignment. A long
- * step is replayed for a few micro-batches and extended linearly, so the
- * work is O(1) in the number of micro-batches and the search stays fast; tests/unit/test_memory_exact.c holds them against lowered
- * plans. What the replay does not see is the placement's fragmentation
- * (memplan.c packs buffers near, not always at, the live sum). */
+ * Each buffer is rounded up to the memory plan's 64-byte alignment. The
+ * template's figures are cached per shape (figures_cached), and a long step
+ * is replayed for a few micro-batches and extended linearly, so the work is
+ * O(1) in the number of micro-batches and the search stays fast;
+ * tests/unit/test_memory_exact.c holds the result against lowered plans.
+ * What the replay does not see is the placement's fragmentation (memplan.c
+ * packs buffers near, not always at, the live sum). */
 #include "compiler/solver/solver_int.h"
 
 #include <math.h>
@@ -29,237 +32,15 @@
 
 #include "common/layout_rules.h"
 #include "common/tensors.h"
+#include "compiler/lower/lower.h"
 
 static double al(double bytes) { return bytes <= 0 ? 0 : ceil(bytes / 64.0) * 64.0; }
 
+/* the sizes the replay reads besides the unit figures */
 typedef struct pm {
-    double R, Rs, h, qd, kvd, Fl, Vl, Rk, X; /* X: one residual-stream block, Rs x h */
-    double ab, stats;                          /* activation bytes; attention statistics bytes */
-    bool sp, cpr, gpt, rope, sel, full;
-    bool zero3, zero2p;                        /* ZeRO 3 gathers weights; ZeRO >= 2 gradient blocks */
-    double wg[PLC_ROLE_COUNT];                 /* ZeRO 3: a gathered block of the role */
-    double gg[PLC_ROLE_COUNT], rs[PLC_ROLE_COUNT]; /* ZeRO >= 2: its gradient block, its reduced shard */
-    double live, peak;
-    bool w_alive[PLC_ROLE_COUNT];              /* ZeRO 3: the role's gathered block is alive */
-    bool hold;                                 /* ZeRO 3: the next visit of the stage reads them again */
+    double X;        /* one residual-stream block: a pipeline message */
+    bool sp, zero2p; /* sequence parallelism; ZeRO >= 2 gradient blocks */
 } pm;
-
-static void A(pm *p, double b)
-{
-    p->live += al(b);
-    if (p->live > p->peak) p->peak = p->live;
-}
-static void Rl(pm *p, double b) { p->live -= al(b); }
-
-/* a gathered weight read by one instruction (ZeRO 3; otherwise the
- * parameter itself is persistent): gathered on its first read while the
- * stage is in the layer, alive until its last read, which is later when it
- * is read again (keep: by the backward after a recompute; p->hold: by the
- * stage's next visit of the same layer) */
-static void w_get(pm *p, plc_tensor_role r)
-{
-    if (p->w_alive[r]) return;
-    A(p, p->wg[r]);
-    p->w_alive[r] = p->wg[r] > 0;
-}
-static void w_put(pm *p, plc_tensor_role r, bool keep)
-{
-    if (keep || p->hold || !p->w_alive[r]) return;
-    p->w_alive[r] = false;
-    Rl(p, p->wg[r]);
-}
-/* ZeRO 3: a visit of a layer the stage entered before without leaving it
- * (its forward, then its backward): the weights gathered then are alive */
-static void w_gathered_before(pm *p)
-{
-    for (int r = 0; r < PLC_ROLE_COUNT; r++)
-        if (p->wg[r] > 0) p->live += al(p->wg[r]), p->w_alive[r] = true;
-    p->peak = fmax(p->peak, p->live);
-}
-/* ZeRO >= 2: the block gradient of a role, created at its first use in a
- * layer's backward (it outlives the layer: see the unit combination) */
-static void g_new(pm *p, plc_tensor_role r) { A(p, p->gg[r]); }
-
-/* A block's norm (norm_fwd and, with sp, the all-gather of its output):
- * returns the bytes of the output the projections read. */
-static double norm_fwd(pm *p, plc_tensor_role w, plc_tensor_role b, bool rf, bool keep)
-{
-    double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1); /* 1/std, and the mean (LayerNorm) */
-    w_get(p, w);
-    if (p->gpt) w_get(p, b);
-    A(p, p->Rs * p->h * p->ab);
-    p->live += stat_rows, p->peak = fmax(p->peak, p->live);
-    w_put(p, w, rf);
-    if (p->gpt) w_put(p, b, false);
-    if (!keep) p->live -= stat_rows;
-    double out = p->Rs * p->h * p->ab;
-    if (p->sp) {
-        A(p, p->R * p->h * p->ab);
-        Rl(p, out);
-        out = p->R * p->h * p->ab;
-    }
-    return out;
-}
-
-/* A row-parallel projection's output of o bytes into the residual stream:
- * reduce-scattered to the block's rows (sp), its bias added (GPT), and
- * added to the stream as a new block, after which o is released. */
-static void residual_add(pm *p, plc_tensor_role bias, double o)
-{
-    if (p->sp) A(p, p->X), Rl(p, o), o = p->X;
-    if (p->gpt) w_get(p, bias), w_put(p, bias, false);
-    A(p, p->X);
-    Rl(p, o);
-}
-
-/* One layer's forward from the lowering (lw_layer_fwd), its input excluded.
- * rf: the recomputation inside a backward (full recompute): everything is
- * kept for the backward, and the layer output is not computed. Leaves
- * p->live at the kept bytes (with the output when !rf). */
-static void layer_fwd(pm *p, bool rf)
-{
-    bool keep = !p->full || rf;              /* activations kept for the backward */
-    bool keep_att = (!p->full && !p->sel) || rf; /* attention output and statistics */
-    plc_tensor_role n1 = PLC_ROLE_ATTN_NORM, n2 = PLC_ROLE_MLP_NORM;
-
-    double hn = norm_fwd(p, n1, PLC_ROLE_ATTN_NORM_B, rf, keep);
-    double q = p->R * p->qd * p->ab, kv = p->R * p->kvd * p->ab;
-    w_get(p, PLC_ROLE_WQ), A(p, q), w_put(p, PLC_ROLE_WQ, rf);
-    w_get(p, PLC_ROLE_WK), A(p, kv), w_put(p, PLC_ROLE_WK, rf);
-    w_get(p, PLC_ROLE_WV), A(p, kv), w_put(p, PLC_ROLE_WV, rf);
-    if (!keep) Rl(p, hn);
-    if (p->gpt)
-        for (plc_tensor_role b = PLC_ROLE_BQ; b <= PLC_ROLE_BV; b++) w_get(p, b), w_put(p, b, false);
-    if (p->rope) { /* q and k after RoPE replace the projections */
-        A(p, q), Rl(p, q);
-        A(p, kv), Rl(p, kv);
-    }
-    double kvf = kv;
-    if (p->cpr) { /* the whole sequence's k and v */
-        kvf = p->Rk * p->kvd * p->ab;
-        A(p, kvf), Rl(p, kv);
-        A(p, kvf), Rl(p, kv);
-    }
-    A(p, q);       /* attention output */
-    A(p, p->stats);
-    if (!keep_att) Rl(p, p->stats);
-    if (!keep) Rl(p, q), Rl(p, kvf), Rl(p, kvf);
-    double o = p->R * p->h * p->ab;
-    w_get(p, PLC_ROLE_WO), A(p, o), w_put(p, PLC_ROLE_WO, rf);
-    if (!keep_att) Rl(p, q);
-    residual_add(p, PLC_ROLE_BO, o); /* x_mid */
-    double hn2 = norm_fwd(p, n2, PLC_ROLE_MLP_NORM_B, rf, keep);
-    double f = p->R * p->Fl * p->ab;
-    if (p->gpt) {
-        w_get(p, PLC_ROLE_W_FC), A(p, f), w_put(p, PLC_ROLE_W_FC, rf);
-        if (!keep) Rl(p, hn2);
-        w_get(p, PLC_ROLE_B_FC), w_put(p, PLC_ROLE_B_FC, false);
-        A(p, f); /* GELU */
-        if (!keep) Rl(p, f);
-    } else {
-        w_get(p, PLC_ROLE_W_GATE), A(p, f), w_put(p, PLC_ROLE_W_GATE, rf);
-        w_get(p, PLC_ROLE_W_UP), A(p, f), w_put(p, PLC_ROLE_W_UP, rf);
-        if (!keep) Rl(p, hn2);
-        A(p, f); /* SwiGLU */
-        if (!keep) Rl(p, f), Rl(p, f);
-    }
-    if (rf) return;
-    double d = p->R * p->h * p->ab;
-    plc_tensor_role down = p->gpt ? PLC_ROLE_W_PROJ : PLC_ROLE_W_DOWN;
-    w_get(p, down), A(p, d), w_put(p, down, false);
-    if (!keep) Rl(p, f);
-    residual_add(p, PLC_ROLE_B_PROJ, d); /* x_out */
-    if (!keep) Rl(p, p->X); /* x_mid */
-}
-
-/* One layer's backward (lw_layer_bwd), from p->live = its kept bytes, its
- * input and the incoming gradient; leaves the outgoing gradient and the
- * gradient blocks it created. */
-static void layer_bwd(pm *p)
-{
-    if (p->full) layer_fwd(p, true);
-    double X = p->X, f = p->R * p->Fl * p->ab, rh = p->R * p->h * p->ab;
-    if (p->gpt) g_new(p, PLC_ROLE_B_PROJ);
-    double dd = 0;
-    if (p->sp) A(p, rh), dd = rh;
-    double hn2 = p->sp ? rh : p->Rs * p->h * p->ab;
-    if (p->gpt) {
-        w_get(p, PLC_ROLE_W_PROJ), A(p, f), w_put(p, PLC_ROLE_W_PROJ, false);
-        g_new(p, PLC_ROLE_W_PROJ);
-        Rl(p, f), Rl(p, dd); /* GELU output, gathered gradient */
-        A(p, f);              /* d_fc */
-        Rl(p, f), Rl(p, f);   /* d_gelu, fc */
-        g_new(p, PLC_ROLE_B_FC);
-        w_get(p, PLC_ROLE_W_FC), A(p, rh), w_put(p, PLC_ROLE_W_FC, false);
-        g_new(p, PLC_ROLE_W_FC);
-        Rl(p, f), Rl(p, hn2);
-    } else {
-        w_get(p, PLC_ROLE_W_DOWN), A(p, f), w_put(p, PLC_ROLE_W_DOWN, false);
-        g_new(p, PLC_ROLE_W_DOWN);
-        Rl(p, f), Rl(p, dd); /* SwiGLU output, gathered gradient */
-        A(p, f), A(p, f);     /* d_gate, d_up */
-        Rl(p, f), Rl(p, f), Rl(p, f); /* d_swiglu, gate, up */
-        w_get(p, PLC_ROLE_W_GATE), A(p, rh), w_put(p, PLC_ROLE_W_GATE, false);
-        w_get(p, PLC_ROLE_W_UP), w_put(p, PLC_ROLE_W_UP, false);
-        g_new(p, PLC_ROLE_W_GATE);
-        Rl(p, f);
-        g_new(p, PLC_ROLE_W_UP);
-        Rl(p, f), Rl(p, hn2);
-    }
-    double dh2 = rh;
-    if (p->sp) A(p, X), Rl(p, rh), dh2 = X;
-    A(p, X);  /* d_x_mid */
-    Rl(p, X); /* the incoming gradient */
-    w_get(p, PLC_ROLE_MLP_NORM);
-    g_new(p, PLC_ROLE_MLP_NORM);
-    if (p->gpt) g_new(p, PLC_ROLE_MLP_NORM_B);
-    double stat_rows = al(p->Rs * 4) * (p->gpt ? 2 : 1);
-    Rl(p, dh2), Rl(p, X), p->live -= stat_rows; /* x_mid and its statistics */
-    w_put(p, PLC_ROLE_MLP_NORM, false);
-    if (p->gpt) g_new(p, PLC_ROLE_BO);
-    double dout = 0;
-    if (p->sp) A(p, rh), dout = rh;
-    double q = p->R * p->qd * p->ab, kvf = (p->cpr ? p->Rk : p->R) * p->kvd * p->ab, kv = p->R * p->kvd * p->ab;
-    if (p->sel) A(p, q), A(p, p->stats); /* the attention recomputed */
-    w_get(p, PLC_ROLE_WO), A(p, q), w_put(p, PLC_ROLE_WO, false);
-    g_new(p, PLC_ROLE_WO);
-    Rl(p, dout);
-    A(p, q), A(p, kvf), A(p, kvf); /* dq, dk, dv */
-    Rl(p, q);                        /* d_att */
-    Rl(p, q), Rl(p, kvf), Rl(p, kvf), Rl(p, q), Rl(p, p->stats); /* q, k, v, att, stats */
-    double dk = kvf, dv = kvf;
-    if (p->cpr) {
-        A(p, kv), Rl(p, kvf);
-        A(p, kv), Rl(p, kvf);
-        dk = dv = kv;
-    }
-    double dq = q;
-    if (p->rope) {
-        A(p, q), A(p, kv);
-        Rl(p, q), Rl(p, dk);
-        dk = kv;
-    }
-    if (p->gpt)
-        for (plc_tensor_role b = PLC_ROLE_BQ; b <= PLC_ROLE_BV; b++) g_new(p, b);
-    w_get(p, PLC_ROLE_WQ), A(p, rh), w_put(p, PLC_ROLE_WQ, false);
-    w_get(p, PLC_ROLE_WK), w_put(p, PLC_ROLE_WK, false);
-    w_get(p, PLC_ROLE_WV), w_put(p, PLC_ROLE_WV, false);
-    g_new(p, PLC_ROLE_WQ);
-    Rl(p, dq);
-    g_new(p, PLC_ROLE_WK);
-    Rl(p, dk);
-    g_new(p, PLC_ROLE_WV);
-    Rl(p, dv), Rl(p, p->sp ? rh : p->Rs * p->h * p->ab); /* dv, hn */
-    double dh = rh;
-    if (p->sp) A(p, X), Rl(p, rh), dh = X;
-    A(p, X);  /* d_x_in */
-    Rl(p, X); /* d_x_mid */
-    w_get(p, PLC_ROLE_ATTN_NORM);
-    g_new(p, PLC_ROLE_ATTN_NORM);
-    if (p->gpt) g_new(p, PLC_ROLE_ATTN_NORM_B);
-    Rl(p, dh), Rl(p, X), p->live -= stat_rows; /* x_in and its statistics */
-    w_put(p, PLC_ROLE_ATTN_NORM, false);
-}
 
 /* the tp-local block of a tensor, ZeRO-padded to a multiple of nz */
 static void block_of(const plc_model *m, int64_t id, int64_t tp, int64_t nz, double *padded, double *chunk)
@@ -279,7 +60,7 @@ static void block_of(const plc_model *m, int64_t id, int64_t tp, int64_t nz, dou
 
 /* per-micro-batch figures of a stage's units */
 typedef struct unit_fig {
-    double S;        /* one layer's kept bytes and its input */
+    double S;        /* one layer's kept bytes and its output (the next layer's input) */
     /* by [before][hold]: the stage is still in the layer from an earlier
      * visit (ZeRO 3: its weights gathered then are alive), and its next
      * visit is of the same layer (they stay alive) */
@@ -298,8 +79,8 @@ typedef struct rp {
     int64_t stage, n;     /* the rank; layers per chunk */
     unit_fig u;
     double tokens, head_keep, head_peak, layer_w;
+    double emb_peak, emb_bwd_peak; /* the embedding's forward and backward (plc_unit_figures) */
     double emb_blocks, emb_shards, head_blocks, head_shards; /* ZeRO >= 2 */
-    double emb_w;                                            /* ZeRO 3: the gathered token embedding */
     double zero1_layer, zero1_emb, zero1_head; /* ZeRO 1: reduced gradient shards */
     bool at_end; /* sends waited for at the end of the step (plc_pipe_send_lag of the whole step) */
 } rp;
@@ -512,7 +293,7 @@ static void replay(const rp *r, int64_t M, slots *out)
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
                 wheld = 0;
-                BUMP(0, base + al(p->R * 4) * 2 + al(p->R * p->h * p->ab) + r->emb_w + K.pend + K.blocks);
+                BUMP(0, base + r->emb_peak + K.pend + K.blocks);
                 base += r->tokens + X;
                 visit_end(&K, sh, order, total, k, 0);
             }
@@ -568,7 +349,7 @@ static void replay(const rp *r, int64_t M, slots *out)
             if (first_chunk) {
                 enter(&K, -1, r->emb_shards);
                 wheld = 0;
-                BUMP(last_micro ? 8 : 4, live + (p->sp ? al(p->R * p->h * p->ab) : 0) + K.pend + r->emb_blocks +
+                BUMP(last_micro ? 8 : 4, live + r->emb_bwd_peak + K.pend + r->emb_blocks +
                             (last_micro ? (double)n * r->zero1_layer + head1 : 0));
                 K.blocks = r->emb_blocks;
                 live -= tok + X;
@@ -636,7 +417,7 @@ static uint64_t key_of(const rp *r, int64_t M, replay_key *k)
                        r->u.bwd_peak[0][0], r->u.bwd_peak[0][1], r->u.bwd_peak[1][0], r->u.bwd_peak[1][1],
                        r->u.bwd_acc[0], r->u.bwd_acc[1], r->u.grads, r->u.shards, r->tokens, r->head_keep,
                        r->head_peak, r->layer_w, r->emb_blocks, r->emb_shards, r->head_blocks, r->head_shards,
-                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, p->R, p->h, p->ab, r->emb_w};
+                       r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, r->emb_peak, r->emb_bwd_peak};
     memcpy(k->ints, ints, sizeof ints);
     memcpy(k->figs, figs, sizeof figs);
     uint64_t hsh = 1469598103934665603ull, w;
@@ -751,118 +532,88 @@ static const replay_entry *long_step(const rp *r, int64_t m1, int64_t step)
     return e;
 }
 
-/* The figures of a layout that do not depend on the stage: one layer's and
- * the head's, ZeRO's block and shard sizes (into f->r, f->p). */
+/* The lowered template's figures, memoised per thread by what shapes the
+ * template's visits (the model's shape, the layout's tp, cp, sp,
+ * micro-batch, recompute; whether attention keeps its probabilities; ZeRO 2
+ * and 3 with their shards, whose blocks and gathered weights are buffers of
+ * the visits, while ZeRO 1's shards are made between them; fp32 or not): a
+ * template's lowering costs some 40 us, and a search shares it among many
+ * layouts. */
+#define UNIT_KEY 20
+#define UNIT_CACHE 16384
+typedef struct unit_entry {
+    bool used;
+    int64_t key[UNIT_KEY];
+    plc_unit_figures f;
+} unit_entry;
+
+static void unit_figures_cached(const plc_job *job, const plc_layout *l, plc_unit_figures *uf)
+{
+    static _Thread_local unit_entry *cache;
+    const plc_model *m = &job->model;
+    int64_t nzs = l->dp * l->cp, zero = nzs > 1 && l->zero >= 2 ? l->zero : 0;
+    int64_t k[UNIT_KEY] = {m->hidden, m->ffn_hidden, m->heads, m->kv_heads, m->vocab, m->seq_len, m->arch,
+                           m->positions, m->tie_embeddings, l->tp, l->cp, l->sp && l->tp > 1, l->micro_batch, zero,
+                           zero ? nzs : 1, l->recompute, l->attention >= PLC_ATTN_FLASH1,
+                           job->train.precision == PLC_PREC_FP32, 0, 0};
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < UNIT_KEY; i++) h = ((h ^ (uint64_t)k[i]) * 0x9E3779B97F4A7C15ull), h ^= h >> 29;
+    if (!cache) cache = calloc(UNIT_CACHE, sizeof *cache); /* one per thread, kept for its life */
+    unit_entry *e = cache ? &cache[h % UNIT_CACHE] : NULL;
+    if (e && e->used && memcmp(e->key, k, sizeof k) == 0) {
+        *uf = e->f;
+        return;
+    }
+    char err[256];
+    if (plc_lower_unit_figures(job, l, uf, err, sizeof err)) { /* a lowering bug: nothing fits */
+        memset(uf, 0, sizeof *uf);
+        uf->layer_kept = uf->head_peak = HUGE_VAL;
+    }
+    if (e) e->used = true, memcpy(e->key, k, sizeof k), e->f = *uf;
+}
+
+/* The figures of a layout that do not depend on the stage: one layer's, the
+ * embedding's and the head's (the template's), ZeRO's block and shard sizes
+ * (into f->r, f->p). */
 static void figures(const plc_job *job, const plc_layout *l, figs *f)
 {
     pm p = {0};
     rp r = {0};
     const plc_model *m = &job->model;
     plc_dtype_bytes d = plc_dtype_bytes_of(job);
-    int64_t tp = l->tp, cp = l->cp, nzs = l->dp * l->cp;
+    int64_t tp = l->tp, nzs = l->dp * l->cp;
     int zero = nzs > 1 ? (int)l->zero : 0;
     int64_t nz = zero ? nzs : 1;
-    p.ab = d.act;
-    p.R = (double)(l->micro_batch * (m->seq_len / cp));
     p.sp = l->sp && tp > 1;
-    p.cpr = cp > 1;
-    p.Rs = p.sp ? p.R / (double)tp : p.R;
-    p.h = (double)m->hidden;
-    int64_t hd = plc_head_dim(m), Hl = m->heads / tp;
-    p.qd = (double)(Hl * hd);
-    p.kvd = (double)(m->kv_heads / tp * hd);
-    p.Fl = (double)(m->ffn_hidden / tp);
-    p.Vl = (double)plc_vocab_local(m->vocab, tp);
-    p.Rk = p.R * (double)cp;
-    p.X = p.Rs * p.h * p.ab;
-    double Sl = (double)(m->seq_len / cp);
-    bool flash = l->attention >= PLC_ATTN_FLASH1;
-    p.stats = 4.0 * (double)l->micro_batch * (double)Hl * Sl * (flash ? 1.0 : Sl * (double)cp);
-    p.gpt = m->arch == PLC_ARCH_GPT;
-    p.rope = m->positions == PLC_POS_ROPE;
-    p.sel = l->recompute == PLC_RECOMPUTE_SELECTIVE;
-    p.full = l->recompute == PLC_RECOMPUTE_FULL;
-    p.zero3 = zero >= 3;
+    double R = (double)(l->micro_batch * (m->seq_len / l->cp));
+    p.X = (p.sp ? R / (double)tp : R) * (double)m->hidden * d.act;
     p.zero2p = zero >= 2;
-    double zero1_layer = 0; /* ZeRO 1: a layer's reduced shards */
+
+    /* one layer and the head, as the lowering makes them */
+    plc_unit_figures uf;
+    unit_figures_cached(job, l, &uf);
+    unit_fig u = {.S = uf.layer_kept}; /* kept, with its output: the next layer's input */
+    memcpy(u.fwd_peak, uf.fwd_peak, sizeof u.fwd_peak);
+    memcpy(u.bwd_peak, uf.bwd_peak, sizeof u.bwd_peak);
+    memcpy(u.bwd_acc, uf.bwd_acc, sizeof u.bwd_acc);
+    r.tokens = uf.tokens;
+    r.head_keep = uf.head_keep;
+    r.head_peak = uf.head_peak;
+    r.emb_peak = uf.embed_peak;
+    r.emb_bwd_peak = uf.embed_bwd_peak;
+
+    /* ZeRO's per-tensor sizes: a layer's gathered weights (3), its gradient
+     * blocks and reduced shards (>= 2), its reduced shards (1) */
     int64_t first = plc_tensor_id(m, PLC_ROLE_ATTN_NORM, 0), per = plc_tensors_per_layer(m);
     for (int64_t i = 0; zero && i < per; i++) {
-        plc_tensor_role role;
-        int64_t shape[2];
-        int ndim;
-        if (!plc_tensor_shape(m, first + i, &role, shape, &ndim)) continue;
         double padded, chunk;
         block_of(m, first + i, tp, nz, &padded, &chunk);
-        if (p.zero3) p.wg[role] = padded * d.weight;
-        if (p.zero2p) p.gg[role] = padded * 4.0, p.rs[role] = chunk * 4.0;
-        if (zero == 1) zero1_layer += al(chunk * 4.0);
-    }
-
-    /* one layer: kept bytes and peaks, by how the stage enters and leaves
-     * it (unit_fig) */
-    unit_fig u = {0};
-    {
-        pm q = p;
-        layer_fwd(&q, false);
-        u.S = q.live; /* kept, with its output: the next layer's input */
-    }
-    for (int before = 0; before < 2; before++)
-        for (int hold = 0; hold < 2; hold++) {
-            pm q = p;
-            q.hold = hold;
-            if (before) w_gathered_before(&q);
-            layer_fwd(&q, false);
-            u.fwd_peak[before][hold] = q.peak;
-            q = p;
-            q.hold = hold;
-            q.live = q.peak = u.S + q.X; /* + the incoming gradient */
-            if (before) w_gathered_before(&q);
-            pm g = q;
-            layer_bwd(&q);
-            u.bwd_peak[before][hold] = q.peak;
-            if (!before) continue;
-            memset(g.gg, 0, sizeof g.gg);
-            layer_bwd(&g);
-            u.bwd_acc[hold] = g.peak;
-        }
-    for (int r = 0; r < PLC_ROLE_COUNT; r++) u.grads += al(p.gg[r]) + al(p.rs[r]), u.shards += al(p.rs[r]);
-
-    /* the head (lw_head_fwd_bwd): its peak above its input, what it keeps
-     * for the backward unit, and its gradient blocks (ZeRO >= 2) */
-    r.tokens = al(p.R * 4);
-    r.head_keep = al(p.Rs * 4) * (p.gpt ? 2 : 1) + al(p.X);
-    {
-        pm q = p;
-        q.live = q.peak = 0;
-        memset(q.w_alive, 0, sizeof q.w_alive);
-        A(&q, q.R * 4); /* targets */
-        w_get(&q, PLC_ROLE_FINAL_NORM);
-        A(&q, q.X);
-        q.live += al(q.Rs * 4) * (q.gpt ? 2 : 1);
-        q.peak = fmax(q.peak, q.live);
-        w_put(&q, PLC_ROLE_FINAL_NORM, false);
-        double xf = q.X;
-        if (q.sp) A(&q, q.R * q.h * q.ab), Rl(&q, q.X), xf = q.R * q.h * q.ab;
-        double W, c0;
-        block_of(m, m->tie_embeddings ? plc_tensor_id(m, PLC_ROLE_TOK_EMB, 0) : plc_tensor_id(m, PLC_ROLE_LM_HEAD, 0),
-                 tp, nz, &W, &c0);
-        double Wg = p.zero3 ? W * d.weight : 0;
-        A(&q, Wg);
-        double lg = q.R * q.Vl * q.ab;
-        A(&q, lg);
-        A(&q, q.R * 4), A(&q, q.R * 4), A(&q, q.R * 4);
-        A(&q, lg); /* d_logits */
-        Rl(&q, lg), Rl(&q, q.R * 4), Rl(&q, q.R * 4), Rl(&q, q.R * 4), Rl(&q, q.R * 4);
-        A(&q, q.R * q.h * q.ab); /* d_xf */
-        Rl(&q, Wg);
-        if (p.zero2p) A(&q, W * 4.0), r.head_blocks = al(W * 4.0), r.head_shards = al(c0 * 4.0);
-        Rl(&q, lg), Rl(&q, xf);
-        if (q.sp) A(&q, q.X), Rl(&q, q.R * q.h * q.ab);
-        r.head_peak = q.peak;
+        if (zero >= 3) r.layer_w += al(padded * d.weight);
+        if (zero >= 2) u.grads += al(padded * 4.0) + al(chunk * 4.0), u.shards += al(chunk * 4.0);
+        if (zero == 1) r.zero1_layer += al(chunk * 4.0);
     }
     r.u = u;
-    r.zero1_layer = zero1_layer;
-    { /* the embedding's and the head's tensors: ZeRO >= 2 blocks, ZeRO 1 shards */
+    { /* the head's, the embedding's: ZeRO >= 2 blocks, ZeRO 1 shards */
         int64_t ids[5] = {plc_tensor_id(m, PLC_ROLE_TOK_EMB, 0), plc_tensor_id(m, PLC_ROLE_POS_EMB, 0),
                           plc_tensor_id(m, PLC_ROLE_FINAL_NORM, 0), plc_tensor_id(m, PLC_ROLE_FINAL_NORM_B, 0),
                           m->tie_embeddings ? (l->pp > 1 ? plc_tensor_id(m, PLC_ROLE_TOK_EMB, 0) : -1)
@@ -870,14 +621,16 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
         for (int i = 0; i < 5; i++) {
             double padded, chunk;
             block_of(m, ids[i], tp, nz, &padded, &chunk);
-            if (i == 0 && p.zero3) r.emb_w = al(padded * d.weight); /* read by the embedding's forward */
             if (i < 2 && p.zero2p) r.emb_blocks += al(padded * 4.0), r.emb_shards += al(chunk * 4.0);
             if (i >= 2 && i < 4 && p.zero2p) r.head_blocks += al(padded * 4.0), r.head_shards += al(chunk * 4.0);
             if (zero == 1) *(i < 2 ? &r.zero1_emb : &r.zero1_head) += al(chunk * 4.0);
         }
+        if (p.zero2p) { /* the head's weight: the output projection, or the tied embedding's read by the head */
+            double W, c0;
+            block_of(m, m->tie_embeddings ? ids[0] : ids[4], tp, nz, &W, &c0);
+            r.head_blocks += al(W * 4.0), r.head_shards += al(c0 * 4.0);
+        }
     }
-    if (p.zero3)
-        for (int k = 0; k < PLC_ROLE_COUNT; k++) r.layer_w += al(p.wg[k]);
     f->p = p;
     f->r = r;
     f->casts_zero = zero;
