@@ -10,7 +10,8 @@
 #  - plc -> Hugging Face -> plc: the weights a run starts from equal, bit for
 #    bit, those of plrun's own checkpoint of the exporting run;
 #  - --init-from under another layout (2 ranks, tp 2) gives the same loss
-#    within 1e-5;
+#    within 1e-5, and its --export-hf (gathered from the shards) is the same
+#    file byte for byte;
 #  - errors exit 1 naming the problem: a missing tensor, a model without a
 #    GPT-2 counterpart, --init-from with --resume, a missing path.
 set -u
@@ -50,6 +51,11 @@ sys.exit(1 if bad or not names else 0)
 PY
     run_ranks 2 "$tp" --steps 1 --init-from "$d/hf/model.safetensors" --metrics "$d/tp.jsonl" >"$d/log" 2>&1 ||
         { cat "$d/log"; die "$name: --init-from under tp 2 failed"; }
+    # gathered from tp shards: the export of the loaded weights is the same file
+    run_ranks 2 "$tp" --steps 0 --init-from "$d/hf" --export-hf "$d/hf_tp" >"$d/log" 2>&1 ||
+        { cat "$d/log"; die "$name: --export-hf under tp 2 failed"; }
+    cmp -s "$d/hf/model.safetensors" "$d/hf_tp/model.safetensors" || die "$name: tp 2 re-export differs"
+    cmp -s "$d/hf/config.json" "$d/hf_tp/config.json" || die "$name: tp 2 config.json differs"
     losses "$d/or/metrics.jsonl" >"$d/one.loss"
     losses "$d/tp.jsonl" >"$d/tp.loss"
     dev=$(max_rel_dev "$d/tp.loss" "$d/one.loss")

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common/tensors.h"
+#include "kernels/common/bf16.h"
 #include "kernels/kernels.h"
 #include "runtime/hf_names.h"
 #include "runtime/safetensors.h"
@@ -340,6 +341,79 @@ static void test_gpt_names_and_layouts(void)
     free_weights(&m, w);
 }
 
+/* IEEE half of a float that is exactly representable as one */
+static uint16_t f32_to_half_exact(float f)
+{
+    if (f == 0) return signbit(f) ? 0x8000 : 0;
+    int e;
+    float m = frexpf(fabsf(f), &e); /* f = m 2^e, m in [0.5, 1) */
+    uint16_t s = signbit(f) ? 0x8000 : 0;
+    if (e - 1 < -14) return (uint16_t)(s | (uint16_t)lrintf(ldexpf(fabsf(f), 24))); /* subnormal */
+    return (uint16_t)(s | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)(lrintf(ldexpf(m, 11)) - 1024));
+}
+
+/* Hugging Face checkpoints on the hub are BF16 or F16: the written file
+ * converted tensor by tensor reads back as those values widened */
+static void test_half_precision_files(void)
+{
+    /* the test's encoder against IEEE half's known bit patterns */
+    CU_ASSERT_EQUAL(f32_to_half_exact(1.0f), 0x3C00);
+    CU_ASSERT_EQUAL(f32_to_half_exact(-2.0f), 0xC000);
+    CU_ASSERT_EQUAL(f32_to_half_exact(0.5f), 0x3800);
+    CU_ASSERT_EQUAL(f32_to_half_exact(65504.0f), 0x7BFF);
+    CU_ASSERT_EQUAL(f32_to_half_exact(0x1p-24f), 0x0001);
+    CU_ASSERT_EQUAL(f32_to_half_exact(0x1p-14f), 0x0400);
+    plc_model m = llama_model();
+    float **w = make_weights(&m); /* multiples of 1/1000 up to 2: exact in F16 only after rounding */
+    int64_t nt = plc_tensor_count(&m);
+    /* round every weight to a value exact in both bf16 and f16: 8 significant bits, |x| >= 2^-14 or 0 */
+    for (int64_t t = 0; t < nt; t++) {
+        plc_tensor_info ti;
+        plc_tensor_get(&m, t, &ti);
+        for (int64_t e = 0; e < ti.numel; e++) {
+            float x = w[t][e];
+            if (fabsf(x) < 0x1p-14f) { w[t][e] = 0; continue; }
+            int ex;
+            float mant = frexpf(x, &ex);
+            w[t][e] = ldexpf(roundf(ldexpf(mant, 8)), ex - 8);
+        }
+    }
+    plc_st_file f;
+    write_and_open(&m, w, "half_src", &f);
+    for (int kind = 0; kind < 2; kind++) {
+        plc_st_writer wr;
+        plc_st_writer_init(&wr);
+        uint16_t **halves = calloc(f.n_tensors, sizeof *halves);
+        char err[512], path[300];
+        for (size_t i = 0; i < f.n_tensors; i++) {
+            const plc_st_tensor *t = &f.tensors[i];
+            const float *src = plc_st_data(&f, t);
+            halves[i] = malloc((size_t)t->numel * sizeof **halves);
+            for (int64_t e = 0; e < t->numel; e++)
+                halves[i][e] = kind == 0 ? plc_f32_to_bf16(src[e]) : f32_to_half_exact(src[e]);
+            CU_ASSERT(plc_st_writer_add(&wr, t->name, kind == 0 ? PLC_ST_BF16 : PLC_ST_F16, t->ndim, t->shape,
+                                        halves[i], err, sizeof err) == 0);
+        }
+        snprintf(path, sizeof path, "%s/half_%d.safetensors", dir, kind);
+        CU_ASSERT_FATAL(plc_st_writer_save(&wr, path, err, sizeof err) == 0);
+        float **back = alloc_weights(&m);
+        int rc = plc_hf_read(&m, path, back, err, sizeof err);
+        if (rc) fprintf(stderr, "\n  %s\n", err);
+        CU_ASSERT(rc == 0);
+        for (int64_t t = 0; t < nt && rc == 0; t++) {
+            plc_tensor_info ti;
+            plc_tensor_get(&m, t, &ti);
+            CU_ASSERT(memcmp(back[t], w[t], (size_t)ti.numel * sizeof(float)) == 0);
+        }
+        free_weights(&m, back);
+        for (size_t i = 0; i < f.n_tensors; i++) free(halves[i]);
+        free(halves);
+        plc_st_writer_free(&wr);
+    }
+    plc_st_close(&f);
+    free_weights(&m, w);
+}
+
 /* writes a safetensors file of the given tensors (all zero) at path */
 static void write_file(const char *path, int n, const char *const *names, const int64_t (*shapes)[2],
                        const int *ndims)
@@ -416,5 +490,6 @@ void register_test_hf_ckpt(void)
     CU_add_test(s, "Llama: transformers' names, shapes, q/k permutation; round trip", test_llama_names_and_layouts);
     CU_add_test(s, "Llama: an attention score under plc's RoPE equals rotate-half's", test_llama_rope_score);
     CU_add_test(s, "GPT-2: names, Conv1D layouts, fused c_attn; round trip", test_gpt_names_and_layouts);
+    CU_add_test(s, "BF16 and F16 files are widened exactly", test_half_precision_files);
     CU_add_test(s, "errors name the tensor, the shapes or the config key", test_errors);
 }
