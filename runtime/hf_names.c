@@ -79,7 +79,7 @@ static const hf_row *rows_of(plc_arch arch, int *n)
 
 const char *plc_hf_transform_name(plc_hf_transform t)
 {
-    static const char *const names[] = {"copy", "transpose", "transpose, rotate-half rows", "fused columns"};
+    static const char *const names[] = {"copy", "transpose", "rope", "columns"}; /* docs/checkpoint.md's words */
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 

@@ -483,6 +483,52 @@ static void test_errors(void)
     free_weights(&m, w);
 }
 
+/* "%lld" or ".0." as "{l}" */
+static void layer_pattern(char *dst, size_t n, const char *src, const char *layer)
+{
+    const char *at = strstr(src, layer);
+    if (!at) { snprintf(dst, n, "%s", src); return; }
+    snprintf(dst, n, "%.*s%s%s", (int)(at - src), src, layer[0] == '%' ? "{l}" : ".{l}.", at + strlen(layer));
+}
+
+/* docs/checkpoint.md's two tables hold every row of hf_names.c's, as
+ * "| `plc tensor` | `Hugging Face name` | shape | transform" */
+static void test_docs_tables(void)
+{
+    FILE *f = fopen("../docs/checkpoint.md", "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    static char doc[1 << 17];
+    size_t len = fread(doc, 1, sizeof doc - 1, f);
+    doc[len] = '\0';
+    fclose(f);
+    const plc_arch arches[2] = {PLC_ARCH_LLAMA, PLC_ARCH_GPT};
+    for (int a = 0; a < 2; a++) {
+        plc_model m = a == 0 ? llama_model() : gpt_model();
+        m.layers = 1;
+        m.tie_embeddings = false; /* lm_head has a row too */
+        plc_tensor_role role;
+        const char *pattern;
+        plc_hf_transform t;
+        int rows = 0;
+        for (int r = 0; plc_hf_table_row(arches[a], r, &role, &pattern, &t); r++, rows++) {
+            plc_tensor_info ti;
+            CU_ASSERT_FATAL(plc_tensor_get(&m, plc_tensor_id(&m, role, 0), &ti));
+            char plc_name[96], hf_name[128], line[300];
+            layer_pattern(plc_name, sizeof plc_name, ti.name, ".0.");
+            layer_pattern(hf_name, sizeof hf_name, pattern, "%lld");
+            snprintf(line, sizeof line, "| `%s` | `%s` | ", plc_name, hf_name);
+            const char *at = strstr(doc, line);
+            const char *end = at ? strchr(at, '\n') : NULL;
+            const char *cell = at ? strstr(at + strlen(line), "| ") : NULL;
+            int ok = at && cell && end && cell < end &&
+                     !strncmp(cell + 2, plc_hf_transform_name(t), strlen(plc_hf_transform_name(t)));
+            if (!ok) fprintf(stderr, "\n  docs/checkpoint.md lacks the row %s... %s\n", line, plc_hf_transform_name(t));
+            CU_ASSERT(ok);
+        }
+        CU_ASSERT_EQUAL(rows, a == 0 ? 12 : 21);
+    }
+}
+
 void register_test_hf_ckpt(void);
 void register_test_hf_ckpt(void)
 {
@@ -491,5 +537,6 @@ void register_test_hf_ckpt(void)
     CU_add_test(s, "Llama: an attention score under plc's RoPE equals rotate-half's", test_llama_rope_score);
     CU_add_test(s, "GPT-2: names, Conv1D layouts, fused c_attn; round trip", test_gpt_names_and_layouts);
     CU_add_test(s, "BF16 and F16 files are widened exactly", test_half_precision_files);
+    CU_add_test(s, "docs/checkpoint.md's tables hold every row of hf_names.c's", test_docs_tables);
     CU_add_test(s, "errors name the tensor, the shapes or the config key", test_errors);
 }
