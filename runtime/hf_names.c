@@ -225,8 +225,47 @@ static void write_config(FILE *f, const plc_model *m)
             m->tie_embeddings ? "true" : "false");
 }
 
-/* config.json beside a checkpoint, when there is one: its model type and
- * shape keys against the model's */
+/* The settings of config.json besides the shape that change what the
+ * weights compute: each present one must be plc's. 0, or -1 with err. */
+static int check_config_settings(const plc_json *root, const plc_model *m, const char *path, char *err, size_t errlen)
+{
+    const int gpt = m->arch == PLC_ARCH_GPT;
+    const struct { const char *key, *spec_key; double value; } reals[] = {
+        {gpt ? "layer_norm_epsilon" : "rms_norm_eps", "model.norm_eps", m->norm_eps},
+        {gpt ? NULL : "rope_theta", "model.rope_theta", m->rope_theta},
+    };
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++) {
+        const plc_json *v = reals[i].key ? plc_json_get(root, reals[i].key) : NULL;
+        if (v && v->type == PLC_JSON_NUMBER && fabs(v->number - reals[i].value) > 1e-9 * fabs(reals[i].value))
+            return plc_fail(err, errlen, "%s: %s is %g; this plan's model has %s = %g", path, reals[i].key,
+                            v->number, reals[i].spec_key, reals[i].value);
+    }
+    const plc_json *v = plc_json_get(root, "tie_word_embeddings");
+    if (v && v->type == PLC_JSON_BOOL && v->boolean != m->tie_embeddings)
+        return plc_fail(err, errlen, "%s: tie_word_embeddings is %s; this plan's model has model.tie_embeddings = %s",
+                        path, v->boolean ? "true" : "false", m->tie_embeddings ? "true" : "false");
+    /* what plc's block does not compute */
+    const char *act_key = gpt ? "activation_function" : "hidden_act";
+    v = plc_json_get(root, act_key);
+    if (v && v->type == PLC_JSON_STRING &&
+        (gpt ? strcmp(v->str, "gelu_new") && strcmp(v->str, "gelu_pytorch_tanh") : strcmp(v->str, "silu")))
+        return plc_fail(err, errlen, "%s: %s is \"%s\"; plc's %s block computes %s", path, act_key, v->str,
+                        gpt ? "GPT" : "Llama", gpt ? "the tanh GELU (gelu_new)" : "SiLU (silu)");
+    static const char *const llama_off[] = {"attention_bias", "mlp_bias"};
+    for (size_t i = 0; !gpt && i < sizeof llama_off / sizeof llama_off[0]; i++) {
+        v = plc_json_get(root, llama_off[i]);
+        if (v && v->type == PLC_JSON_BOOL && v->boolean)
+            return plc_fail(err, errlen, "%s: %s is true; plc's Llama block has no biases", path, llama_off[i]);
+    }
+    v = plc_json_get(root, "rope_scaling");
+    if (!gpt && v && v->type != PLC_JSON_NULL)
+        return plc_fail(err, errlen, "%s: rope_scaling is set; plc's RoPE has no scaling (docs/model.md), so the "
+                                     "weights would compute another model", path);
+    return 0;
+}
+
+/* config.json beside a checkpoint, when there is one: its model type,
+ * shape keys and settings against the model's */
 static int check_config(const plc_model *m, const char *path, char *err, size_t errlen)
 {
     FILE *f = fopen(path, "rb");
@@ -266,6 +305,7 @@ static int check_config(const plc_model *m, const char *path, char *err, size_t 
                 rc = plc_fail(err, errlen, "%s: %s is %g; this plan's model has %lld", path, c[i].key, v->number,
                               (long long)c[i].value);
         }
+        if (!rc) rc = check_config_settings(root, m, path, err, errlen);
     }
     plc_arena_free(&a);
     free(text);

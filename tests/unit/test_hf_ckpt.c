@@ -450,6 +450,34 @@ static void test_errors(void)
     plc_model other = m;
     other.heads = 8;
     expect_read_error(&other, d, "num_attention_heads", "8");
+    /* settings beside the shape that change what the weights compute */
+    plc_model theta = m;
+    theta.rope_theta = 500000;
+    expect_read_error(&theta, d, "rope_theta is 10000", "model.rope_theta = 500000");
+    snprintf(path, sizeof path, "%s/config.json", d);
+    FILE *cf = fopen(path, "w");
+    CU_ASSERT_FATAL(cf != NULL);
+    fputs("{\"model_type\": \"llama\", \"hidden_size\": 16, \"rope_scaling\": {\"rope_type\": \"llama3\"}}", cf);
+    fclose(cf);
+    expect_read_error(&m, d, "rope_scaling is set", NULL);
+    cf = fopen(path, "w");
+    CU_ASSERT_FATAL(cf != NULL);
+    fputs("{\"model_type\": \"llama\", \"tie_word_embeddings\": true}", cf);
+    fclose(cf);
+    expect_read_error(&m, d, "tie_word_embeddings is true", "model.tie_embeddings = false");
+    cf = fopen(path, "w");
+    CU_ASSERT_FATAL(cf != NULL);
+    fputs("{\"model_type\": \"llama\", \"attention_bias\": true}", cf);
+    fclose(cf);
+    expect_read_error(&m, d, "attention_bias is true", NULL);
+    /* a config.json of only defaults reads */
+    cf = fopen(path, "w");
+    CU_ASSERT_FATAL(cf != NULL);
+    fputs("{\"model_type\": \"llama\", \"rope_scaling\": null}", cf);
+    fclose(cf);
+    float **ok = alloc_weights(&m);
+    CU_ASSERT(plc_hf_read(&m, d, ok, msg, sizeof msg) == 0);
+    free_weights(&m, ok);
     /* only a file: a tensor missing, named with plc's name */
     snprintf(path, sizeof path, "%s/lone/x.safetensors", dir);
     snprintf(cmd, sizeof cmd, "mkdir -p %s/lone", dir);
@@ -473,6 +501,9 @@ static void test_errors(void)
     float **wt = make_weights(&tied);
     CU_ASSERT_FATAL(plc_hf_write(&tied, (const float *const *)wt, d, msg, sizeof msg) == 0);
     snprintf(path, sizeof path, "%s/tied/model.safetensors", dir);
+    expect_read_error(&m, path, "tie_word_embeddings is true", "model.tie_embeddings = false");
+    snprintf(cmd, sizeof cmd, "%s/tied/config.json", dir);
+    CU_ASSERT(unlink(cmd) == 0); /* without config.json the tensors tell */
     expect_read_error(&m, path, "lm_head.weight", "ties its embeddings");
     free_weights(&tied, wt);
     /* GPT blocks without a GPT-2 counterpart */
