@@ -18,6 +18,7 @@
 #include "common/atomic_file.h"
 #include "runtime/ckpt_meta.h"
 #include "runtime/data.h"
+#include "runtime/hf_names.h"
 #include "runtime/safetensors.h"
 #include "runtime/shard.h"
 
@@ -459,4 +460,74 @@ int plc_ckpt_resolve(const char *path, char *out, size_t outlen, char *err, size
         return plc_fail(err, errlen, "%s: damaged: expected the name of a step-NNNNNNNN.safetensors file", latest);
     snprintf(out, outlen, "%s/%s", path, name);
     return 0;
+}
+
+/* ---- Hugging Face checkpoints ------------------------------------------------ */
+
+int plc_ckpt_export_hf(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *dir, char *err,
+                       size_t errlen)
+{
+    int64_t nt = plc_tensor_count(&plan->model);
+    float **bufs = calloc((size_t)nt, sizeof *bufs);
+    if (!bufs) return plc_fail(err, errlen, "out of memory");
+    plc_buf_kind weights = plan->train.precision == PLC_PREC_BF16 ? PLC_BUF_MASTER : PLC_BUF_PARAM;
+    int rc = 0;
+    const int was = comm->watch_io;
+    comm->watch_io = 1;
+    comm->watch_io_extra_s = (double)plc_model_param_count(&plan->model) * 4.0 / 20e6;
+    for (int64_t t = 0; t < nt && !rc; t++) {
+        plc_tensor_info ti;
+        plc_tensor_get(&plan->model, t, &ti);
+        if (comm->rank == 0 && !(bufs[t] = calloc((size_t)ti.numel, sizeof **bufs))) {
+            rc = plc_fail(err, errlen, "out of memory");
+            break;
+        }
+        int found = 0;
+        rc = plc_ckpt_gather_tensor(x, comm, plan, weights, t, bufs[t], &found, err, errlen);
+        if (!rc && !found)
+            rc = plc_fail(err, errlen, "no rank holds a %s buffer of %s", plc_buf_kind_name(weights), ti.name);
+    }
+    if (!rc && comm->rank == 0) rc = plc_hf_write(&plan->model, (const float *const *)bufs, dir, err, errlen);
+    free_bufs(bufs, nt);
+    rc = agree(comm, rc, err, errlen);
+    comm->watch_io = was;
+    return rc;
+}
+
+int plc_ckpt_load_hf(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path, char *err,
+                     size_t errlen)
+{
+    int64_t nt = plc_tensor_count(&plan->model);
+    float **w = calloc((size_t)nt, sizeof *w);
+    int rc = w ? 0 : plc_fail(err, errlen, "out of memory");
+    for (int64_t t = 0; t < nt && !rc; t++) {
+        plc_tensor_info ti;
+        plc_tensor_get(&plan->model, t, &ti);
+        if (!(w[t] = malloc((size_t)ti.numel * sizeof **w))) rc = plc_fail(err, errlen, "out of memory");
+    }
+    if (!rc) rc = plc_hf_read(&plan->model, path, w, err, errlen);
+    const plc_program *prog = plc_exec_program(x);
+    plc_rank_coords co = plc_rank_to_coords(&plan->layout, comm->rank);
+    plc_backend *be = plc_exec_backend(x);
+    float *local = NULL;
+    for (uint32_t b = 0; b < prog->nbuffers && !rc; b++) {
+        const plc_buffer *buf = &prog->buffers[b];
+        if (buf->tensor < 0 || (buf->kind != PLC_BUF_PARAM && buf->kind != PLC_BUF_MASTER)) continue;
+        plc_tensor_info ti;
+        plc_tensor_get(&plan->model, buf->tensor, &ti);
+        plc_shard_region reg;
+        if (plc_shard_region_of(buf, &plan->layout, co, ti.shape[0], ti.shape[1], &reg, err, errlen)) { rc = -1; break; }
+        free(local);
+        if (!(local = calloc((size_t)(reg.capacity > 0 ? reg.capacity : 1), sizeof *local))) {
+            rc = plc_fail(err, errlen, "out of memory");
+            break;
+        }
+        plc_shard_scatter(local, w[buf->tensor], &reg, ti.shape[1]);
+        if (upload_f32(be, plc_exec_buffer(x, (int32_t)b), local, buf->dtype, reg.capacity))
+            rc = plc_fail(err, errlen, "rank %d: %s", comm->rank, be->error);
+    }
+    free(local);
+    free_bufs(w, nt);
+    if (!rc) plc_exec_set_next_step(x, 0);
+    return rc;
 }

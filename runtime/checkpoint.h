@@ -61,4 +61,16 @@ int plc_ckpt_resolve(const char *path, char *out, size_t outlen, char *err, size
 int plc_ckpt_write_kind(plc_executor *x, plc_comm *comm, const plc_plan *plan, plc_buf_kind kind,
                         const char *path, char *err, size_t errlen);
 
+/* Collective: gathers the weights (bf16 plans: the fp32 masters) on rank 0,
+ * which writes them as a Hugging Face checkpoint into dir (hf_names.h). */
+int plc_ckpt_export_hf(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *dir, char *err,
+                       size_t errlen);
+
+/* Every rank loads its shards of the weights (PARAM and MASTER buffers)
+ * from a Hugging Face checkpoint (hf_names.h: a directory or a file); the
+ * optimizer's moments stay zero and the run starts at step 0. 0, or -1 with
+ * a message naming the file and the tensor. */
+int plc_ckpt_load_hf(plc_executor *x, plc_comm *comm, const plc_plan *plan, const char *path, char *err,
+                     size_t errlen);
+
 #endif

@@ -17,6 +17,7 @@
 #include "plc/version.h"
 #include "runtime/backend.h"
 #include "runtime/checkpoint.h"
+#include "runtime/hf_names.h"
 #include "runtime/comm.h"
 #include "runtime/data.h"
 #include "runtime/executor.h"
@@ -139,7 +140,7 @@ static int checkpoint_failed(plrun *r, int64_t step)
 }
 
 /* the checkpoints asked for at this point: into --checkpoint-dir, and at the
- * end (or a stop) into --checkpoint FILE */
+ * end (or a stop) into --checkpoint FILE and --export-hf DIR */
 static int save_checkpoints(plrun *r, int final)
 {
     plrun_args *a = &r->args;
@@ -159,6 +160,12 @@ static int save_checkpoints(plrun *r, int final)
         snprintf(r->last_ckpt, sizeof r->last_ckpt, "%s", a->checkpoint_path);
         r->last_ckpt_step = step;
         say(r, "checkpoint: %s (step %lld)\n", a->checkpoint_path, (long long)step);
+    }
+    if (final && a->export_hf_dir) {
+        if (plc_ckpt_export_hf(r->x, &r->comm, &r->plan, a->export_hf_dir, r->err, sizeof r->err))
+            return checkpoint_failed(r, step);
+        say(r, "Hugging Face checkpoint: %s/model.safetensors, %s/config.json (step %lld)\n", a->export_hf_dir,
+            a->export_hf_dir, (long long)step);
     }
     return 0;
 }
@@ -295,6 +302,12 @@ static int check_outputs(plrun *r)
         return -1;
     if (a->checkpoint_dir && plc_prepare_output_dir("--checkpoint-dir", a->checkpoint_dir, r->err, sizeof r->err))
         return -1;
+    if (a->export_hf_dir) {
+        char why[400];
+        if (plc_hf_supported(&r->plan.model, why, sizeof why))
+            return plc_fail(r->err, sizeof r->err, "--export-hf %s: %s", a->export_hf_dir, why);
+        if (plc_prepare_output_dir("--export-hf", a->export_hf_dir, r->err, sizeof r->err)) return -1;
+    }
     if (a->metrics_path) {
         struct stat st;
         if (stat(a->metrics_path, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -507,6 +520,14 @@ static int bring_up(plrun *r, mem_marks *marks, double setup[4])
             cleanup(r);
             return EXIT_INPUT;
         }
+    } else if (a->init_from) {
+        char msg[sizeof r->err - 64];
+        int rc = plc_ckpt_load_hf(r->x, &r->comm, plan, a->init_from, msg, sizeof msg);
+        if (rc) plc_fail(r->err, sizeof r->err, "--init-from %s", msg);
+        if (any_failed(r, rc)) {
+            cleanup(r);
+            return EXIT_INPUT;
+        }
     } else if (plc_exec_init_weights(r->x, r->err, sizeof r->err)) {
         return fail_all(r, EXIT_INPUT);
     }
@@ -550,7 +571,8 @@ static void announce(plrun *r, const char *gemm, const double setup[4])
         (long long)plan->train.global_batch, (long long)plan->model.seq_len);
     say(r, "data: %s\n", plc_data_describe(r->data));
     say(r, "setup: %.2f s (backend and data %.2f, arena and transfers warmed %.2f, %s %.2f)\n", setup[3] - setup[0],
-        setup[1] - setup[0], setup[2] - setup[1], a->resume_path ? "checkpoint" : "weights", setup[3] - setup[2]);
+        setup[1] - setup[0], setup[2] - setup[1], a->resume_path || a->init_from ? "checkpoint" : "weights", setup[3] - setup[2]);
+    if (a->init_from) say(r, "weights from the Hugging Face checkpoint %s\n", a->init_from);
     if (a->resume_path)
         say(r, "resumed from %s at step %lld\n", r->resume_file, (long long)plc_exec_next_step(r->x));
 }

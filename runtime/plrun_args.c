@@ -27,6 +27,10 @@ void plrun_usage(FILE *out)
             "  --checkpoint-every N   a checkpoint every N steps (default: only at the end)\n"
             "  --checkpoint-keep K    keep the newest K checkpoints in DIR (default 3)\n"
             "  --resume FILE|DIR      start from a checkpoint (DIR: its latest), any layout\n"
+            "  --export-hf DIR        write the weights at the end as a Hugging Face checkpoint\n"
+            "                         (DIR/model.safetensors, DIR/config.json) for transformers\n"
+            "  --init-from DIR|FILE   start at step 0 from the weights of a Hugging Face Llama or\n"
+            "                         GPT-2 checkpoint (a directory or a .safetensors file)\n"
             "  --allow-changed KEY    resume although KEY (e.g. train.lr.peak) differs from\n"
             "                         the checkpoint's (repeatable)\n"
             "  --timeout SECONDS      watchdog: a transfer waiting longer ends the job with\n"
@@ -64,7 +68,7 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
                                                      "--checkpoint", "--resume", "--export-oracle",
                                                      "--threads", "--checkpoint-dir", "--checkpoint-every",
                                                      "--checkpoint-keep", "--allow-changed", "--timeout",
-                                                     "--data-root"};
+                                                     "--data-root", "--export-hf", "--init-from"};
             int known = 0;
             for (size_t k = 0; k < sizeof with_value / sizeof with_value[0]; k++)
                 if (!strcmp(o, with_value[k])) known = 1;
@@ -127,6 +131,8 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
             else if (!strcmp(o, "--resume")) a->resume_path = v;
             else if (!strcmp(o, "--export-oracle")) a->oracle_dir = v;
             else if (!strcmp(o, "--data-root")) a->data_root = v;
+            else if (!strcmp(o, "--export-hf")) a->export_hf_dir = v;
+            else if (!strcmp(o, "--init-from")) a->init_from = v;
             continue;
         }
         if (a->plan_path) {
@@ -137,6 +143,10 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
     }
     if (a->checkpoint_every && !a->checkpoint_dir) {
         snprintf(err, errlen, "--checkpoint-every needs --checkpoint-dir DIR (where the checkpoints go)");
+        return -1;
+    }
+    if (a->init_from && a->resume_path) {
+        snprintf(err, errlen, "--init-from and --resume both give the starting state; choose one");
         return -1;
     }
     if (!a->plan_path) {

@@ -17,6 +17,8 @@ typedef struct plrun_args {
     int64_t checkpoint_every;    /* --checkpoint-every N: 0 = only at the end */
     int64_t checkpoint_keep;     /* --checkpoint-keep K: newest kept (default 3) */
     const char *resume_path;   /* --resume FILE|DIR: start from a checkpoint */
+    const char *export_hf_dir; /* --export-hf DIR: Hugging Face checkpoint at the end */
+    const char *init_from;     /* --init-from DIR|FILE: weights of a Hugging Face checkpoint */
     const char *allow_changed[32]; /* --allow-changed SETTING (repeatable) */
     int nallow_changed;
     double timeout_s;          /* --timeout SECONDS: watchdog deadline; -1 default, 0 off */
