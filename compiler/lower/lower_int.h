@@ -10,11 +10,13 @@
  *
  * lower.c          driver: checks, groups, one program per stage, assembly
  * lower_emit.c     program builder: buffers and instructions
- * lower_schedule.c pipeline placement and the per-stage unit order (pipeline_order.h)
+ * lower_schedule.c pipeline placement and the per-stage unit order (the
+ *                  solver's pipeline_order.c, declared in solver.h)
  * lower_layer.c    embedding, transformer layer, head: forward, backward, recompute
  * lower_comm.c     tp/sp/cp collectives, gradient sync (dp, ZeRO), send/recv
  * lower_optim.c    the step epilogue: norm, clipping, AdamW, parameter gathers
  * lower_unit.c     plrun's figures of a layer and the head, from a lowered template
+ * memplan*.c       the static memory plan (lower.h; its strategies: memplan_int.h)
  */
 
 #include <stdbool.h>

@@ -102,10 +102,11 @@ void lw_setup_tensors(lw_ctx *c)
         c->bucket[key + 1] = -1;
         if (!k) continue;
         const char *name = key < 0 ? "embed" : key == L ? "head" : NULL;
-        /* the members are laid out back to back, 64-byte aligned (memplan.c) */
+        /* the members are laid out back to back, each PLC_PLAN_ALIGN-aligned (memplan.c) */
         uint64_t span = 0;
         for (int32_t m = first; m <= last; m++)
-            span = m == last ? span + c->P->bufs[m].bytes : (span + c->P->bufs[m].bytes + 63) / 64 * 64;
+            span = m == last ? span + c->P->bufs[m].bytes
+                             : (span + c->P->bufs[m].bytes + PLC_PLAN_ALIGN - 1) / PLC_PLAN_ALIGN * PLC_PLAN_ALIGN;
         int64_t cols = (int64_t)(span / plc_dtype_size(c->grad_dt));
         int32_t b = name ? lw_buf(c->P, PLC_BUF_GRAD, c->grad_dt, 1, cols, "%s.grad_bucket", name)
                          : lw_buf(c->P, PLC_BUF_GRAD, c->grad_dt, 1, cols, "layers.%d.grad_bucket", key);

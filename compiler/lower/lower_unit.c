@@ -33,7 +33,7 @@ typedef struct meas {
     bool *weight, *block;             /* per buffer: a gathered weight (ZeRO 3), a gradient block (ZeRO >= 2) */
 } meas;
 
-static double al(uint64_t bytes) { return (double)((bytes + 63) / 64 * 64); }
+static double al(uint64_t bytes) { return (double)((bytes + PLC_PLAN_ALIGN - 1) / PLC_PLAN_ALIGN * PLC_PLAN_ALIGN); }
 
 static bool counted(const meas *m, uint32_t b) { return !m->pers[b] && m->first[b] >= 0; }
 

@@ -34,7 +34,7 @@
 #include "common/tensors.h"
 #include "compiler/lower/lower.h"
 
-static double al(double bytes) { return bytes <= 0 ? 0 : ceil(bytes / 64.0) * 64.0; }
+static double al(double bytes) { return bytes <= 0 ? 0 : ceil(bytes / PLC_PLAN_ALIGN) * PLC_PLAN_ALIGN; }
 
 /* the sizes the replay reads besides the unit figures */
 typedef struct pm {
