@@ -26,6 +26,24 @@ static int lfail(lw_ctx *c, const char *fmt, ...)
 
 static void sizes(lw_ctx *c);
 
+/* a buffer's elements are int64 products (rows x the widest of a row:
+ * naive attention's scores, the logits, the FFN); past 2^48 bytes no device
+ * holds it, and the products would soon overflow: refused */
+static int too_large(lw_ctx *c)
+{
+    const plc_model *m = &c->m;
+    const plc_layout *L = &c->L;
+    double rows = (double)L->micro_batch * (double)(m->seq_len / L->cp);
+    double wide = (double)(m->heads / L->tp) * (double)m->seq_len;
+    double vocab = (double)plc_vocab_local(m->vocab, L->tp), ffn = (double)(m->ffn_hidden / L->tp);
+    if (vocab > wide) wide = vocab;
+    if (ffn > wide) wide = ffn;
+    if ((double)m->hidden > wide) wide = (double)m->hidden;
+    if (rows * wide * 4.0 <= 0x1p48) return 0;
+    return lfail(c, "micro_batch = %lld makes buffers of %.3g bytes per rank, beyond any device's memory (2^48 bytes): "
+                    "no plan is lowered for it", (long long)L->micro_batch, rows * wide * 4.0);
+}
+
 /* checks the layout against the rulebook, then derives the sizes */
 static int derive(lw_ctx *c)
 {
@@ -43,6 +61,7 @@ static int derive(lw_ctx *c)
         char why[256];
         return lfail(c, "%s", plc_rule_message(&in, v, why, sizeof why));
     }
+    if (too_large(c)) return -1;
     sizes(c);
     return 0;
 }
@@ -345,6 +364,7 @@ int lw_lower_template(const plc_job *job, const plc_layout *l, plc_arena *a, lw_
     c->errlen = errlen;
     c->place = unplaced;
     c->tpl = t;
+    if (too_large(c)) return -1;
     sizes(c);
     c->M = 1; /* one micro-batch: the step's batch does not shape a layer */
     if (job->train.precision == PLC_PREC_FP8) c->act_dt = c->param_dt = PLC_BF16; /* as solved: fp8 matmuls, bf16 activations */

@@ -91,6 +91,7 @@ typedef struct figs {
     rp r;
     int casts_zero; /* effective ZeRO stage */
     int64_t nz;
+    bool unlowered; /* the template was refused: no stage of the layout fits */
 } figs;
 
 /* A pending message buffer: freed when unit `until` starts. */
@@ -545,9 +546,12 @@ typedef struct unit_entry {
     bool used;
     int64_t key[UNIT_KEY];
     plc_unit_figures f;
+    bool lowered;
 } unit_entry;
 
-static void unit_figures_cached(const plc_job *job, const plc_layout *l, plc_unit_figures *uf)
+/* false when the lowering refuses the template (buffers past any memory,
+ * or a lowering bug) */
+static bool unit_figures_cached(const plc_job *job, const plc_layout *l, plc_unit_figures *uf)
 {
     static _Thread_local unit_entry *cache;
     const plc_model *m = &job->model;
@@ -562,14 +566,13 @@ static void unit_figures_cached(const plc_job *job, const plc_layout *l, plc_uni
     unit_entry *e = cache ? &cache[h % UNIT_CACHE] : NULL;
     if (e && e->used && memcmp(e->key, k, sizeof k) == 0) {
         *uf = e->f;
-        return;
+        return e->lowered;
     }
     char err[256];
-    if (plc_lower_unit_figures(job, l, uf, err, sizeof err)) { /* a lowering bug: nothing fits */
-        memset(uf, 0, sizeof *uf);
-        uf->layer_kept = uf->head_peak = HUGE_VAL;
-    }
-    if (e) e->used = true, memcpy(e->key, k, sizeof k), e->f = *uf;
+    bool lowered = plc_lower_unit_figures(job, l, uf, err, sizeof err) == 0;
+    if (!lowered) memset(uf, 0, sizeof *uf);
+    if (e) e->used = true, memcpy(e->key, k, sizeof k), e->f = *uf, e->lowered = lowered;
+    return lowered;
 }
 
 /* The figures of a layout that do not depend on the stage: one layer's, the
@@ -591,7 +594,7 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
 
     /* one layer and the head, as the lowering makes them */
     plc_unit_figures uf;
-    unit_figures_cached(job, l, &uf);
+    f->unlowered = !unit_figures_cached(job, l, &uf);
     unit_fig u = {.S = uf.layer_kept}; /* kept, with its output: the next layer's input */
     memcpy(u.fwd_peak, uf.fwd_peak, sizeof u.fwd_peak);
     memcpy(u.bwd_peak, uf.bwd_peak, sizeof u.bwd_peak);
@@ -682,6 +685,10 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
     for (int k = 0; k < PLC_MEM_COUNT; k++) out[k] = 0;
     figs f;
     figures_cached(job, l, &f);
+    if (f.unlowered) { /* no figures: the layout fits nowhere (finite: 0 x it is 0, not NaN) */
+        out[PLC_MEM_TEMPORARIES] = 0x1p100;
+        return;
+    }
     int zero = f.casts_zero;
     int64_t nz = f.nz;
     plc_pipe_shape sh;

@@ -5,8 +5,10 @@
  * so every buffer below is a multiple of 64 bytes and the plan's alignment
  * adds nothing except to the [rows] float statistics of 16 rows, 64 bytes). */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <string.h>
 
+#include "compiler/solver/solver.h"
 #include "test_plan_util.h"
 
 static plc_unit_figures zero_figures_of(int dp, int zero, bool gpt, int tp, int sp, plc_recompute rc,
@@ -105,6 +107,33 @@ static void test_visit_cases(void)
     }
 }
 
+/* a micro-batch whose buffers no device could hold (past 2^48 bytes) is
+ * refused by the lowering, and the solver's estimate of plrun's memory
+ * says it fits nowhere: a finite peak above the limit, never NaN (the
+ * solver once took 0 x infinity for a fit) */
+static void test_too_large(void)
+{
+    plc_job job;
+    int64_t mb = (int64_t)1 << 37; /* 2^41 rows x 64 wide x 4 bytes = 2^49 */
+    tp_job(&job, 4, false, 64 * mb); /* 8 GPUs: dp 8, 8 micro-batches */
+    plc_layout l = tp_layout(8, 1, 1, 1, 0, 0, PLC_RECOMPUTE_NONE, 1, PLC_SCHED_1F1B, 1);
+    l.micro_batch = mb;
+    l.attention = PLC_ATTN_NAIVE;
+    plc_unit_figures f;
+    char err[256] = "";
+    CU_ASSERT_NOT_EQUAL(plc_lower_unit_figures(&job, &l, &f, err, sizeof err), 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(err, "beyond any device's memory"));
+    plc_estimate est;
+    CU_ASSERT_EQUAL_FATAL(plc_estimate_layout(&job, &l, &est), 0);
+    CU_ASSERT_FATAL(est.valid);
+    CU_ASSERT(isfinite(est.peak_bytes));
+    CU_ASSERT(est.peak_bytes > est.limit_bytes);
+    CU_ASSERT_FALSE(est.fits);
+    /* the same layout with a micro-batch of one lowers */
+    l.micro_batch = 1;
+    CU_ASSERT_EQUAL(plc_lower_unit_figures(&job, &l, &f, err, sizeof err), 0);
+}
+
 void register_test_lower_unit(void);
 void register_test_lower_unit(void)
 {
@@ -112,4 +141,5 @@ void register_test_lower_unit(void)
     CU_add_test(s, "the head's figures are its lowered buffers", test_head);
     CU_add_test(s, "a layer's kept bytes are its lowered buffers, by recompute policy", test_layer_kept);
     CU_add_test(s, "a layer's peaks by how the stage enters and leaves it: ZeRO's weights and blocks", test_visit_cases);
+    CU_add_test(s, "buffers past any device's memory: refused, and the estimate fits nowhere", test_too_large);
 }
