@@ -389,6 +389,19 @@ static void replay(const rp *r, int64_t M, slots *out)
  * keyed by everything a replay reads. A short step's answer is kept by its
  * micro-batch count; a long step's is kept as lines, one per slot that can
  * hold the peak, valid for any count past the replays they come from. */
+/* the caches' hash of a key: its 64-bit words, mixed one by one (a key's
+ * size is a multiple of 8 bytes, with no padding: memcmp compares it too) */
+static uint64_t hash_words(const void *key, size_t bytes)
+{
+    uint64_t h = 1469598103934665603ull, w;
+    for (size_t i = 0; i + sizeof w <= bytes; i += sizeof w) {
+        memcpy(&w, (const char *)key + i, sizeof w);
+        h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        h ^= h >> 29;
+    }
+    return h;
+}
+
 typedef struct replay_key {
     int64_t ints[8]; /* with the micro-batches, or -1 for the lines */
     double figs[32];
@@ -421,13 +434,7 @@ static uint64_t key_of(const rp *r, int64_t M, replay_key *k)
                        r->zero1_layer, r->zero1_emb, r->zero1_head, p->X, r->emb_peak, r->emb_bwd_peak};
     memcpy(k->ints, ints, sizeof ints);
     memcpy(k->figs, figs, sizeof figs);
-    uint64_t hsh = 1469598103934665603ull, w;
-    for (size_t i = 0; i < sizeof *k / sizeof w; i++) {
-        memcpy(&w, (const char *)k + i * sizeof w, sizeof w);
-        hsh = (hsh ^ w) * 0x9E3779B97F4A7C15ull;
-        hsh ^= hsh >> 29;
-    }
-    return hsh;
+    return hash_words(k, sizeof *k);
 }
 
 /* the entry for key k: a hit (*hit), the slot to fill, or NULL */
@@ -560,8 +567,7 @@ static bool unit_figures_cached(const plc_job *job, const plc_layout *l, plc_uni
                            m->positions, m->tie_embeddings, l->tp, l->cp, l->sp && l->tp > 1, l->micro_batch, zero,
                            zero ? nzs : 1, l->recompute, l->attention >= PLC_ATTN_FLASH1,
                            job->train.precision == PLC_PREC_FP32, 0, 0};
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < UNIT_KEY; i++) h = ((h ^ (uint64_t)k[i]) * 0x9E3779B97F4A7C15ull), h ^= h >> 29;
+    uint64_t h = hash_words(k, sizeof k);
     if (!cache) cache = calloc(UNIT_CACHE, sizeof *cache); /* one per thread, kept for its life */
     unit_entry *e = cache ? &cache[h % UNIT_CACHE] : NULL;
     if (e && e->used && memcmp(e->key, k, sizeof k) == 0) {
@@ -664,8 +670,7 @@ static void figures_cached(const plc_job *job, const plc_layout *l, figs *f)
                      l->recompute, l->attention, l->pp > 1, (int64_t)(d.act * 8), (int64_t)(d.weight * 8),
                      (int64_t)(d.fp8_weights * 8), l->schedule, 0};
     memcpy(k.v, v, sizeof v);
-    uint64_t h = 1469598103934665603ull;
-    for (int i = 0; i < 24; i++) h = ((h ^ (uint64_t)k.v[i]) * 0x9E3779B97F4A7C15ull), h ^= h >> 29;
+    uint64_t h = hash_words(&k, sizeof k);
     if (!cache) cache = calloc(FIGS_CACHE, sizeof *cache); /* one per thread, kept for its life */
     figs_entry *e = cache ? &cache[h % FIGS_CACHE] : NULL;
     if (e && e->used && memcmp(&e->key, &k, sizeof k) == 0) {
