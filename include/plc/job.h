@@ -137,6 +137,46 @@ typedef enum plc_arch { PLC_ARCH_LLAMA = 0, PLC_ARCH_GPT } plc_arch;
  * embeddings */
 typedef enum plc_positions { PLC_POS_ROPE = 0, PLC_POS_LEARNED } plc_positions;
 
+/* Mixture of experts (docs/model.md, issue 35). experts == 0: a dense model,
+ * every other field ignored. A layer is an MoE layer when it is not among
+ * the first dense_layers and (layer - dense_layers) % moe_every == 0; its
+ * feed-forward is a router over `experts` routed experts of width
+ * expert_ffn_hidden (each the model's FFN kind: SwiGLU for Llama, GELU for
+ * GPT), top_k of them a token, plus shared_experts always-active experts of
+ * width shared_ffn_hidden each. Dense layers keep the model's ffn_hidden. */
+typedef enum plc_router {
+    PLC_ROUTER_SOFTMAX = 0, /* softmax over the experts' logits, then top-k (Mixtral, Qwen3) */
+    PLC_ROUTER_SIGMOID      /* sigmoid scores, top-k, normalised over the k (DeepSeek-V3) */
+} plc_router;
+
+typedef struct plc_moe {
+    int64_t experts;           /* routed experts; 0: dense */
+    int64_t top_k;             /* routed experts a token is sent to */
+    int64_t shared_experts;    /* always-active experts */
+    int64_t expert_ffn_hidden; /* each routed expert's FFN width */
+    int64_t shared_ffn_hidden; /* each shared expert's FFN width */
+    int64_t dense_layers;      /* the first k layers are dense (DeepSeek's first_k_dense_replace) */
+    int64_t moe_every;         /* every n-th layer after them is MoE; default 1 */
+    plc_router router;
+    int64_t router_groups;     /* group-limited routing: experts in groups, 0 = off */
+    int64_t router_groups_top; /* groups a token may use */
+    double route_scale;        /* the routed experts' output scale, default 1 */
+    double aux_loss;           /* load-balancing loss coefficient, 0 = none */
+    bool expert_bias;          /* auxiliary-loss-free balancing by a per-expert bias */
+    double capacity_factor;    /* tokens an expert takes, over its fair share; 0 = dropless */
+} plc_moe;
+
+/* Multi-head latent attention (DeepSeek-V2/V3, Kimi-K2; issue 35): queries
+ * through a rank-q_rank compression (0: none), keys and values through a
+ * shared rank-kv_rank latent, each head's query/key of nope_head_dim +
+ * rope_head_dim (the decoupled RoPE part, one rope key shared by the heads)
+ * and its value of v_head_dim. kv_rank == 0: ordinary (grouped-query)
+ * attention. */
+typedef struct plc_mla {
+    int64_t q_rank, kv_rank;
+    int64_t nope_head_dim, rope_head_dim, v_head_dim;
+} plc_mla;
+
 typedef struct plc_model {
     char name[64];
     int64_t layers, hidden, ffn_hidden, heads, kv_heads, vocab, seq_len;
@@ -145,6 +185,8 @@ typedef struct plc_model {
     double rope_theta; /* default 10000 */
     plc_arch arch;           /* default PLC_ARCH_LLAMA */
     plc_positions positions; /* default PLC_POS_ROPE */
+    plc_moe moe;             /* experts == 0: dense */
+    plc_mla mla;             /* kv_rank == 0: not latent attention */
 } plc_model;
 
 /* ---- training ------------------------------------------------------------- */
