@@ -70,7 +70,8 @@ NVCC_FLAGS = -std=c++17 -O2 -g -Iinclude -I. \
 
 # ---- sources ---------------------------------------------------------------
 COMMON_SRC   := $(wildcard common/*.c)
-# compiler/ is laid out by stage: frontend/ (with grammar/), solver/,
+# compiler/ is laid out by stage: frontend/ (whose flex and bison sources
+# are the top-level grammar/), solver/,
 # lower/, plantools/, cli/ (object paths follow the source paths, so names
 # stay unique)
 COMPILER_SRC := $(filter-out compiler/cli/main.c,$(wildcard compiler/*.c compiler/*/*.c))
@@ -79,7 +80,7 @@ CUDA_SRC     := $(if $(filter 1,$(CUDA)),$(wildcard kernels/cuda/*.cu))
 TEST_SRC     := $(wildcard tests/unit/test_*.c)
 BENCH_SRC    := $(wildcard bench/*.c)
 
-GRAMMAR := compiler/frontend/grammar
+GRAMMAR := grammar
 GRAMMAR_Y := $(wildcard $(GRAMMAR)/*.y)
 GRAMMAR_L := $(wildcard $(GRAMMAR)/*.l)
 GEN_C := $(patsubst $(GRAMMAR)/%.y,$(BUILD)/gen/%.tab.c,$(GRAMMAR_Y)) \
