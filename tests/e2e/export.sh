@@ -149,6 +149,11 @@ grep -q 'Megatron-Core r0.8 (core_v0.8.0' "$tmp/7b-r08.sh" || die "r0.8: release
 # with a virtual pipeline (Megatron wants those divisible by vpp)
 "$PLC" export --megatron "$ex/llama405b-h100.plan" -o "$tmp/405.sh" 2>"$tmp/err" || die "405b: exit $?"
 megatron_ok "$tmp/405.sh"
+# its layout is plc solve -D train.engine=megatron's best
+"$PLC" solve "$ex/llama405b-h100.plan" -D train.engine=megatron --top 1 >"$tmp/solve405.txt" 2>&1 || die "solve 405b megatron"
+want=$(awk '$1 == "1" { print $2, $3, $4, $5, $7 }' "$tmp/solve405.txt")
+got=$(sed -n 's/^# Layout: dp=\([0-9]*\) tp=\([0-9]*\) pp=\([0-9]*\) cp=\([0-9]*\) sp=[a-z]* vpp=\([0-9]*\).*/\1 \2 \3 \4 \5/p' "$tmp/405.sh")
+[ -n "$want" ] && [ "$want" = "$got" ] || die "405b: exported dp tp pp cp vpp '$got', plc solve -D train.engine=megatron '$want'"
 for vpp in 2 4; do
     "$PLC" export --megatron "$ex/llama405b-h100.plan" -D layout.tp=8 -D layout.pp=16 -D layout.dp=128 -D layout.cp=1 \
         -D layout.schedule=interleaved -D layout.vpp=$vpp -o "$tmp/405m.sh" 2>"$tmp/err" || die "405b, Meta's layout, vpp $vpp"
