@@ -29,13 +29,15 @@ typedef struct release {
      * --decoder-first/last-pipeline-num-layers (vpp 1) and
      * --pipeline-model-parallel-layout (vpp > 1); false: equal only */
     bool uneven;
+    const char *zero_why; /* why ZeRO 2 and 3 are not written */
 } release;
 
 static const release releases[] = {
     {PLC_ENGINE_MEGATRON, "Megatron-Core 0.19 (core_v0.19.0, commit 5be9626709)", "megatron-core-0.19-flags.txt", true,
-     true},
+     true, "this export writes Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO 1) only, not "
+           "Megatron-FSDP (--use-megatron-fsdp), whose buffers the profile does not model"},
     {PLC_ENGINE_MEGATRON_R0_8, "Megatron-Core r0.8 (core_v0.8.0, commit baf94af3c6)", "megatron-core-r0.8-flags.txt",
-     false, false},
+     false, false, "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP"},
 };
 
 static const release *release_of(plc_engine e)
@@ -69,10 +71,7 @@ static const char *layout_unsaid(const release *r, const plc_model *m, const plc
                             "layers (and pp * vpp with the interleaved schedule)",
                  (long long)(l->pp * l->vpp), (long long)m->layers, r->name);
     else if (l->zero > 1)
-        snprintf(buf, size, "zero = %lld: %s", (long long)l->zero,
-                 r->uneven ? "this export writes Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO 1) "
-                             "only, not Megatron-FSDP"
-                           : "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP");
+        snprintf(buf, size, "zero = %lld: %s", (long long)l->zero, r->zero_why);
     else if (l->attention != PLC_ATTN_FUSED && l->attention != PLC_ATTN_FLASH2)
         snprintf(buf, size, "attention = %s: %s runs Transformer Engine's FlashAttention-2 path or its "
                             "unfused attention with the fused masked softmax (fused)", plc_attention_name(l->attention),
@@ -106,8 +105,8 @@ static bool account_split(int64_t layers, int64_t n, int64_t *per)
  * where they give plc's split, else --decoder-first/last-pipeline-num-layers
  * (vpp 1: with a virtual pipeline Megatron wants those counts divisible by
  * vpp) or --pipeline-model-parallel-layout, one entry a virtual stage in
- * order v * pp + r ("E" the embedding, "t" a layer, "L" the loss: 126
- * layers on 32 virtual stages, "Et*3|(t*4|)*30,t*3L") */
+ * order v * pp + r ("E" the embedding, "t" a layer, "L" the loss: 32
+ * layers on 12 virtual stages, "Et*1|(t*3|)*10,t*1L") */
 static void write_split(FILE *out, const plc_model *m, const plc_layout *l, const plc_engine_profile *p)
 {
     int64_t n = l->pp * l->vpp, per;
