@@ -10,7 +10,7 @@ const char *const plc_recompute_names[] = {"none", "selective", "full", "block",
 const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
 const char *const plc_precision_names[] = {"bf16", "fp32", "fp8", NULL};
 const char *const plc_objective_names[] = {"time", "memory", NULL};
-const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", NULL};
+const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", "megatron_r0_8", NULL};
 const char *const plc_arch_names[] = {"llama", "gpt", NULL};
 const char *const plc_positions_names[] = {"rope", "learned", NULL};
 

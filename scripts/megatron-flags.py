@@ -2,7 +2,7 @@
 """megatron-flags.py: lists the command-line flags Megatron-LM accepts, read
 statically from a checkout (no Megatron import: it needs GPU libraries).
 
-usage: scripts/megatron-flags.py MEGATRON_CHECKOUT "COMMIT (tag TAG)" > docs/engines/megatron-core-rX.Y-flags.txt
+usage: scripts/megatron-flags.py MEGATRON_CHECKOUT "COMMIT (tag TAG)" > docs/engines/megatron-core-X.Y-flags.txt
 
 Flags come from two places in megatron/training/arguments.py: literal
 add_argument('--flag', ...) calls, and ArgumentGroupFactory(ConfigClass,
@@ -83,7 +83,9 @@ for fn in ast.walk(tree):
                     flags.add("--" + dash)
 
 print("# Command-line flags Megatron-LM accepts (megatron/training/arguments.py),")
-print("# NVIDIA/Megatron-LM commit %s, listed by scripts/megatron-flags.py." % commit)
-print("# plc export --megatron emits only flags on this list (tests/e2e/export.sh).")
+print("# NVIDIA/Megatron-LM commit %s, listed by scripts/megatron-flags.py" % commit)
+print("# from that commit's tree (git archive TAG megatron | tar -x; scripts/megatron-flags.py DIR \"COMMIT (tag TAG)\"):")
+print("# literal add_argument flags plus the ArgumentGroupFactory dataclass fields.")
+print("# plc export --megatron emits only flags on this list for the profile of that release (tests/e2e/export.sh).")
 for f in sorted(flags):
     print(f)

@@ -2,8 +2,9 @@
  * spec's model and its layout to the training engine a team runs today.
  *
  * --megatron writes an executable Megatron-LM launch script (torchrun
- * pretrain_gpt.py) in the flags of Megatron-Core r0.8, the release the
- * megatron profile models (export_megatron.c); --torchtitan writes a
+ * pretrain_gpt.py) in the flags of the Megatron-Core release the modelled
+ * profile describes: the current one (engine megatron), or r0.8 where the
+ * spec names engine megatron_r0_8 (export_megatron.c); --torchtitan writes a
  * torchtitan configuration module (a function returning Trainer.Config)
  * that checks its base's model shape (export_torchtitan.c). Both carry the
  * model's block (Llama or GPT), dropout 0, AdamW, the learning-rate
@@ -48,14 +49,18 @@ typedef struct engine {
     void (*write)(FILE *out, const plc_export_in *in);
 } engine;
 
+/* The first row of an option is its default; another row of the same
+ * option is taken when the spec names its profile (train.engine =
+ * megatron_r0_8 with --megatron: r0.8's flags, pick_generation). */
 static const engine engines[] = {
-    {"Megatron-LM", "--megatron", PLC_ENGINE_MEGATRON, 0, plc_export_megatron_model_unsaid,
-     plc_export_megatron_unsaid, true,
-     "Megatron-Core r0.8 (core_v0.8.0; --decoder-first-pipeline-num-layers came in core_r0.9.0)",
-     plc_export_megatron_write},
+    {"Megatron-LM", "--megatron", PLC_ENGINE_MEGATRON, 2, plc_export_megatron_model_unsaid, plc_export_megatron_unsaid,
+     true, "Megatron-Core 0.19 (core_v0.19.0)", plc_export_megatron_write},
     {"torchtitan", "--torchtitan", PLC_ENGINE_FSDP2, 2, plc_export_torchtitan_model_unsaid,
      plc_export_torchtitan_unsaid, false, "torchtitan b5bcd76c6", plc_export_torchtitan_write},
+    {"Megatron-LM", "--megatron", PLC_ENGINE_MEGATRON_R0_8, 0, plc_export_megatron_r0_8_model_unsaid,
+     plc_export_megatron_r0_8_unsaid, true, "Megatron-Core r0.8 (core_v0.8.0)", plc_export_megatron_r0_8_write},
 };
+enum { NENGINES = sizeof engines / sizeof engines[0] };
 
 static int uneven_of(const engine *e, const plc_engine_profile *p)
 {
@@ -107,8 +112,9 @@ static void usage(FILE *out)
             "usage: plc export --megatron|--torchtitan [OPTIONS] SPEC|PLAN\n"
             "\n"
             "Writes the spec's model and layout for a training engine: --megatron an\n"
-            "executable Megatron-LM launch script in Megatron-Core r0.8's flags,\n"
-            "--torchtitan a torchtitan configuration module. Both carry the model's\n"
+            "executable Megatron-LM launch script in Megatron-Core 0.19's flags (r0.8's\n"
+            "where the spec names train.engine = megatron_r0_8), --torchtitan a\n"
+            "torchtitan configuration module. Both carry the model's\n"
             "block (Llama or GPT), dropout 0, AdamW, the learning-rate schedule,\n"
             "steps, batch and precision with the layout. A spec is solved with the\n"
             "engine's profile (engines.yaml: megatron, fsdp2; PLC_ENGINES names\n"
@@ -204,6 +210,15 @@ static const char *named_engine(plc_arena *a, const char *path, const plc_spec_o
     plc_diag_flush(&d);
     fclose(quiet);
     return name;
+}
+
+/* the row of e's option whose profile the spec names (named, NULL when
+ * none), else e: the release whose flags the output is written in */
+static const engine *pick_generation(const engine *e, const char *named)
+{
+    for (size_t k = 0; named && k < NENGINES; k++)
+        if (!strcmp(engines[k].option, e->option) && !strcmp(plc_engine_name(engines[k].profile), named)) return &engines[k];
+    return e;
 }
 
 /* loads the spec for engine e: as the spec says when it names e's engine,
@@ -354,7 +369,7 @@ int plc_cmd_export(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         const engine *pick = NULL;
-        for (size_t k = 0; k < sizeof engines / sizeof engines[0]; k++)
+        for (size_t k = 0; k < NENGINES && !pick; k++)
             if (!strcmp(argv[i], engines[k].option)) pick = &engines[k];
         if (pick) {
             if (e && e != pick) {
@@ -389,6 +404,7 @@ int plc_cmd_export(int argc, char **argv)
     in.source = path;
     plc_arena a;
     plc_arena_init(&a);
+    if (!plc_cmd_is_plan_file(path)) e = pick_generation(e, named_engine(&a, path, &opts));
     plc_engine_profile prof;
     plc_diag d;
     plc_diag_init(&d, stderr, 0);

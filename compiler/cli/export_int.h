@@ -1,7 +1,8 @@
 /* compiler/cli/export_int.h: what plc export's command (cmd_export.c) and
  * its writers share: the input a writer reads, the header both outputs open
  * with, and each engine's output: export_megatron.c (a Megatron-LM launch
- * script in Megatron-Core r0.8's flags) and export_torchtitan.c (a
+ * script in the flags of the Megatron-Core release its profile models: the
+ * current one for engine megatron, r0.8 for megatron_r0_8) and export_torchtitan.c (a
  * torchtitan configuration module). A writer's checks say what its output
  * cannot express, so that the command refuses it instead of dropping it. */
 #ifndef PLC_COMPILER_CLI_EXPORT_INT_H
@@ -39,9 +40,13 @@ typedef const char *plc_export_unsaid_fn(const plc_model *m, const plc_train *t,
  * wrote it from what, the layout, plc's prediction and the note */
 void plc_export_header(FILE *out, const plc_export_in *in, const char *comment, const char *what, const char *option);
 
-/* ---- export_megatron.c ----------------------------------------------------- */
+/* ---- export_megatron.c -----------------------------------------------------
+ * one set a release: the current Megatron-Core (engine megatron) and r0.8
+ * (engine megatron_r0_8) */
 plc_export_unsaid_fn plc_export_megatron_model_unsaid, plc_export_megatron_unsaid;
 void plc_export_megatron_write(FILE *out, const plc_export_in *in);
+plc_export_unsaid_fn plc_export_megatron_r0_8_model_unsaid, plc_export_megatron_r0_8_unsaid;
+void plc_export_megatron_r0_8_write(FILE *out, const plc_export_in *in);
 
 /* ---- export_torchtitan.c --------------------------------------------------- */
 plc_export_unsaid_fn plc_export_torchtitan_model_unsaid, plc_export_torchtitan_unsaid;

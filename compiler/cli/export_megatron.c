@@ -1,61 +1,138 @@
 /* export_megatron.c: plc export --megatron's output, a Megatron-LM launch
- * script (torchrun pretrain_gpt.py) in the flags of Megatron-Core r0.8, the
- * release the built-in megatron profile models: the spec's block (Llama or
- * GPT), dropout 0, the optimizer and schedule, batch and precision, and the
- * layout with the profile's overlap flags. What r0.8's flags cannot say is
- * reported by the two checks (export_int.h), which the command turns into a
- * refusal. */
+ * script (torchrun pretrain_gpt.py) in the flags of one Megatron-Core
+ * release, the one the engine profile that was modelled describes: the
+ * current release for engine megatron, r0.8 for megatron_r0_8 (the table
+ * `releases`). It carries the spec's block (Llama or GPT), dropout 0, the
+ * optimizer and schedule, batch and precision, and the layout with the
+ * profile's overlap flags. What a release's flags cannot say is reported by
+ * the two checks (export_int.h), which the command turns into a refusal. */
 #include <stdio.h>
+#include <string.h>
 
+#include "common/layout_rules.h"
 #include "compiler/cli/export_int.h"
 
-/* The script is written in the flags of Megatron-Core r0.8 (tag core_v0.8.0,
- * NVIDIA/Megatron-LM commit baf94af3c6, megatron/training/arguments.py), the
- * release the built-in megatron profile models; tests/e2e/export.sh checks
- * every flag against docs/engines/megatron-core-r0.8-flags.txt, read from
- * that release's arguments.py. What those flags cannot say is reported by
- * the two checks below, and refused by the command, never dropped. */
-#define MEGATRON_RELEASE "Megatron-Core r0.8 (core_v0.8.0, commit baf94af3c6)"
+/* One row per release a profile models. Every flag a script of a release
+ * carries is on that release's list, read from its
+ * megatron/training/arguments.py at the commit named (tests/e2e/export.sh
+ * and tests/unit/test_export.c check it). */
+typedef struct release {
+    plc_engine engine; /* the profile modelling it (engines.yaml) */
+    const char *name;
+    const char *flags; /* the release's flag list, under docs/engines/ */
+    /* --attention-backend chooses Transformer Engine's attention (0.19
+     * asserts that NVTE_FLASH_ATTN and NVTE_FUSED_ATTN agree with it,
+     * megatron/core/models/common/language_module/language_module.py);
+     * false: the NVTE_* variables choose it (r0.8) */
+    bool attention_backend;
+    /* unequal stages: --account-for-embedding/loss-in-pipeline-split,
+     * --decoder-first/last-pipeline-num-layers (vpp 1) and
+     * --pipeline-model-parallel-layout (vpp > 1); false: equal only */
+    bool uneven;
+    const char *zero_why; /* why ZeRO 2 and 3 are not written */
+} release;
 
-/* the model and training settings r0.8 cannot take, or NULL */
-const char *plc_export_megatron_model_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,
-                                             const plc_engine_profile *p, char *buf, size_t size)
+static const release releases[] = {
+    {PLC_ENGINE_MEGATRON, "Megatron-Core 0.19 (core_v0.19.0, commit 5be9626709)", "megatron-core-0.19-flags.txt", true,
+     true, "this export writes Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO 1) only, not "
+           "Megatron-FSDP (--use-megatron-fsdp), whose buffers the profile does not model"},
+    {PLC_ENGINE_MEGATRON_R0_8, "Megatron-Core r0.8 (core_v0.8.0, commit baf94af3c6)", "megatron-core-r0.8-flags.txt",
+     false, false, "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP"},
+};
+
+static const release *release_of(plc_engine e)
 {
-    (void)m, (void)l, (void)p;
+    for (size_t i = 0; i < sizeof releases / sizeof releases[0]; i++)
+        if (releases[i].engine == e) return &releases[i];
+    return &releases[0];
+}
+
+/* the model and training settings release r cannot take, or NULL */
+static const char *model_unsaid(const release *r, const plc_model *m, const plc_train *t, char *buf, size_t size)
+{
+    (void)m;
     if (t->warmup_steps >= t->decay_steps) {
         snprintf(buf, size, "lr.warmup = %lld is not below the decay's end (%lld steps): %s asserts "
                             "lr_warmup_steps < lr_decay_steps (megatron/training/optimizer_param_scheduler.py)",
-                 (long long)t->warmup_steps, (long long)t->decay_steps, MEGATRON_RELEASE);
+                 (long long)t->warmup_steps, (long long)t->decay_steps, r->name);
         return buf;
     }
     return NULL;
 }
 
-/* why r0.8's flags cannot express layout l of model m under profile p, or
- * NULL: what the profile's runs lists may allow but the release has no flag
- * or accepts no value for */
-const char *plc_export_megatron_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,
-                                       const plc_engine_profile *p, char *buf, size_t size)
+/* why release r's flags cannot express layout l of model m under profile
+ * p, or NULL: what the profile's runs lists may allow but the release has
+ * no flag or accepts no value for */
+static const char *layout_unsaid(const release *r, const plc_model *m, const plc_layout *l, const plc_engine_profile *p,
+                                 char *buf, size_t size)
 {
-    (void)m, (void)t;
-    if (l->zero > 1)
-        snprintf(buf, size, "zero = %lld: %s shards the optimizer state only (--use-distributed-optimizer); "
-                            "it has no FSDP", (long long)l->zero, MEGATRON_RELEASE);
+    if (!r->uneven && plc_uneven_stages_needed(m->layers, l))
+        snprintf(buf, size, "pp * vpp = %lld stages of unequal layer counts (layers = %lld): %s asserts that pp divides "
+                            "layers (and pp * vpp with the interleaved schedule)",
+                 (long long)(l->pp * l->vpp), (long long)m->layers, r->name);
+    else if (l->zero > 1)
+        snprintf(buf, size, "zero = %lld: %s", (long long)l->zero, r->zero_why);
     else if (l->attention != PLC_ATTN_FUSED && l->attention != PLC_ATTN_FLASH2)
         snprintf(buf, size, "attention = %s: %s runs Transformer Engine's FlashAttention-2 path or its "
                             "unfused attention with the fused masked softmax (fused)", plc_attention_name(l->attention),
-                 MEGATRON_RELEASE);
+                 r->name);
     else if (l->recompute == PLC_RECOMPUTE_EVERY)
         snprintf(buf, size, "recompute = every: %s checkpoints the first k layers of a stage (block) or all (uniform), "
-                            "not every k-th", MEGATRON_RELEASE);
+                            "not every k-th", r->name);
     else if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1 && p->p2p_overlap <= 0 && l->pp <= 2)
         snprintf(buf, size, "interleaved with pp = %lld and p2p overlap off (the profile's p2p_overlap 0): %s "
-                            "asserts pp > 2 with --no-overlap-p2p-communication", (long long)l->pp, MEGATRON_RELEASE);
+                            "asserts pp > 2 with --no-overlap-p2p-communication", (long long)l->pp, r->name);
     else return NULL;
     return buf;
 }
 
-void plc_export_megatron_write(FILE *out, const plc_export_in *in)
+/* Does --account-for-embedding-in-pipeline-split with
+ * --account-for-loss-in-pipeline-split split the layers as plc does? Those
+ * count the embedding and the loss as a layer each: (layers + 2) / n on
+ * each of the n = pp * vpp virtual stages, one fewer on the first and the
+ * last (megatron/core/transformer/transformer_block.py,
+ * get_num_layers_to_build); *per is that count. */
+static bool account_split(int64_t layers, int64_t n, int64_t *per)
+{
+    if (n < 2 || (layers + 2) % n) return false;
+    *per = (layers + 2) / n;
+    for (int64_t s = 0; s < n; s++)
+        if (plc_stage_layers(layers, n, s) != *per - (s == 0) - (s == n - 1)) return false;
+    return true;
+}
+
+/* the pipeline split's flags: equal (virtual) stages, the account flags
+ * where they give plc's split, else --decoder-first/last-pipeline-num-layers
+ * (vpp 1: with a virtual pipeline Megatron wants those counts divisible by
+ * vpp) or --pipeline-model-parallel-layout, one entry a virtual stage in
+ * order v * pp + r ("E" the embedding, "t" a layer, "L" the loss: 32
+ * layers on 12 virtual stages, "Et*1|(t*3|)*10,t*1L") */
+static void write_split(FILE *out, const plc_model *m, const plc_layout *l, const plc_engine_profile *p)
+{
+    int64_t n = l->pp * l->vpp, per;
+    bool inter = l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1;
+    const char *p2p = inter && p->p2p_overlap <= 0 ? " --no-overlap-p2p-communication" : "";
+    if (!plc_uneven_stages_needed(m->layers, l)) {
+        if (inter) fprintf(out, "    --num-layers-per-virtual-pipeline-stage %lld%s\n", (long long)(m->layers / n), p2p);
+        return;
+    }
+    if (account_split(m->layers, n, &per)) {
+        fprintf(out, "    --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split\n");
+        if (inter) fprintf(out, "    --num-layers-per-virtual-pipeline-stage %lld%s\n", (long long)per, p2p);
+        return;
+    }
+    if (!inter) {
+        fprintf(out, "    --decoder-first-pipeline-num-layers %lld --decoder-last-pipeline-num-layers %lld\n",
+                (long long)plc_stage_layers(m->layers, l->pp, 0), (long long)plc_stage_layers(m->layers, l->pp, l->pp - 1));
+        return;
+    }
+    int64_t first = plc_stage_layers(m->layers, n, 0), mid = plc_stage_layers_middle(m->layers, n),
+            last = plc_stage_layers(m->layers, n, n - 1);
+    fprintf(out, "    --pipeline-model-parallel-layout \"Et*%lld|(t*%lld|)*%lld,t*%lldL\"%s\n", (long long)first,
+            (long long)mid, (long long)(n - 2), (long long)last, p2p);
+}
+
+static void write_script(const release *r, FILE *out, const plc_export_in *in)
 {
     const plc_model *m = &in->model;
     const plc_train *t = &in->train;
@@ -99,7 +176,7 @@ void plc_export_megatron_write(FILE *out, const plc_export_in *in)
             "#\n"
             "# Run it on every node with NODE_RANK and MASTER_ADDR set, MEGATRON_LM\n"
             "# naming a checkout of %s: the flags are that\n"
-            "# release's (docs/engines/megatron-core-r0.8-flags.txt). Extra arguments are passed on.\n"
+            "# release's (docs/engines/%s). Extra arguments are passed on.\n"
             "set -euo pipefail\n"
             ": \"${MEGATRON_LM:?set MEGATRON_LM to a Megatron-LM checkout}\"\n"
             "NNODES=%lld\n"
@@ -115,15 +192,20 @@ void plc_export_megatron_write(FILE *out, const plc_export_in *in)
             p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
             tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
             plc_attention_name(l->attention),
-            l->attention == PLC_ATTN_FLASH2 ? "Transformer Engine's flash-attn path (NVTE_FLASH_ATTN=1, NVTE_FUSED_ATTN=0)"
-                                            : "Transformer Engine's unfused attention with the fused masked softmax "
-                                              "(NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=0)",
+            l->attention == PLC_ATTN_FLASH2
+                ? (r->attention_backend ? "Transformer Engine's flash-attn path, FlashAttention-2 (--attention-backend flash)"
+                                        : "Transformer Engine's flash-attn path (NVTE_FLASH_ATTN=1, NVTE_FUSED_ATTN=0)")
+                : (r->attention_backend ? "Transformer Engine's unfused attention with the fused masked softmax "
+                                          "(--attention-backend unfused)"
+                                        : "Transformer Engine's unfused attention with the fused masked softmax "
+                                          "(NVTE_FLASH_ATTN=0, NVTE_FUSED_ATTN=0)"),
             vocab_pad,
             t->data_path ? "plc's token file; --data-path wants a Megatron indexed dataset prefix (.bin/.idx): convert it first"
                          : "synthetic in plc; Megatron-LM's mock dataset with the null tokenizer here",
-            MEGATRON_RELEASE, (long long)in->nodes, (long long)in->gpus_per_node,
-            l->attention == PLC_ATTN_FLASH2 ? "export NVTE_FLASH_ATTN=1 NVTE_FUSED_ATTN=0\n"
-                                            : "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n");
+            r->name, r->flags, (long long)in->nodes, (long long)in->gpus_per_node,
+            r->attention_backend              ? ""
+            : l->attention == PLC_ATTN_FLASH2 ? "export NVTE_FLASH_ATTN=1 NVTE_FUSED_ATTN=0\n"
+                                              : "export NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0\n");
     fprintf(out, "    # model\n");
     fprintf(out, "    --num-layers %lld --hidden-size %lld --ffn-hidden-size %lld\n", (long long)m->layers,
             (long long)m->hidden, (long long)m->ffn_hidden);
@@ -143,10 +225,11 @@ void plc_export_megatron_write(FILE *out, const plc_export_in *in)
     fprintf(out, "    # layout\n");
     fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
             (long long)l->tp, (long long)l->pp, (long long)l->cp);
+    if (r->attention_backend)
+        fprintf(out, "    %s\n", l->attention == PLC_ATTN_FLASH2 ? "--attention-backend flash --flash-attention-version 2"
+                                                                  : "--attention-backend unfused");
     if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
-    if (l->schedule == PLC_SCHED_INTERLEAVED && l->vpp > 1)
-        fprintf(out, "    --num-layers-per-virtual-pipeline-stage %lld%s\n", (long long)(m->layers / (l->pp * l->vpp)),
-                p->p2p_overlap > 0 ? "" : " --no-overlap-p2p-communication");
+    write_split(out, m, l, p);
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
     if (l->recompute == PLC_RECOMPUTE_FULL)
         fprintf(out, "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n");
@@ -183,3 +266,26 @@ void plc_export_megatron_write(FILE *out, const plc_export_in *in)
             "    \"$MEGATRON_LM/pretrain_gpt.py\" \"${ARGS[@]}\" \"$@\"\n");
 }
 
+
+/* ---- the entry points, one set a release ------------------------------------------ */
+
+#define RELEASE_ENTRIES(suffix, engine)                                                                                 \
+    const char *plc_export_megatron##suffix##_model_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l, \
+                                                           const plc_engine_profile *p, char *buf, size_t size)         \
+    {                                                                                                                   \
+        (void)l, (void)p;                                                                                               \
+        return model_unsaid(release_of(engine), m, t, buf, size);                                                       \
+    }                                                                                                                   \
+    const char *plc_export_megatron##suffix##_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,       \
+                                                     const plc_engine_profile *p, char *buf, size_t size)               \
+    {                                                                                                                   \
+        (void)t;                                                                                                        \
+        return layout_unsaid(release_of(engine), m, l, p, buf, size);                                                   \
+    }                                                                                                                   \
+    void plc_export_megatron##suffix##_write(FILE *out, const plc_export_in *in)                                        \
+    {                                                                                                                   \
+        write_script(release_of(engine), out, in);                                                                      \
+    }
+
+RELEASE_ENTRIES(, PLC_ENGINE_MEGATRON)
+RELEASE_ENTRIES(_r0_8, PLC_ENGINE_MEGATRON_R0_8)

@@ -345,7 +345,7 @@ int plc_engine_profile_load(plc_arena *a, plc_diag *d, plc_engine e, const plc_l
     if (!set.has[e]) {
         if (at) plc_diag_error(d, *at, "no profile for engine '%s' in %s", plc_engine_name(e), path);
         else plc_diag_error_noloc(d, "no profile for engine '%s' (the default) in %s", plc_engine_name(e), path);
-        plc_diag_hint(d, "a profiles file gives plrun, megatron and fsdp2 (docs/engines.md)");
+        plc_diag_hint(d, "a profiles file gives %s (docs/engines.md)", plc_join_names(a, plc_engine_names, PLC_ENGINE_COUNT));
         return d->errors - before;
     }
     *out = set.profile[e];

@@ -41,7 +41,7 @@ static const plc_key_def train_keys[] = {
     K("global_batch", PLC_KEY_BATCH, 0, NULL, true, "sequences per optimizer step (or a token count: 4M tokens)"),
     K("steps", PLC_KEY_INT, 0, NULL, true, "optimizer steps, e.g. steps = 1000"),
     K("precision", PLC_KEY_ENUM, 0, plc_precision_names, false, "bf16, fp32 or fp8 (H100, H200); default bf16"),
-    K("engine", PLC_KEY_ENUM, 0, plc_engine_names, false, "runtime the layout is for: plrun, megatron or fsdp2; default plrun"),
+    K("engine", PLC_KEY_ENUM, 0, plc_engine_names, false, "runtime the layout is for: plrun, megatron, megatron_r0_8 or fsdp2; default plrun"),
     K("seed", PLC_KEY_INT, 0, NULL, false, "seed of weights and synthetic data; default 1"),
     K("data", PLC_KEY_DATA, 0, NULL, false, "synthetic or a token file \"path\"; default synthetic"),
     K("optimizer", PLC_KEY_ENUM, 0, plc_optimizer_names, false, "adamw (the only one); default adamw"),

@@ -52,8 +52,9 @@ typedef enum plc_attention {
  * engines.yaml (what it keeps, overlaps, recomputes and can run) */
 typedef enum plc_engine {
     PLC_ENGINE_PLRUN,    /* plc's runtime: the plan is the program */
-    PLC_ENGINE_MEGATRON, /* Megatron-LM (Megatron-Core) */
+    PLC_ENGINE_MEGATRON, /* Megatron-LM, the current Megatron-Core release */
     PLC_ENGINE_FSDP2,    /* a PyTorch FSDP2 trainer (torchtitan) */
+    PLC_ENGINE_MEGATRON_R0_8, /* Megatron-LM at Megatron-Core r0.8 (2024) */
     PLC_ENGINE_COUNT
 } plc_engine;
 

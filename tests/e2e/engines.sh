@@ -35,9 +35,9 @@ layout {
 }
 EOF
 
-declare -A describes=([plrun]="plc's runtime, exact static plan" [megatron]="Megatron-Core r0.8 profile"
-                      [fsdp2]="torchtitan FSDP2 profile")
-for e in plrun megatron fsdp2; do
+declare -A describes=([plrun]="plc's runtime, exact static plan" [megatron]="Megatron-Core 0.19 profile"
+                      [megatron_r0_8]="Megatron-Core r0.8 profile" [fsdp2]="torchtitan FSDP2 profile")
+for e in plrun megatron megatron_r0_8 fsdp2; do
     "$plc" solve --all "$tmp/s.plan" -D train.engine=$e > "$tmp/$e.txt" 2>&1 || { cat "$tmp/$e.txt"; fail "solve under $e"; }
     grep -qF "engine: $e (${describes[$e]})" "$tmp/$e.txt" || { head -3 "$tmp/$e.txt"; fail "$e not named with its profile"; }
     "$plc" explain "$tmp/s.plan" -D train.engine=$e > "$tmp/$e.explain" 2>&1 || fail "explain under $e"
@@ -59,7 +59,7 @@ e = sys.argv[2]
 assert d["engine"] == e, d["engine"]
 assert d["engine_profile"], d
 for l in d["layouts"]:
-    if e == "megatron":
+    if e in ("megatron", "megatron_r0_8"):
         assert l["schedule"] in ("1f1b", "interleaved") and l["zero"] in (0, 1), l
         assert l["attention"] in ("fused", "flash2") and l["fused_rmsnorm"] == "on", l
     if e == "fsdp2":

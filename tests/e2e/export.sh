@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # plc export --megatron / --torchtitan: every Megatron-LM flag written is one
-# the argument parser of Megatron-Core r0.8, the release the megatron profile
-# models, defines (docs/engines/megatron-core-r0.8-flags.txt, read from its
-# arguments.py at the commit named there); every torchtitan field set or read
+# the argument parser of the release the modelled profile describes defines:
+# Megatron-Core 0.19 for engine megatron (docs/engines/megatron-core-0.19-flags.txt),
+# r0.8 for megatron_r0_8 (docs/engines/megatron-core-r0.8-flags.txt), each
+# read from its arguments.py at the commit named there; every torchtitan field set or read
 # is one of its configuration classes (docs/engines/torchtitan-keys.txt);
 # the values are the plan's or the spec's; the model is the spec's (the GPT
 # or the Llama block, dropout 0, the optimizer and schedule); a spec is solved
@@ -11,18 +12,24 @@
 set -u
 . "$(dirname "$0")/plc_lib.bash"
 ex=$PLC_ROOT/examples
-flags=$PLC_ROOT/docs/engines/megatron-core-r0.8-flags.txt
+flags=$PLC_ROOT/docs/engines/megatron-core-0.19-flags.txt
+flags08=$PLC_ROOT/docs/engines/megatron-core-r0.8-flags.txt
 keys=$PLC_ROOT/docs/engines/torchtitan-keys.txt
-grep -q '^# NVIDIA/Megatron-LM commit [0-9a-f]\{40\}' "$flags" || die "flag list names no commit"
+for f in "$flags" "$flags08"; do
+    grep -q '^# NVIDIA/Megatron-LM commit [0-9a-f]\{40\}' "$f" || die "$f names no commit"
+done
 grep -q 'pytorch/torchtitan commit [0-9a-f]\{40\}' "$keys" || die "key list names no commit"
 
-megatron_ok() { # SCRIPT: bash syntax, executable, dropout 0, every flag on the list
+megatron_ok() { # SCRIPT [FLAG LIST]: bash syntax, executable, dropout 0, every flag on
+    # the list of the release it was written for (default: 0.19's), which it names
+    local list=${2:-$flags}
+    grep -q "^# release's (docs/engines/$(basename "$list"))" "$1" || die "$1: does not name $(basename "$list")"
     bash -n "$1" || die "$1: not valid bash"
     [ "$(stat -c %a "$1")" = 755 ] || die "$1: mode $(stat -c %a "$1"), want 755"
     grep -q -- '--attention-dropout 0 --hidden-dropout 0' "$1" || die "$1: dropout not 0"
     sed -n '/^ARGS=(/,/^)/p' "$1" | grep -o -- '--[a-z0-9-]*' | sort -u >"$tmp/used"
     [ -s "$tmp/used" ] || die "$1: no flags"
-    local bad; bad=$(grep -vxFf <(grep -v '^#' "$flags") "$tmp/used")
+    local bad; bad=$(grep -vxFf <(grep -v '^#' "$list") "$tmp/used")
     [ -z "$bad" ] || die "$1: flags Megatron-LM does not define: $bad"
 }
 arg() { sed -n '/^ARGS=(/,/^)/p' "$1" | grep -o -- "$2 [^ ]*" | head -1 | cut -d' ' -f2; }
@@ -47,8 +54,12 @@ grep -q -- '--sequence-parallel' "$tmp/7b.sh" || die "sp"
 grep -q -- '--bf16' "$tmp/7b.sh" || die "precision"
 grep -q -- '--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather' "$tmp/7b.sh" || die "zero 1"
 # the overlap flags are the megatron profile's: TP overlap (with sp) in the
-# built-in r0.8 profile, none under the 2021 profile of calibration/
-grep -q -- '--sequence-parallel --tp-comm-overlap' "$tmp/7b.sh" || die "r0.8 profile: no --tp-comm-overlap"
+# built-in 0.19 profile, none under the 2021 profile of calibration/;
+# 0.19 picks the attention with --attention-backend (it asserts that the
+# NVTE_* variables agree), r0.8 with those variables
+grep -q -- '--sequence-parallel --tp-comm-overlap' "$tmp/7b.sh" || die "0.19 profile: no --tp-comm-overlap"
+grep -q -- '--attention-backend flash --flash-attention-version 2' "$tmp/7b.sh" || die "0.19: flash2 backend flag"
+grep -q 'NVTE_' <(sed -n '/^set -euo/,$p' "$tmp/7b.sh") && die "0.19: NVTE_* variables set"
 PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export --megatron "$tmp/7b.bin" \
     -o "$tmp/7b-2021.sh" 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'zero = 1, which Megatron-LM has no equivalent for (Megatron-LM 2021-2022 profile' "$tmp/err" ||
@@ -65,7 +76,7 @@ PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export 
     -D layout.recompute=full -D layout.zero=0 -D layout.attention=fused -o "$tmp/7bz0.bin" >/dev/null || die "compile 7b zero 0 pp 4"
 PLC_ENGINES="$PLC_ROOT/calibration/engines-megatron-lm-2021.yaml" "$PLC" export --megatron "$tmp/7bz0.bin" \
     -o "$tmp/7b-2021.sh" || die "2021 profile, zero 0 plan"
-grep -q 'NVTE_FLASH_ATTN=0 NVTE_FUSED_ATTN=0' "$tmp/7b-2021.sh" || die "fused attention: TE's unfused path"
+grep -q -- '--attention-backend unfused' "$tmp/7b-2021.sh" || die "fused attention: TE's unfused path"
 megatron_ok "$tmp/7b-2021.sh"
 sed -n '/^ARGS=(/,/^)/p' "$tmp/7b-2021.sh" | grep -q -- '--overlap\|--tp-comm-overlap' && die "2021 profile: overlap flags written"
 grep -q -- '--no-overlap-p2p-communication' "$tmp/7b-2021.sh" || die "2021 profile: p2p overlap not turned off"
@@ -80,7 +91,7 @@ grep -q -- '--no-overlap-p2p-communication' "$tmp/7b-2021.sh" || die "2021 profi
 grep -q 'hint: export the spec instead' "$tmp/err" || die "modular plan: no hint"
 "$PLC" export --megatron "$ex/llama70b-h100.plan" -o "$tmp/70b.sh" 2>"$tmp/err" || die "export --megatron spec"
 megatron_ok "$tmp/70b.sh"
-grep -q '^plc export: modelling engine megatron (Megatron-Core r0.8 profile): the spec names none' "$tmp/err" ||
+grep -q '^plc export: modelling engine megatron (Megatron-Core 0.19 profile): the spec names none' "$tmp/err" ||
     die "stderr does not say which engine's model"
 grep -q '^# Layout: .*schedule=\(1f1b\|interleaved\)' "$tmp/70b.sh" || die "70b: not a schedule Megatron runs"
 grep -q '^# Note:' "$tmp/70b.sh" && die "70b: solved with megatron's profile, no note expected"
@@ -112,10 +123,49 @@ grep -q -- '--adam-beta1 0.9 --adam-beta2 0.95 --adam-eps 1e-08 --weight-decay 0
     die "spec naming fsdp2 exported for megatron: exit $rc, want 1"
 "$PLC" export --megatron "$ex/gpt2-small.plan" -D train.engine=megatron >/dev/null 2>"$tmp/err" &&
     grep -q "modelling engine megatron .*the spec's train.engine" "$tmp/err" || die "spec naming megatron"
-# what r0.8 cannot take is refused, not dropped
+# what Megatron-LM cannot take is refused, not dropped
 "$PLC" export --megatron "$ex/gpt2-small.plan" -D train.lr.warmup=1000 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'asserts lr_warmup_steps < lr_decay_steps' "$tmp/err" || die "warmup = decay: exit $rc, want 1"
 [ "$(arg "$tmp/70b.sh" --num-query-groups)" = 8 ] || die "GQA"
+# r0.8 stays selectable: train.engine = megatron_r0_8 is solved with its
+# profile and written in its flags (the NVTE_* variables choose attention)
+"$PLC" export --megatron "$ex/llama7b-a100.plan" -D train.engine=megatron_r0_8 -o "$tmp/7b-r08.sh" 2>"$tmp/err" ||
+    die "export --megatron, engine megatron_r0_8"
+grep -q '^plc export: modelling engine megatron_r0_8 (Megatron-Core r0.8 profile)' "$tmp/err" || die "r0.8: which model"
+megatron_ok "$tmp/7b-r08.sh" "$flags08"
+grep -q '^export NVTE_FLASH_ATTN=1 NVTE_FUSED_ATTN=0' "$tmp/7b-r08.sh" || die "r0.8: NVTE variables"
+grep -q -- '--attention-backend' "$tmp/7b-r08.sh" && die "r0.8: a 0.19 flag"
+grep -q 'Megatron-Core r0.8 (core_v0.8.0' "$tmp/7b-r08.sh" || die "r0.8: release not named"
+# r0.8 asserts that pp divides layers: unequal stages are refused
+"$PLC" export --megatron "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -D train.engine=megatron_r0_8 \
+    >/dev/null 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'pp = 6 does not divide layers = 32; engine megatron_r0_8 runs equal stages only' "$tmp/err" ||
+    die "r0.8, pp 6 over 32 layers: exit $rc, want 1 and the reason"
+
+# Llama 3.1 405B (126 layers) under the current profile: Meta's layout, tp 8,
+# pp 16, interleaved, one layer fewer on the first and the last stage, is
+# accepted and predicted; the export counts the embedding and the loss as
+# layers (126 + 2 = 128, 8 a rank), never --decoder-first/last-pipeline-num-layers
+# with a virtual pipeline (Megatron wants those divisible by vpp)
+"$PLC" export --megatron "$ex/llama405b-h100.plan" -o "$tmp/405.sh" 2>"$tmp/err" || die "405b: exit $?"
+megatron_ok "$tmp/405.sh"
+# its layout is plc solve -D train.engine=megatron's best
+"$PLC" solve "$ex/llama405b-h100.plan" -D train.engine=megatron --top 1 >"$tmp/solve405.txt" 2>&1 || die "solve 405b megatron"
+want=$(awk '$1 == "1" { print $2, $3, $4, $5, $7 }' "$tmp/solve405.txt")
+got=$(sed -n 's/^# Layout: dp=\([0-9]*\) tp=\([0-9]*\) pp=\([0-9]*\) cp=\([0-9]*\) sp=[a-z]* vpp=\([0-9]*\).*/\1 \2 \3 \4 \5/p' "$tmp/405.sh")
+[ -n "$want" ] && [ "$want" = "$got" ] || die "405b: exported dp tp pp cp vpp '$got', plc solve -D train.engine=megatron '$want'"
+for vpp in 2 4; do
+    "$PLC" export --megatron "$ex/llama405b-h100.plan" -D layout.tp=8 -D layout.pp=16 -D layout.dp=128 -D layout.cp=1 \
+        -D layout.schedule=interleaved -D layout.vpp=$vpp -o "$tmp/405m.sh" 2>"$tmp/err" || die "405b, Meta's layout, vpp $vpp"
+    megatron_ok "$tmp/405m.sh"
+    grep -q "^# Layout: dp=128 tp=8 pp=16 cp=1 .*vpp=$vpp .*schedule=interleaved" "$tmp/405m.sh" || die "405b: not the pinned layout"
+    grep -q '^# plc predicts [0-9.]* s per step' "$tmp/405m.sh" || die "405b: no prediction"
+    grep -q -- '--account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split' "$tmp/405m.sh" ||
+        die "405b vpp $vpp: no account flags"
+    [ "$(arg "$tmp/405m.sh" --num-layers-per-virtual-pipeline-stage)" = $((128 / 16 / vpp)) ] ||
+        die "405b vpp $vpp: layers a virtual stage"
+    grep -q -- '--decoder-first\|--decoder-last\|--pipeline-model-parallel-layout' "$tmp/405m.sh" && die "405b: other split flags"
+done
 
 # torchtitan: a module Python compiles, only known keys, the plan's values
 "$PLC" export --torchtitan "$tmp/7b.bin" >/dev/null 2>"$tmp/err"; rc=$?
@@ -245,13 +295,15 @@ PLC_ENGINES="$tmp/engines-1f1b.yaml" "$PLC" export --megatron "$ex/llama7b-a100.
 # 1) torchtitan gets each stage's modules; plc compile (plrun) refuses.
 # Interleaved (uneven_stages 2): 32 layers on pp 4 with vpp 3 run as 12
 # virtual stages 1, 3 x 10, 1 (ranks 7, 9, 9, 7), which torchtitan takes
-# as layers_per_stage 3 with 2 less on each end. The megatron profile runs
-# unequal stages with vpp 1 (Megatron-Core r0.9 and later), but r0.8's flags,
-# which the export writes, cannot say them: refused with the reason
+# as layers_per_stage 3 with 2 less on each end. Megatron-Core 0.19 writes
+# the first and last counts with vpp 1, and the interleaved split as
+# --pipeline-model-parallel-layout, one entry a virtual stage (34 slots do
+# not divide by 12, so the embedding and loss flags do not give this split)
 "$PLC" export --megatron "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -D train.engine=megatron \
-    -o "$tmp/uneven.sh" 2>"$tmp/err"; rc=$?
-[ $rc -eq 2 ] && grep -q 'pp = 6 stages of unequal layer counts (layers = 32), which the Megatron-Core r0.8 .* flags this export writes cannot say' "$tmp/err" ||
-    die "export --megatron, pp 6 over 32 layers: exit $rc, want 2 and the reason"
+    -o "$tmp/uneven.sh" 2>"$tmp/err" || die "export --megatron, pp 6 over 32 layers: exit $?"
+megatron_ok "$tmp/uneven.sh"
+grep -q -- '--decoder-first-pipeline-num-layers 4 --decoder-last-pipeline-num-layers 4$' "$tmp/uneven.sh" ||
+    die "pp 6 over 32 layers: not 4, 6 x 4, 4"
 "$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D cluster.nodes=3 -D layout.pp=6 -D train.engine=fsdp2 \
     -D layout.zero=3 -o "$tmp/uneven_tt.py" || die "export --torchtitan, pp 6 over 32 layers"
 "$PLC" export --torchtitan "$ex/tiny.plan" -D model.layers=9 -D layout.pp=8 -D train.engine=fsdp2 -D layout.zero=3 \
@@ -259,9 +311,22 @@ PLC_ENGINES="$tmp/engines-1f1b.yaml" "$PLC" export --megatron "$ex/llama7b-a100.
 "$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D layout.pp=4 -D layout.vpp=3 -D layout.schedule=interleaved \
     -D train.engine=fsdp2 -D layout.zero=3 -o "$tmp/uneven_il.py" || die "export --torchtitan, pp 4 vpp 3 over 32 layers"
 "$PLC" export --megatron "$ex/llama7b-a100.plan" -D layout.pp=4 -D layout.vpp=3 -D layout.schedule=interleaved \
-    -o "$tmp/uneven_il.sh" 2>"$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q 'error: pp \* vpp = 12 does not divide layers = 32' "$tmp/err" ||
-    die "export --megatron of unequal virtual stages: exit $rc, want 1 and the reason"
+    -o "$tmp/uneven_il.sh" 2>"$tmp/err" || die "export --megatron of unequal virtual stages: exit $?"
+megatron_ok "$tmp/uneven_il.sh"
+grep -q -- '--num-layers-per-virtual-pipeline-stage\|--decoder-first\|--account-for' "$tmp/uneven_il.sh" &&
+    die "pp 4 vpp 3: split flags beside the layout"
+# the layout unrolled as Megatron-Core reads it (pipeline_parallel_layer_layout.py,
+# parse_str_to_list): the virtual stages 1, 3 x 10, 1, the embedding first, the loss last
+/usr/bin/python3 - "$(sed -n 's/.*--pipeline-model-parallel-layout "\([^"]*\)".*/\1/p' "$tmp/uneven_il.sh")" <<'PY' ||
+import re, sys
+s = sys.argv[1].replace(",", "")
+for pat in (r'\(([^)]+)\)\*(\d+)', r'(.)\*(\d+)'):
+    s = re.sub(pat, lambda x: x.group(1) * int(x.group(2)), s)
+stages = s.split("|")
+assert [st.count("t") for st in stages] == [1] + [3] * 10 + [1], stages
+assert stages[0].startswith("E") and stages[-1].endswith("L") and s.count("E") == 1 and s.count("L") == 1, stages
+PY
+    die "pp 4 vpp 3: the layout string is not plc's split"
 /usr/bin/python3 - "$keys" "$tmp/uneven_tt.py" "$tmp/uneven_fqns.py" "$tmp/uneven_il.py" <<'PY' || die "torchtitan module, unequal stages"
 import ast, sys
 known = {l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}

@@ -46,7 +46,10 @@ odd = dict(rows[0], row_id="X-ssm", arch="mamba")
 # a layout far too large for the GPU: predicted not to fit, with its memory
 big = dict(rows[0], row_id="X-oom", micro_batch="64", recompute="none", global_batch=str(64 * int(rows[0]["dp"])))
 by_id = {r["row_id"]: r for r in rows}
-uneven = dict(by_id["MH-5"], row_id="X-uneven", layers=str(int(by_id["MH-5"]["layers"]) + 1))
+# one layer more than MH-5 (pp 2 then no longer divides it), on the current
+# Megatron-Core, which splits unequal stages (r0.8, MH-5's own, does not)
+uneven = dict(by_id["MH-5"], row_id="X-uneven", layers=str(int(by_id["MH-5"]["layers"]) + 1),
+              framework="Megatron-Core 0.19")
 uneven21 = dict(by_id["NA-5"], row_id="X-uneven-2021", layers=str(int(by_id["NA-5"]["layers"]) + 1))
 spelled = dict(by_id["MH-2"], row_id="X-spelled", arch="GPT-3", attention="flash3", precision="bf16-mixed",
                gpu="NVIDIA H100 80GB HBM3", schedule="{PipeDream-Flush, Interleaved1F1B}")
@@ -59,6 +62,7 @@ titan = dict(by_id["MH-5"], row_id="X-405b-titan", source="invented for tests/e2
              cp="1", vpp="2", micro_batch="1", schedule="interleaved", recompute="full", sp="1", zero="3",
              framework="torchtitan", notes="invented row: Llama 3.1 405B's shape and layout, no measurement")
 titan_mc = dict(titan, row_id="X-405b-mcore", zero="1", framework="Megatron-Core r0.8")
+titan_mc19 = dict(titan, row_id="X-405b-mcore19", zero="1", framework="Megatron-Core 0.19")
 invented = dict(source="invented for tests/e2e/fidelity.sh (not a measurement)", notes="invented row, no measurement")
 mds = dict(by_id["MH-3"], row_id="X-mds", tp="4", pp="4", dp="12", vpp="1", schedule="1f1b", sp="0", zero="1",
            attention="fused", framework="Megatron-DeepSpeed", **invented)
@@ -77,7 +81,7 @@ cols = list(rows[0].keys()) + ["extra"]
 with open(sys.argv[2], "w", newline="") as f:
     w = csv.DictWriter(f, fieldnames=cols)
     w.writeheader()
-    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, spelled, pcie, nobatch, block, mds, mds_uneven, mds_zero2,
+    for r in rows + [odd, big, uneven, uneven21, titan, titan_mc, titan_mc19, spelled, pcie, nobatch, block, mds, mds_uneven, mds_zero2,
                      mds_zero0, mds_zero0_fp16, mds_zero3, ds3, foundry]:
         w.writerow(dict(r, extra="ignored"))
 PY
@@ -91,6 +95,8 @@ grep -qx 'X-ssm,n/a,,,' "$tmp/pred.csv" || { echo "FAIL: the SSM row is not n/a"
 grep -q 'X-ssm.*architecture' "$tmp/pred.err" || { echo "FAIL: no reason on stderr for the n/a row"; exit 1; }
 grep -qE '^X-oom,0,,,[0-9]+\.[0-9]{2}$' "$tmp/pred.csv" ||
     { echo "FAIL: the row too large to fit is not pred_fits 0 with its memory"; grep X-oom "$tmp/pred.csv"; exit 1; }
+grep -qE '^X-uneven,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
+    { echo "FAIL: Megatron-Core 0.19's row of unequal stages has no prediction"; grep X-uneven "$tmp/pred.csv"; exit 1; }
 grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs equal stages only' "$tmp/pred.err" ||
     { echo "FAIL: the 2021 profile's row of unequal stages is not n/a with its reason"; exit 1; }
 # other spellings: modelled as what they name, with a warning; the same
@@ -109,8 +115,10 @@ grep -qE '^X-block,1,' "$tmp/pred.csv" ||
 grep -qE '^X-405b-titan,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
     { echo "FAIL: torchtitan's interleaved row of unequal stages has no prediction"; grep X-405b "$tmp/pred.csv"; exit 1; }
 grep -qx 'X-405b-mcore,n/a,,,' "$tmp/pred.csv" &&
-    grep -q 'engine megatron runs unequal stages with schedule gpipe or 1f1b only, not interleaved' "$tmp/pred.err" ||
-    { echo "FAIL: Megatron-Core's interleaved row of unequal stages is not n/a with its reason"; exit 1; }
+    grep -q 'engine megatron_r0_8 runs equal stages only' "$tmp/pred.err" ||
+    { echo "FAIL: Megatron-Core r0.8's interleaved row of unequal stages is not n/a with its reason"; exit 1; }
+grep -qE '^X-405b-mcore19,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
+    { echo "FAIL: Megatron-Core 0.19's interleaved row of unequal stages has no prediction"; grep X-405b "$tmp/pred.csv"; exit 1; }
 # other frameworks: each row predicted under its framework's engine and
 # profile (the generated spec says which), with the warning where a
 # framework is modelled by another's profile

@@ -166,6 +166,16 @@ static void test_shipped_profiles(void)
     CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_zero, 3));
     CU_ASSERT_FALSE(plc_engine_offers(mg, PLC_LD_attention, PLC_ATTN_NAIVE));
     CU_ASSERT_DOUBLE_EQUAL(mg->fused_swiglu, 1, 0);
+    /* Megatron-Core 0.19 against r0.8: the same figures and runs lists but
+     * the pipeline split (docs/engines.md: 0.19 splits unequal stages, with
+     * the interleaved schedule too; r0.8 equal stages only) */
+    const plc_engine_profile *m8 = &set.profile[PLC_ENGINE_MEGATRON_R0_8];
+    CU_ASSERT_DOUBLE_EQUAL(mg->uneven_stages, 2, 0);
+    CU_ASSERT_DOUBLE_EQUAL(m8->uneven_stages, 0, 0);
+    plc_engine_profile same = *m8;
+    same.uneven_stages = mg->uneven_stages;
+    memcpy(same.describes, mg->describes, sizeof same.describes);
+    CU_ASSERT_EQUAL(memcmp(&same, mg, sizeof same), 0);
     /* FSDP2: sharded data parallelism, SDPA's flash kernel */
     CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_zero, 0));
     CU_ASSERT_FALSE(plc_engine_offers(fs, PLC_LD_zero, 1));

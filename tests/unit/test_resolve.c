@@ -340,8 +340,10 @@ static void test_gpt_defaults(void)
 /* train.engine: each name, a misspelling with its suggestion, a wrong type */
 static void test_engine(void)
 {
-    const char *names[] = {"train.engine = plrun", "train.engine = megatron", "train.engine = fsdp2"};
-    for (int e = 0; e < PLC_ENGINE_COUNT; e++) {
+    const char *names[] = {"train.engine = plrun", "train.engine = megatron", "train.engine = fsdp2",
+                           "train.engine = megatron_r0_8"};
+    CU_ASSERT_EQUAL(sizeof names / sizeof names[0], PLC_ENGINE_COUNT);
+    for (int e = 0; e < (int)(sizeof names / sizeof names[0]); e++) {
         fe_result r;
         fe_run(&r, VALID, &names[e], 1);
         CU_ASSERT_EQUAL(r.errors, 0);
@@ -350,8 +352,8 @@ static void test_engine(void)
         fe_done(&r);
     }
     expect_error("train.engine = megatorn", "unknown engine 'megatorn'");
-    expect_error("train.engine = megatorn", "did you mean 'megatron'? valid: plrun, megatron, fsdp2");
-    expect_error("train.engine = \"fsdp2\"", "'engine' expects one of plrun, megatron, fsdp2, not a string");
+    expect_error("train.engine = megatorn", "did you mean 'megatron'? valid: plrun, megatron, fsdp2, megatron_r0_8");
+    expect_error("train.engine = \"fsdp2\"", "'engine' expects one of plrun, megatron, fsdp2, megatron_r0_8, not a string");
     expect_error("layout.engine = fsdp2", "unknown key 'engine' in block 'layout'");
 }
 

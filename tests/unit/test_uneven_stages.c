@@ -197,19 +197,22 @@ static void rule_message(const plc_job *job, const plc_layout *l, plc_rule rule,
     }
 }
 
-/* PP_LAYERS per engine: plrun runs equal stages only; megatron runs 70
- * layers on pp 12 with vpp 1 and GPipe or 1F1B, not interleaved; fsdp2
- * interleaved too */
+/* PP_LAYERS per engine: plrun runs equal stages only; a megatron profile
+ * with uneven_stages 1 (Megatron-Core r0.9 to r0.10: unequal stages with
+ * vpp 1) runs 70 layers on pp 12 with GPipe or 1F1B, not interleaved;
+ * fsdp2 interleaved too */
 static void test_rule_per_engine(void)
 {
     CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_PLRUN].uneven_stages, 0);
-    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_MEGATRON].uneven_stages, 1);
+    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_MEGATRON].uneven_stages, 2);
+    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_MEGATRON_R0_8].uneven_stages, 0);
     CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_FSDP2].uneven_stages, 2);
     plc_job job;
     plc_layout l;
     job70(&job, PLC_ENGINE_PLRUN, 128000, &l);
     rule_message(&job, &l, PLC_RULE_PP_LAYERS, "pp = 12 does not divide layers = 70; engine plrun runs equal stages only");
     job70(&job, PLC_ENGINE_MEGATRON, 128000, &l);
+    job.engine.uneven_stages = 1;
     rule_message(&job, &l, PLC_RULE_OK, NULL);
     l.schedule = PLC_SCHED_INTERLEAVED;
     l.vpp = 2;
@@ -226,6 +229,7 @@ static void test_rule_per_engine(void)
     /* the front end's partial check: vpp unknown does not refuse, a known
      * vpp of 2 does */
     job70(&job, PLC_ENGINE_MEGATRON, 128000, &l);
+    job.engine.uneven_stages = 1;
     plc_rule_input in = {.model = &job.model, .layout = l, .known = PLC_LD_BIT(pp), .engine = &job.engine,
                          .engine_id = PLC_ENGINE_MEGATRON};
     CU_ASSERT_EQUAL(plc_layout_rules(&in).rule, PLC_RULE_OK);
@@ -256,8 +260,8 @@ static void job126(plc_job *job, plc_engine e, plc_layout *l)
 }
 
 /* Interleaved unequal virtual stages (126 layers on pp 8, vpp 2) per
- * engine: fsdp2 (uneven_stages 2) runs them, megatron (1) and plrun (0)
- * do not; VPP_LAYERS where pp divides the layers but pp * vpp does not;
+ * engine: fsdp2 and megatron (uneven_stages 2) run them, a profile with
+ * uneven_stages 1 and plrun (0) do not; VPP_LAYERS where pp divides the layers but pp * vpp does not;
  * every virtual stage needs a layer; the layered schedule not at all. */
 static void test_rule_interleaved(void)
 {
@@ -286,6 +290,8 @@ static void test_rule_interleaved(void)
                  "interleaved only, not layered");
     job126(&job, PLC_ENGINE_MEGATRON, &l);
     l.zero = 1;
+    rule_message(&job, &l, PLC_RULE_OK, NULL);
+    job.engine.uneven_stages = 1;
     rule_message(&job, &l, PLC_RULE_PP_LAYERS,
                  "pp = 8 does not divide layers = 126; engine megatron runs unequal stages with schedule gpipe or 1f1b "
                  "only, not interleaved");
