@@ -1,8 +1,15 @@
 /* collectives.c: alpha-beta costs of collectives, hierarchical across nodes.
  *
- * Bandwidths in the catalog are per GPU and per direction: intra_node_bw is
- * one GPU's NVLink bandwidth, inter_node_bw one GPU's share of the network
- * (one NIC per GPU, as in DGX-style nodes). comm_eff scales both.
+ * Bandwidths in the catalog are per direction: intra_node_bw is one GPU's
+ * NVLink bandwidth, inter_node_bw one NIC's. comm_eff scales both.
+ *
+ * Many groups share the fabric at once: the data-parallel reductions of
+ * every tensor-parallel rank and pipeline stage run together, as do the
+ * tensor groups' collectives, so every GPU of a node drives its NIC at the
+ * same time. With one NIC per GPU (DGX A100 and H100: gpus_per_nic 1, or 0
+ * for the same) each GPU keeps its NIC; where gpus_per_nic GPUs share one
+ * (nodes with 4 NICs for 8 GPUs, say) each gets that share of it
+ * (inter_bw below), whichever group it serves.
  *
  * A group with r members on each of k nodes runs hierarchically: the
  * intra-node part over r ranks at NVLink speed, the inter-node part over k
@@ -21,6 +28,14 @@ const char *plc_collective_name(plc_collective_kind k)
 }
 
 static double eff_of(const plc_hw *hw) { return hw->comm_eff > 0 ? hw->comm_eff : 1.0; }
+
+/* one GPU's inter-node bandwidth while every GPU of its node communicates:
+ * its share of a NIC */
+static double inter_bw(const plc_hw *hw)
+{
+    double share = hw->gpus_per_nic > 1 ? hw->gpus_per_nic : 1.0;
+    return hw->inter_node_bw * eff_of(hw) / share;
+}
 
 /* data volume factor per rank of one ring phase, and phases per collective */
 static double ring_phase_volume(int64_t n) { return n > 1 ? (double)(n - 1) / (double)n : 0.0; }
@@ -51,7 +66,7 @@ static double hierarchical(const plc_hw *hw, plc_collective_kind kind, double by
 {
     if (group_size <= 1 || bytes <= 0) return 0.0;
     double e = eff_of(hw);
-    double bw_in = hw->intra_node_bw * e, bw_out = hw->inter_node_bw * e;
+    double bw_in = hw->intra_node_bw * e, bw_out = inter_bw(hw);
     if (per_node <= 0 || per_node > group_size) per_node = group_size;
     int64_t nodes = group_size / per_node;
     if (nodes <= 1) /* inside one node: NVLink ring (NCCL's choice there) */
@@ -109,7 +124,7 @@ double plc_cost_p2p(const plc_hw *hw, double bytes, bool cross_node)
 {
     if (bytes <= 0) return 0.0;
     double e = eff_of(hw);
-    if (cross_node) return bytes / (hw->inter_node_bw * e) + hw->inter_node_lat;
+    if (cross_node) return bytes / inter_bw(hw) + hw->inter_node_lat;
     return bytes / (hw->intra_node_bw * e) + hw->intra_node_lat;
 }
 

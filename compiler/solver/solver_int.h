@@ -53,6 +53,11 @@ static inline double plc_cost_group(const plc_hw *hw, plc_collective_kind kind, 
     return plc_cost_collective(hw, kind, bytes, g.size, g.per_node);
 }
 
+/* ---- time_model.c: losses of large runs ------------------------------------ */
+/* the wait for the slowest node at the end of a step of `step` seconds
+ * (catalog figure straggler_cv; docs/solver.md, "Losses of large runs") */
+double plc_sync_loss(const plc_job *job, const plc_layout *l, double step);
+
 /* ---- overlap.c ------------------------------------------------------------- */
 /* what of each communication the engine hides under compute, the
  * overlap terms of the time model (docs/solver.md, "Overlap"). Each function
