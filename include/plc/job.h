@@ -102,6 +102,7 @@ typedef enum plc_objective {
     X(grad_bytes,       "grad_bytes",         PLC_UNIT_COUNT)                  \
     X(alloc_overhead,   "alloc_overhead",     PLC_UNIT_COUNT)                  \
     X(gpus_per_nic,     "gpus_per_nic",       PLC_UNIT_COUNT)                  \
+    X(nvls_bus_bw,      "nvls_bus_bw",        PLC_UNIT_BANDWIDTH)              \
     X(straggler_cv,     "straggler_cv",       PLC_UNIT_COUNT)
 
 typedef enum plc_unit_kind {

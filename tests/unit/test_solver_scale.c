@@ -1,6 +1,7 @@
 /* test_solver_scale.c: the terms of the time model that grow with the size
- * of the run (docs/solver.md, "Losses of large runs"): NICs shared by the
- * groups that communicate at once, and the wait for the slowest node. */
+ * of the run or the machine (docs/solver.md, "Losses of large runs" and
+ * the collectives): NICs shared by the groups that communicate at once,
+ * NVLS in-switch all-reduces, and the wait for the slowest node. */
 #include <CUnit/CUnit.h>
 #include <math.h>
 #include <stdlib.h>
@@ -31,6 +32,34 @@ static void test_shared_nics(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 16, 8), two, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(plc_cost_p2p(&hw, B, true), 2 * p2p, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(plc_cost_p2p(&hw, B, false), B / 100e9, 1e-15);
+}
+
+/* NVLS: an in-node all-reduce at the measured bus bandwidth where that
+ * beats the ring, the in-node half of a hierarchical all-reduce alike;
+ * other collectives and entries without it (0) keep the ring */
+static void test_nvls(void)
+{
+    plc_hw hw;
+    memset(&hw, 0, sizeof hw);
+    hw.intra_node_bw = 450e9;
+    hw.inter_node_bw = 50e9;
+    hw.comm_eff = 0.8;
+    double B = 1e9;
+    double ring8 = 2 * 7.0 / 8 * B / 360e9;
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 8, 8), ring8, 1e-12);
+    double ring16 = plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 16, 8);
+    double gather = plc_cost_collective_ring(&hw, PLC_COLL_ALL_GATHER, B, 8, 8);
+    hw.nvls_bus_bw = 470e9;
+    /* bus bandwidth 2 (n-1)/n B / t = 470 GB/s */
+    double nvls8 = 2 * 7.0 / 8 * B / 470e9;
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 8, 8), nvls8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective(&hw, PLC_COLL_ALL_REDUCE, B, 8, 8), nvls8, 1e-12);
+    /* two nodes: the in-node reduce-scatter + all-gather replaced by NVLS */
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 16, 8), ring16 - ring8 + nvls8, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_GATHER, B, 8, 8), gather, 1e-15);
+    /* a switch slower than the ring is not taken */
+    hw.nvls_bus_bw = 100e9;
+    CU_ASSERT_DOUBLE_EQUAL(plc_cost_collective_ring(&hw, PLC_COLL_ALL_REDUCE, B, 8, 8), ring8, 1e-12);
 }
 
 /* the slowest of n nodes: cv sqrt(2 ln n) of the step, nothing on one node */
@@ -72,5 +101,6 @@ void register_test_solver_scale(void)
 {
     CU_pSuite s = CU_add_suite("solver_scale", NULL, NULL);
     CU_add_test(s, "NICs shared by concurrent groups", test_shared_nics);
+    CU_add_test(s, "NVLS for in-node all-reduces", test_nvls);
     CU_add_test(s, "synchronisation loss grows with the nodes", test_sync_loss);
 }
