@@ -1,15 +1,30 @@
 /* collectives.c: alpha-beta costs of collectives, hierarchical across nodes.
  *
- * Bandwidths in the catalog are per GPU and per direction: intra_node_bw is
- * one GPU's NVLink bandwidth, inter_node_bw one GPU's share of the network
- * (one NIC per GPU, as in DGX-style nodes). comm_eff scales both.
+ * Bandwidths in the catalog are per direction: intra_node_bw is one GPU's
+ * NVLink bandwidth, inter_node_bw one NIC's. comm_eff scales both.
+ *
+ * Many groups share the fabric at once: the data-parallel reductions of
+ * every tensor-parallel rank and pipeline stage run together, as do the
+ * tensor groups' collectives, so every GPU of a node drives its NIC at the
+ * same time. With one NIC per GPU (DGX A100 and H100: gpus_per_nic 1, or 0
+ * for the same) each GPU keeps its NIC; where gpus_per_nic GPUs share one
+ * (nodes with 4 NICs for 8 GPUs, say) each gets that share of it
+ * (inter_bw below), whichever group it serves.
  *
  * A group with r members on each of k nodes runs hierarchically: the
  * intra-node part over r ranks at NVLink speed, the inter-node part over k
  * ranks (one per node and rail) on 1/r of the data each, all r rails in
  * parallel. Ring: bandwidth-optimal, latency linear in the ranks. Tree:
  * (double binary tree, all-reduce and broadcast only) latency logarithmic,
- * bandwidth term without the (n-1)/n saving. */
+ * bandwidth term without the (n-1)/n saving.
+ *
+ * NVLS (NVLink SHARP, NVSwitch generation 3: H100, H200): NCCL reduces an
+ * all-reduce inside the switch, each GPU sending its buffer to the switch
+ * once and receiving the result once. The catalog's nvls_bus_bw is the bus
+ * bandwidth nccl-tests measures for it on a full node (a figure above the
+ * link's, which no ring reaches), used as measured (comm_eff does not
+ * scale it); the in-node all-reduce, alone or as the in-node half of a
+ * hierarchical one, takes the faster of NVLS and the ring. 0: no NVLS. */
 #include <math.h>
 
 #include "compiler/solver/solver_int.h"
@@ -21,6 +36,14 @@ const char *plc_collective_name(plc_collective_kind k)
 }
 
 static double eff_of(const plc_hw *hw) { return hw->comm_eff > 0 ? hw->comm_eff : 1.0; }
+
+/* one GPU's inter-node bandwidth while every GPU of its node communicates:
+ * its share of a NIC */
+static double inter_bw(const plc_hw *hw)
+{
+    double share = hw->gpus_per_nic > 1 ? hw->gpus_per_nic : 1.0;
+    return hw->inter_node_bw * eff_of(hw) / share;
+}
 
 /* data volume factor per rank of one ring phase, and phases per collective */
 static double ring_phase_volume(int64_t n) { return n > 1 ? (double)(n - 1) / (double)n : 0.0; }
@@ -46,22 +69,34 @@ static double flat_tree(plc_collective_kind kind, double bytes, int64_t n, doubl
 
 typedef double (*flat_fn)(plc_collective_kind, double, int64_t, double, double);
 
+/* an all-reduce over the n ranks of one node: ring over NVLink, or NVLS
+ * where the switch reduces (bus bandwidth 2 (n-1)/n B / t, as nccl-tests
+ * reports it; one hop to the switch and one back) */
+static double in_node_all_reduce(const plc_hw *hw, double bytes, int64_t n, double bw_in)
+{
+    double ring = 2.0 * flat_ring(PLC_COLL_REDUCE_SCATTER, bytes, n, bw_in, hw->intra_node_lat);
+    if (!(hw->nvls_bus_bw > 0) || n <= 1 || bytes <= 0) return ring;
+    double nvls = 2.0 * ring_phase_volume(n) * bytes / hw->nvls_bus_bw + 2.0 * hw->intra_node_lat;
+    return nvls < ring ? nvls : ring;
+}
+
 static double hierarchical(const plc_hw *hw, plc_collective_kind kind, double bytes,
                            int64_t group_size, int64_t per_node, flat_fn inter_algo)
 {
     if (group_size <= 1 || bytes <= 0) return 0.0;
     double e = eff_of(hw);
-    double bw_in = hw->intra_node_bw * e, bw_out = hw->inter_node_bw * e;
+    double bw_in = hw->intra_node_bw * e, bw_out = inter_bw(hw);
     if (per_node <= 0 || per_node > group_size) per_node = group_size;
     int64_t nodes = group_size / per_node;
-    if (nodes <= 1) /* inside one node: NVLink ring (NCCL's choice there) */
-        return flat_ring(kind, bytes, group_size, bw_in, hw->intra_node_lat);
+    if (nodes <= 1) /* inside one node: NVLink ring, or NVLS for an all-reduce */
+        return kind == PLC_COLL_ALL_REDUCE ? in_node_all_reduce(hw, bytes, group_size, bw_in)
+                                           : flat_ring(kind, bytes, group_size, bw_in, hw->intra_node_lat);
     double r = (double)per_node;
     double t = 0.0;
     switch (kind) {
     case PLC_COLL_ALL_REDUCE:
         /* reduce-scatter in node, all-reduce of 1/r across nodes, all-gather in node */
-        t += 2.0 * flat_ring(PLC_COLL_REDUCE_SCATTER, bytes, per_node, bw_in, hw->intra_node_lat);
+        t += in_node_all_reduce(hw, bytes, per_node, bw_in);
         t += inter_algo(kind, bytes / r, nodes, bw_out, hw->inter_node_lat);
         break;
     case PLC_COLL_REDUCE_SCATTER:
@@ -109,7 +144,7 @@ double plc_cost_p2p(const plc_hw *hw, double bytes, bool cross_node)
 {
     if (bytes <= 0) return 0.0;
     double e = eff_of(hw);
-    if (cross_node) return bytes / (hw->inter_node_bw * e) + hw->inter_node_lat;
+    if (cross_node) return bytes / inter_bw(hw) + hw->inter_node_lat;
     return bytes / (hw->intra_node_bw * e) + hw->intra_node_lat;
 }
 

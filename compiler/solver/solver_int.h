@@ -40,8 +40,9 @@ typedef struct plc_layout_groups {
 
 void plc_layout_groups_of(const plc_layout *l, int64_t gpus_per_node, plc_layout_groups *out);
 
-/* Ring and tree costs separately (tests compare them); plc_cost_collective
- * takes the better of the two. */
+/* Ring and tree costs separately (tests compare them; both take NVLS for
+ * an in-node all-reduce where the catalog gives nvls_bus_bw and it is
+ * faster); plc_cost_collective takes the better of the two. */
 double plc_cost_collective_ring(const plc_hw *hw, plc_collective_kind kind, double bytes,
                                 int64_t group_size, int64_t per_node);
 double plc_cost_collective_tree(const plc_hw *hw, plc_collective_kind kind, double bytes,
@@ -52,6 +53,11 @@ static inline double plc_cost_group(const plc_hw *hw, plc_collective_kind kind, 
 {
     return plc_cost_collective(hw, kind, bytes, g.size, g.per_node);
 }
+
+/* ---- time_model.c: losses of large runs ------------------------------------ */
+/* the wait for the slowest node at the end of a step of `step` seconds
+ * (catalog figure straggler_cv; docs/solver.md, "Losses of large runs") */
+double plc_sync_loss(const plc_job *job, const plc_layout *l, double step);
 
 /* ---- overlap.c ------------------------------------------------------------- */
 /* what of each communication the engine hides under compute, the

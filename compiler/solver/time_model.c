@@ -518,6 +518,25 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     dp_and_optimizer_of(job, l, &g, d, layer_params, gathers_exposed, P);
 }
 
+/* Synchronisation and stragglers (docs/solver.md, "Losses of large runs"):
+ * every step ends in a collective over all the nodes (the gradient
+ * reduction, the pipeline's flush), so it lasts as long as the slowest
+ * node's step. With node step times spread around their mean by a
+ * coefficient of variation cv (catalog figure straggler_cv: clocks under
+ * power and thermal limits, OS and network jitter), the expected maximum
+ * over n nodes exceeds the mean by about cv sqrt(2 ln n) of it (the
+ * extreme-value bound of n normal samples). The loss grows with the nodes
+ * a layout spans, nothing on one node. */
+double plc_sync_loss(const plc_job *job, const plc_layout *l, double step)
+{
+    double cv = job->cluster.hw.straggler_cv;
+    int64_t gpn = job->cluster.gpus_per_node > 0 ? job->cluster.gpus_per_node : 1;
+    int64_t gpus = l->dp * l->tp * l->pp * l->cp;
+    double nodes = ceil((double)gpus / (double)gpn);
+    if (!(cv > 0) || nodes < 2 || step <= 0) return 0.0;
+    return step * cv * sqrt(2.0 * log(nodes));
+}
+
 void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *est)
 {
     const plc_model *m = &job->model;
@@ -555,6 +574,10 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
 
     double step = 0;
     for (int k = 0; k < PLC_TIME_COUNT; k++) step += t[k];
+    /* the wait for the slowest node, counted as overhead */
+    double sync = plc_sync_loss(job, l, step);
+    t[PLC_TIME_OVERHEAD] += sync;
+    step += sync;
     est->step_time_s = step;
     est->micro_batches = micro;
     est->bubble_fraction = step > 0 ? P.bubble / step : 0;

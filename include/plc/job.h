@@ -101,7 +101,10 @@ typedef enum plc_objective {
     X(runtime_reserved, "runtime_reserved",   PLC_UNIT_SIZE)                   \
     X(comm_buffer,      "comm_buffer",        PLC_UNIT_SIZE)                   \
     X(grad_bytes,       "grad_bytes",         PLC_UNIT_COUNT)                  \
-    X(alloc_overhead,   "alloc_overhead",     PLC_UNIT_COUNT)
+    X(alloc_overhead,   "alloc_overhead",     PLC_UNIT_COUNT)                  \
+    X(gpus_per_nic,     "gpus_per_nic",       PLC_UNIT_COUNT)                  \
+    X(nvls_bus_bw,      "nvls_bus_bw",        PLC_UNIT_BANDWIDTH)              \
+    X(straggler_cv,     "straggler_cv",       PLC_UNIT_COUNT)
 
 typedef enum plc_unit_kind {
     PLC_UNIT_COUNT,     /* a plain number, k/M/G multipliers allowed */
