@@ -34,6 +34,13 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
     return 0;
 }
 
+int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split)
+{
+    if (sh->schedule != PLC_SCHED_1F1B || (split != PLC_SPLIT_ZB_H1 && split != PLC_SPLIT_ZB_H2)) return -1;
+    sh->split = split;
+    return 0;
+}
+
 int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c)
 {
     return sh->uneven ? plc_stage_first_layer(sh->layers, sh->nchunks, c) : c * (sh->layers / sh->nchunks);
@@ -54,7 +61,10 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
 {
     int64_t total = M * sh->per_rank, w;
     switch (sh->schedule) {
-    case PLC_SCHED_1F1B: w = sh->pp - r - 1; break;
+    case PLC_SCHED_1F1B:
+        /* zb_h2: 2(pp - r) - 1 forwards before the first B (solver.h) */
+        w = sh->split == PLC_SPLIT_ZB_H2 ? 2 * (sh->pp - r) - 2 : sh->pp - r - 1;
+        break;
     /* Megatron: (pp - r - 1) * 2 + (vpp - 1) * pp warm-up chunks */
     case PLC_SCHED_INTERLEAVED: w = (sh->pp - r - 1) * 2 + (sh->vpp - 1) * sh->pp; break;
     default: w = total; break; /* every forward before any backward */
@@ -67,8 +77,26 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
  * rank's chunks in order */
 static int64_t il_chunk_f(int64_t pp, int64_t vpp, int64_t k) { return (k % (pp * vpp)) / pp; }
 
+/* split orders: the most micro-batches forwarded and not yet through W */
+static double split_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
+{
+    plc_pipe_unit *u = malloc(sizeof *u * (size_t)plc_pipe_units(sh, M));
+    if (!u || plc_pipe_order(sh, M, r, u)) {
+        free(u);
+        return (double)M; /* every micro-batch: never below the truth */
+    }
+    int64_t held = 0, most = 0;
+    for (int64_t k = 0, n = plc_pipe_units(sh, M); k < n; k++) {
+        held += !u[k].bwd && !u[k].w ? 1 : u[k].w ? -1 : 0;
+        if (held > most) most = held;
+    }
+    free(u);
+    return (double)most;
+}
+
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
 {
+    if (sh->split) return split_inflight(sh, M, r);
     int64_t total = M * sh->per_rank, held = plc_pipe_warmup(sh, M, r) + 1;
     if (held > total) held = total;
     if (!sh->uneven || sh->per_rank == 1) return (double)held / (double)sh->per_rank;
@@ -88,8 +116,32 @@ double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
 
 static void add(plc_pipe_unit *u, int64_t *n, int bwd, int64_t chunk, int64_t micro)
 {
-    u[*n] = (plc_pipe_unit){(uint8_t)bwd, (int32_t)chunk, (int32_t)micro};
+    u[*n] = (plc_pipe_unit){.bwd = (uint8_t)bwd, .chunk = (int32_t)chunk, .micro = (int32_t)micro};
     (*n)++;
+}
+
+static void add_w(plc_pipe_unit *u, int64_t *n, int64_t chunk, int64_t micro)
+{
+    u[*n] = (plc_pipe_unit){.w = 1, .chunk = (int32_t)chunk, .micro = (int32_t)micro};
+    (*n)++;
+}
+
+/* The zero-bubble orders of one chunk a rank (solver.h): w + 1 forwards,
+ * then every B followed by the next forward while any is left and the W of
+ * the micro-batch `defer` B's back (zb_h1: that W before the forward, zb_h2
+ * after it); the deferred W's at the end. */
+static void split_order(int64_t M, int64_t w, int64_t defer, bool w_first, int64_t chunk, plc_pipe_unit *u,
+                        int64_t *n)
+{
+    int64_t f = 0, wd = 0;
+    for (; f < w + 1 && f < M; f++) add(u, n, 0, chunk, f);
+    for (int64_t b = 0; b < M; b++) {
+        add(u, n, 1, chunk, b);
+        if (!w_first && f < M) add(u, n, 0, chunk, f++);
+        for (; wd <= b - defer; wd++) add_w(u, n, chunk, wd);
+        if (w_first && f < M) add(u, n, 0, chunk, f++);
+    }
+    for (; wd < M; wd++) add_w(u, n, chunk, wd);
 }
 
 int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *u)
@@ -102,6 +154,11 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
     int64_t w = plc_pipe_warmup(sh, M, r);
     switch (sh->schedule) {
     case PLC_SCHED_1F1B:
+        if (sh->split) {
+            bool h1 = sh->split == PLC_SPLIT_ZB_H1;
+            split_order(M, w, h1 ? r : 2 * r, h1, MINE(0), u, &n);
+            break;
+        }
         for (int64_t m = 0; m < w; m++) add(u, &n, 0, MINE(0), m);
         for (int64_t i = 0; i < M - w; i++) {
             add(u, &n, 0, MINE(0), w + i);
@@ -155,17 +212,19 @@ int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t
 {
     int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c);
     bool emb = c == 0, head = c == sh->nchunks - 1;
-    int64_t first = u->bwd ? head : emb; /* the visit of layer hi-1 (backward) or lo (forward) */
+    /* a W visits what its B does and makes the weight gradients B leaves */
+    bool back = u->bwd || u->w, makes = u->w || (u->bwd && !sh->split);
+    int64_t first = back ? head : emb; /* the visit of layer hi-1 (backward) or lo (forward) */
     if (i < first) {
-        *grads = u->bwd; /* the head's final norm makes gradients; the embedding's forward none */
-        return u->bwd ? sh->layers : -1;
+        *grads = makes; /* the head's final norm makes gradients; the embedding's forward none */
+        return back ? sh->layers : -1;
     }
     if (i - first < hi - lo) {
-        *grads = u->bwd;
-        return u->bwd ? hi - 1 - (i - first) : lo + (i - first);
+        *grads = makes;
+        return back ? hi - 1 - (i - first) : lo + (i - first);
     }
-    *grads = true; /* the head's forward (the loss and its backward), the embedding's backward */
-    return u->bwd ? -1 : sh->layers;
+    *grads = !back || makes; /* the head's forward (the loss and its backward), the embedding's backward */
+    return back ? -1 : sh->layers;
 }
 
 bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k, int64_t i)
@@ -186,6 +245,7 @@ bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, 
  * receiving unit), or -1 */
 static int64_t msg_in(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_pipe_unit *u)
 {
+    if (u->w) return -1; /* a W sends and receives nothing */
     int64_t c = u->chunk, from = u->bwd ? c + 1 : c - 1;
     if (from < 0 || from >= sh->nchunks || plc_pipe_chunk_rank(sh, from) == r) return -1;
     return ((int64_t)u->bwd * sh->nchunks + c) * M + u->micro;
@@ -194,6 +254,7 @@ static int64_t msg_in(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_
 /* the message unit u of rank r sends to another rank, or -1 */
 static int64_t msg_out(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_pipe_unit *u)
 {
+    if (u->w) return -1;
     int64_t c = u->chunk, to = u->bwd ? c - 1 : c + 1;
     if (to < 0 || to >= sh->nchunks || plc_pipe_chunk_rank(sh, to) == r) return -1;
     return ((int64_t)u->bwd * sh->nchunks + to) * M + u->micro;
@@ -274,7 +335,7 @@ int64_t plc_pipe_send_lag_run(const plc_pipe_shape *sh, int64_t M)
 #define LAG_MEMO 1024
 
 typedef struct lag_memo {
-    int64_t schedule, pp, nchunks, M, lag; /* lag 0: unused */
+    int64_t schedule, split, pp, nchunks, M, lag; /* lag 0: unused */
 } lag_memo;
 
 int64_t plc_pipe_send_lag(const plc_pipe_shape *sh, int64_t M)
@@ -288,12 +349,14 @@ int64_t plc_pipe_send_lag(const plc_pipe_shape *sh, int64_t M)
     if (M > LAG_STEP(pp)) return plc_pipe_send_lag(sh, LAG_STEP(pp)) == 2 ? 2 : n;
     /* the search asks for few shapes many times: remembered per thread */
     static _Thread_local lag_memo memo[LAG_MEMO];
-    uint64_t h = ((((uint64_t)sh->schedule * 0x9E3779B97F4A7C15ull ^ (uint64_t)pp) * 0x9E3779B97F4A7C15ull ^
+    uint64_t h = ((((((uint64_t)sh->schedule * 4u + (uint64_t)sh->split) * 0x9E3779B97F4A7C15ull) ^ (uint64_t)pp) * 0x9E3779B97F4A7C15ull ^
                    (uint64_t)sh->nchunks) * 0x9E3779B97F4A7C15ull ^ (uint64_t)M) * 0x9E3779B97F4A7C15ull;
     lag_memo *e = &memo[(h >> 32) % LAG_MEMO];
-    if (e->lag && e->schedule == sh->schedule && e->pp == pp && e->nchunks == sh->nchunks && e->M == M) return e->lag;
+    if (e->lag && e->schedule == sh->schedule && e->split == sh->split && e->pp == pp && e->nchunks == sh->nchunks &&
+        e->M == M)
+        return e->lag;
     int64_t lag = plc_pipe_send_lag_run(sh, M);
     if (lag < 0) return n; /* out of memory: the end of the step, always safe */
-    *e = (lag_memo){sh->schedule, pp, sh->nchunks, M, lag};
+    *e = (lag_memo){sh->schedule, sh->split, pp, sh->nchunks, M, lag};
     return lag;
 }

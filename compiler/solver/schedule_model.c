@@ -22,85 +22,88 @@ double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layer
 typedef struct sim {
     int64_t nchunks, micro;
     int32_t *chunk_rank;
-    double *t_f, *t_b;       /* per chunk */
-    double *done_f, *done_b; /* [chunk * micro + mb], < 0 while not done */
-    plc_pipe_unit **order;   /* per rank, from plc_pipe_order */
-    int64_t *count, *next;
+    double *done[3];       /* F, B, W: [chunk * micro + mb], < 0 while not done */
+    plc_pipe_unit **order; /* per rank, from plc_pipe_order */
+    int64_t *next;
 } sim;
 
-int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
-                       double tf, double tb, double first_extra, double last_extra,
-                       double p2p, plc_sched_sim *out)
+/* the unit's slot in done[]: 0 forward, 1 backward (B or whole), 2 W */
+static int kind_of(plc_pipe_unit u) { return u.w ? 2 : u.bwd ? 1 : 0; }
+
+/* When unit u of rank r may start: when its inputs are done (the previous
+ * chunk's forward, the next chunk's B or whole backward, p2p later across
+ * ranks; its own forward; a W its own B) and the rank is free; -1 while an
+ * input is not done. */
+static double ready_at(const sim *S, plc_pipe_unit u, int64_t r, double free_at, double p2p)
+{
+    int64_t cell = (int64_t)u.chunk * S->micro + u.micro;
+    double ready = free_at, d;
+    switch (kind_of(u)) {
+    case 0:
+        if (u.chunk == 0) return ready;
+        d = S->done[0][cell - S->micro];
+        if (d < 0) return -1.0;
+        if (S->chunk_rank[u.chunk - 1] != r) d += p2p;
+        return d > ready ? d : ready;
+    case 1:
+        d = S->done[0][cell];
+        if (d < 0) return -1.0;
+        if (d > ready) ready = d;
+        if (u.chunk == S->nchunks - 1) return ready;
+        d = S->done[1][cell + S->micro];
+        if (d < 0) return -1.0;
+        if (S->chunk_rank[u.chunk + 1] != r) d += p2p;
+        return d > ready ? d : ready;
+    default:
+        d = S->done[1][cell];
+        if (d < 0) return -1.0;
+        return d > ready ? d : ready;
+    }
+}
+
+int plc_sched_simulate_shape(const plc_pipe_shape *sh, int64_t micro, const double *t_f, const double *t_b,
+                             const double *t_w, double p2p, plc_sched_sim *out)
 {
     memset(out, 0, sizeof *out);
-    plc_pipe_shape sh;
-    if (micro < 1 || plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return -1;
-    sim S = {.micro = micro, .nchunks = sh.nchunks};
-    int64_t cells = S.nchunks * micro;
+    int64_t pp = sh->pp;
+    if (micro < 1 || pp < 1) return -1;
+    sim S = {.micro = micro, .nchunks = sh->nchunks};
+    int64_t cells = S.nchunks * micro, per_rank = plc_pipe_units(sh, micro);
+    int kinds = sh->split ? 3 : 2;
     S.chunk_rank = calloc((size_t)S.nchunks, sizeof *S.chunk_rank);
-    S.t_f = calloc((size_t)S.nchunks, sizeof *S.t_f);
-    S.t_b = calloc((size_t)S.nchunks, sizeof *S.t_b);
-    S.done_f = malloc((size_t)cells * sizeof *S.done_f);
-    S.done_b = malloc((size_t)cells * sizeof *S.done_b);
+    for (int k = 0; k < kinds; k++) S.done[k] = malloc((size_t)cells * sizeof *S.done[k]);
     S.order = calloc((size_t)pp, sizeof *S.order);
-    S.count = calloc((size_t)pp, sizeof *S.count);
     S.next = calloc((size_t)pp, sizeof *S.next);
-    plc_pipe_unit *pool = malloc((size_t)cells * 2 * sizeof *pool);
+    plc_pipe_unit *pool = malloc((size_t)(pp * per_rank) * sizeof *pool);
     double *free_at = calloc((size_t)pp, sizeof *free_at);
+    double *start = malloc((size_t)pp * sizeof *start);
     double *busy = calloc((size_t)pp, sizeof *busy);
     int rc = -1;
-    if (!S.chunk_rank || !S.t_f || !S.t_b || !S.done_f || !S.done_b || !S.order || !S.count ||
-        !S.next || !pool || !free_at || !busy)
+    if (!S.chunk_rank || !S.done[0] || !S.done[1] || (sh->split && !S.done[2]) || !S.order || !S.next || !pool ||
+        !free_at || !start || !busy)
         goto done;
-    int64_t per_rank = plc_pipe_units(&sh, micro);
     for (int64_t r = 0; r < pp; r++) {
         S.order[r] = pool + r * per_rank;
-        S.count[r] = per_rank;
-        if (plc_pipe_order(&sh, micro, r, S.order[r])) goto done;
+        start[r] = -1.0;
+        if (plc_pipe_order(sh, micro, r, S.order[r])) goto done;
     }
-    for (int64_t c = 0; c < S.nchunks; c++) {
-        S.chunk_rank[c] = (int32_t)plc_pipe_chunk_rank(&sh, c);
-        double n = (double)(plc_pipe_chunk_hi(&sh, c) - plc_pipe_chunk_lo(&sh, c)); /* its layers */
-        S.t_f[c] = tf * n;
-        S.t_b[c] = tb * n;
-    }
-    /* embedding and head: on the first and last chunk */
-    S.t_f[0] += first_extra / 3.0;
-    S.t_b[0] += first_extra * 2.0 / 3.0;
-    S.t_f[S.nchunks - 1] += last_extra / 3.0;
-    S.t_b[S.nchunks - 1] += last_extra * 2.0 / 3.0;
-    for (int64_t i = 0; i < cells; i++) S.done_f[i] = S.done_b[i] = -1.0;
+    for (int64_t c = 0; c < S.nchunks; c++) S.chunk_rank[c] = (int32_t)plc_pipe_chunk_rank(sh, c);
+    for (int k = 0; k < kinds; k++)
+        for (int64_t i = 0; i < cells; i++) S.done[k][i] = -1.0;
 
-    int64_t remaining = cells * 2;
+    int64_t remaining = pp * per_rank;
     while (remaining > 0) {
         int64_t progress = 0;
         for (int64_t r = 0; r < pp; r++) {
-            while (S.next[r] < S.count[r]) {
+            while (S.next[r] < per_rank) {
                 plc_pipe_unit u = S.order[r][S.next[r]];
-                int64_t cell = (int64_t)u.chunk * micro + u.micro;
-                double ready = free_at[r];
-                if (!u.bwd) {
-                    if (u.chunk > 0) {
-                        double d = S.done_f[cell - micro];
-                        if (d < 0) break;
-                        if (S.chunk_rank[u.chunk - 1] != r) d += p2p;
-                        if (d > ready) ready = d;
-                    }
-                } else {
-                    double d = S.done_f[cell];
-                    if (d < 0) break;
-                    if (d > ready) ready = d;
-                    if (u.chunk < S.nchunks - 1) {
-                        d = S.done_b[cell + micro];
-                        if (d < 0) break;
-                        if (S.chunk_rank[u.chunk + 1] != r) d += p2p;
-                        if (d > ready) ready = d;
-                    }
-                }
-                double t = u.bwd ? S.t_b[u.chunk] : S.t_f[u.chunk];
-                double fin = ready + t;
-                if (u.bwd) S.done_b[cell] = fin; else S.done_f[cell] = fin;
-                free_at[r] = fin;
+                double ready = ready_at(&S, u, r, free_at[r], p2p);
+                if (ready < 0) break;
+                int kind = kind_of(u);
+                double t = (kind == 0 ? t_f : kind == 1 ? t_b : t_w)[u.chunk];
+                if (start[r] < 0) start[r] = ready;
+                S.done[kind][(int64_t)u.chunk * micro + u.micro] = ready + t;
+                free_at[r] = ready + t;
                 busy[r] += t;
                 S.next[r]++;
                 remaining--;
@@ -109,20 +112,50 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
         }
         if (progress == 0) goto done; /* an order that deadlocks: a bug, reported */
     }
-    double makespan = 0, bmax = 0, bsum = 0;
+    double makespan = 0, span = 0, bmax = 0, bsum = 0;
     for (int64_t r = 0; r < pp; r++) {
         if (free_at[r] > makespan) makespan = free_at[r];
+        if (free_at[r] - start[r] > span) span = free_at[r] - start[r];
         if (busy[r] > bmax) bmax = busy[r];
         bsum += busy[r];
     }
     out->makespan = makespan;
+    out->span_max = span;
     out->busy_max = bmax;
     out->busy_mean = bsum / (double)pp;
-    out->units = cells * 2;
+    out->units = pp * per_rank;
     rc = 0;
 done:
-    free(S.chunk_rank); free(S.t_f); free(S.t_b); free(S.done_f); free(S.done_b);
-    free(S.order); free(S.count); free(S.next); free(pool); free(free_at); free(busy);
+    free(S.chunk_rank);
+    for (int k = 0; k < 3; k++) free(S.done[k]);
+    free(S.order); free(S.next); free(pool); free(free_at); free(start); free(busy);
+    return rc;
+}
+
+int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
+                       double tf, double tb, double first_extra, double last_extra,
+                       double p2p, plc_sched_sim *out)
+{
+    memset(out, 0, sizeof *out);
+    plc_pipe_shape sh;
+    if (micro < 1 || plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return -1;
+    double *t_f = calloc((size_t)sh.nchunks, sizeof *t_f), *t_b = calloc((size_t)sh.nchunks, sizeof *t_b);
+    int rc = -1;
+    if (t_f && t_b) {
+        for (int64_t c = 0; c < sh.nchunks; c++) {
+            double n = (double)(plc_pipe_chunk_hi(&sh, c) - plc_pipe_chunk_lo(&sh, c)); /* its layers */
+            t_f[c] = tf * n;
+            t_b[c] = tb * n;
+        }
+        /* embedding and head: on the first and last chunk */
+        t_f[0] += first_extra / 3.0;
+        t_b[0] += first_extra * 2.0 / 3.0;
+        t_f[sh.nchunks - 1] += last_extra / 3.0;
+        t_b[sh.nchunks - 1] += last_extra * 2.0 / 3.0;
+        rc = plc_sched_simulate_shape(&sh, micro, t_f, t_b, NULL, p2p, out);
+    }
+    free(t_f);
+    free(t_b);
     return rc;
 }
 

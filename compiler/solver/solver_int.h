@@ -135,6 +135,7 @@ double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layer
 /* Result of simulating one step of the pipeline. */
 typedef struct plc_sched_sim {
     double makespan;  /* first forward to last backward */
+    double span_max;  /* the longest rank's own span, its first unit's start to its last unit's end */
     double busy_max;  /* busiest rank's compute time */
     double busy_mean;
     int64_t units;    /* (chunk, micro-batch, direction) units simulated */
@@ -149,6 +150,14 @@ typedef struct plc_sched_sim {
 int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
                        double tf, double tb, double first_extra, double last_extra,
                        double p2p, plc_sched_sim *out);
+
+/* The same over a shape (split ones too), with per-chunk times of a
+ * forward, a backward (B of a split one) and a W (t_w read only for split
+ * shapes, may be NULL otherwise), the times of each chunk taken as given:
+ * the paper's op times are profiled per stage. Returns 0, or -1 when M does
+ * not suit the order, memory runs out, or the order deadlocks. */
+int plc_sched_simulate_shape(const plc_pipe_shape *sh, int64_t micro, const double *t_f, const double *t_b,
+                             const double *t_w, double p2p, plc_sched_sim *out);
 
 /* Makespan of one step of a layer-major schedule (layered or modular):
  * per-layer forward time tf and backward tb per micro-batch, extra time per
