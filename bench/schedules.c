@@ -2,13 +2,14 @@
  *
  *   bench_schedules SCHEDULE PP VPP M T_F T_B T_W T_COMM
  *
- * simulates one step of SCHEDULE (gpipe, 1f1b, interleaved, zb_h1, zb_h2)
+ * simulates one step of SCHEDULE (gpipe, 1f1b, interleaved, zb_h1, zb_h2,
+ * zb_v)
  * on PP ranks with M micro-batches, every stage taking T_F for a forward,
  * T_B for the input-gradient half of a backward and T_W for its
  * weight-gradient half (a whole backward takes T_B + T_W), each pipeline
  * message T_COMM (any one unit of time: the paper's milliseconds). VPP
  * counts for interleaved only (a virtual stage takes 1/VPP of the stage's
- * times). It prints one line:
+ * times; zb_v's two chunks a rank half of them). It prints one line:
  *
  *   makespan=X span=Y busy=Z bubble_span=A bubble_makespan=B peak_inflight=N
  *
@@ -18,8 +19,8 @@
  * and the most micro-batches any rank holds (plc_pipe_inflight).
  * bench/fidelity --schedules reads calibration/schedule_bubbles.csv's rows
  * into these arguments. Without arguments it prints the bubble rates of
- * 1f1b, zb_h1 and zb_h2 at equal F, B, W times (the paper's 3(p-1), p-1 and
- * 0 units of bubble a rank). Exit 0, 1 on a bad argument or a schedule the
+ * 1f1b, zb_h1, zb_h2 and zb_v at equal F, B, W times (the paper's 3(p-1),
+ * p-1, 0 and 0 units of bubble a rank). Exit 0, 1 on a bad argument or a schedule the
  * simulator cannot run. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,12 +45,12 @@ static int shape_of(const char *name, int64_t pp, int64_t vpp, plc_pipe_shape *s
     } names[] = {
         {"gpipe", PLC_SCHED_GPIPE, PLC_SPLIT_NONE},   {"1f1b", PLC_SCHED_1F1B, PLC_SPLIT_NONE},
         {"interleaved", PLC_SCHED_INTERLEAVED, PLC_SPLIT_NONE}, {"zb_h1", PLC_SCHED_1F1B, PLC_SPLIT_ZB_H1},
-        {"zb_h2", PLC_SCHED_1F1B, PLC_SPLIT_ZB_H2},
+        {"zb_h2", PLC_SCHED_1F1B, PLC_SPLIT_ZB_H2},     {"zb_v", PLC_SCHED_1F1B, PLC_SPLIT_ZB_V},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(name, names[i].name)) continue;
         int64_t v = names[i].s == PLC_SCHED_INTERLEAVED ? vpp : 1;
-        if (plc_pipe_shape_of(names[i].s, pp, v, pp * v, sh)) return -1;
+        if (plc_pipe_shape_of(names[i].s, pp, v, 2 * pp * v, sh)) return -1; /* zb_v: 2pp chunks */
         return names[i].split ? plc_pipe_split_backward(sh, names[i].split) : 0;
     }
     return -1;
@@ -86,7 +87,7 @@ static int simulate(const char *name, int64_t pp, int64_t vpp, int64_t M, double
 
 static int table(void)
 {
-    static const char *const scheds[] = {"1f1b", "zb_h1", "zb_h2"};
+    static const char *const scheds[] = {"1f1b", "zb_h1", "zb_h2", "zb_v"};
     printf("bubble rate over the longest rank's span, F = B = W = 1, no message time\n");
     printf("%-6s %4s %4s %10s %10s\n", "sched", "pp", "M", "bubble", "inflight");
     for (int64_t pp = 4; pp <= 16; pp *= 2)

@@ -36,7 +36,14 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
 
 int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split)
 {
-    if (sh->schedule != PLC_SCHED_1F1B || (split != PLC_SPLIT_ZB_H1 && split != PLC_SPLIT_ZB_H2)) return -1;
+    if (sh->schedule != PLC_SCHED_1F1B || sh->split || split <= PLC_SPLIT_NONE || split > PLC_SPLIT_ZB_V) return -1;
+    if (split == PLC_SPLIT_ZB_V) {
+        /* two chunks a rank, in a V: as many chunks as the layers take */
+        if (sh->layers < 2 * sh->pp) return -1;
+        sh->nchunks = 2 * sh->pp;
+        sh->per_rank = 2;
+        sh->uneven = sh->layers % sh->nchunks != 0;
+    }
     sh->split = split;
     return 0;
 }
@@ -54,6 +61,7 @@ int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c)
 
 int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c)
 {
+    if (sh->split == PLC_SPLIT_ZB_V) return c < sh->pp ? c : 2 * sh->pp - 1 - c;
     return sh->looping ? c % sh->pp : c / sh->per_rank;
 }
 
@@ -63,7 +71,9 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
     switch (sh->schedule) {
     case PLC_SCHED_1F1B:
         /* zb_h2: 2(pp - r) - 1 forwards before the first B (solver.h) */
-        w = sh->split == PLC_SPLIT_ZB_H2 ? 2 * (sh->pp - r) - 2 : sh->pp - r - 1;
+        w = sh->split == PLC_SPLIT_ZB_H2 ? 2 * (sh->pp - r) - 2
+          : sh->split == PLC_SPLIT_ZB_V  ? 2 * sh->pp - 1 /* 2pp forwards, over both chunks, before the first B */
+                                         : sh->pp - r - 1;
         break;
     /* Megatron: (pp - r - 1) * 2 + (vpp - 1) * pp warm-up chunks */
     case PLC_SCHED_INTERLEAVED: w = (sh->pp - r - 1) * 2 + (sh->vpp - 1) * sh->pp; break;
@@ -77,7 +87,8 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
  * rank's chunks in order */
 static int64_t il_chunk_f(int64_t pp, int64_t vpp, int64_t k) { return (k % (pp * vpp)) / pp; }
 
-/* split orders: the most micro-batches forwarded and not yet through W */
+/* split orders: the most layers forwarded and not yet through W, over the
+ * rank's layers */
 static double split_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
 {
     plc_pipe_unit *u = malloc(sizeof *u * (size_t)plc_pipe_units(sh, M));
@@ -85,13 +96,16 @@ static double split_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
         free(u);
         return (double)M; /* every micro-batch: never below the truth */
     }
-    int64_t held = 0, most = 0;
+    int64_t held = 0, most = 0, mine = 0;
+    for (int64_t c = 0; c < sh->nchunks; c++)
+        if (plc_pipe_chunk_rank(sh, c) == r) mine += plc_pipe_chunk_hi(sh, c) - plc_pipe_chunk_lo(sh, c);
     for (int64_t k = 0, n = plc_pipe_units(sh, M); k < n; k++) {
-        held += !u[k].bwd && !u[k].w ? 1 : u[k].w ? -1 : 0;
+        int64_t layers = plc_pipe_chunk_hi(sh, u[k].chunk) - plc_pipe_chunk_lo(sh, u[k].chunk);
+        held += !u[k].bwd && !u[k].w ? layers : u[k].w ? -layers : 0;
         if (held > most) most = held;
     }
     free(u);
-    return (double)most;
+    return (double)most / (double)mine;
 }
 
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
@@ -126,6 +140,43 @@ static void add_w(plc_pipe_unit *u, int64_t *n, int64_t chunk, int64_t micro)
     (*n)++;
 }
 
+/* ZB-V (solver.h): rank r's chunks r (down the V) and 2pp-1-r (up it);
+ * fills the pipeline down and up the V, then alternates the two chunks'
+ * forward-B-W, and drains with B's first, the W's last. M >= 2pp. */
+static void zb_v_order(int64_t pp, int64_t M, int64_t r, plc_pipe_unit *u, int64_t *n)
+{
+    int64_t c0 = r, c1 = 2 * pp - 1 - r, f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    for (int64_t i = 0; i < 2 * (pp - r) - 1; i++) add(u, n, 0, c0, f0++);
+    for (int64_t i = 0; i < r; i++) {
+        add(u, n, 0, c1, f1++);
+        add(u, n, 0, c0, f0++);
+    }
+    for (int64_t i = 0; i < pp - r; i++) {
+        add(u, n, 0, c1, f1++);
+        add(u, n, 1, c1, b1);
+        add_w(u, n, c1, b1++);
+    }
+    while (f1 < f0 || f0 < M) {
+        if (f0 < M) add(u, n, 0, c0, f0++);
+        add(u, n, 1, c0, b0);
+        add_w(u, n, c0, b0++);
+        add(u, n, 0, c1, f1++);
+        add(u, n, 1, c1, b1);
+        add_w(u, n, c1, b1++);
+    }
+    int64_t w0 = b0, w1 = b1;
+    for (int64_t i = 0; i < r; i++) {
+        add(u, n, 1, c0, b0++);
+        add(u, n, 1, c1, b1++);
+    }
+    for (int64_t i = 0; i < pp - r; i++) {
+        add(u, n, 1, c0, b0++);
+        add_w(u, n, c0, w0++);
+    }
+    while (w1 < b1) add_w(u, n, c1, w1++);
+    while (w0 < b0) add_w(u, n, c0, w0++);
+}
+
 /* The zero-bubble orders of one chunk a rank (solver.h): w + 1 forwards,
  * then every B followed by the next forward while any is left and the W of
  * the micro-batch `defer` B's back (zb_h1: that W before the forward, zb_h2
@@ -149,6 +200,11 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
     int64_t pp = sh->pp, per = sh->per_rank, n = 0;
     /* interleaved groups micro-batches by pp (rule INTERLEAVED_MICRO) */
     if (M < 1 || r < 0 || r >= pp || (sh->schedule == PLC_SCHED_INTERLEAVED && M % pp)) return -1;
+    if (sh->split == PLC_SPLIT_ZB_V) {
+        if (M < 2 * pp) return -1; /* the V's fill and drain need 2pp micro-batches */
+        zb_v_order(pp, M, r, u, &n);
+        return 0;
+    }
     /* this rank's j-th chunk, in ascending order */
 #define MINE(j) (sh->looping ? (j) * pp + r : r * per + (j))
     int64_t w = plc_pipe_warmup(sh, M, r);

@@ -512,7 +512,16 @@ double plc_recompute_share(const plc_model *m, const plc_layout *l);
  *           parallelogram), holding 2pp micro-batches at its peak.
  *           Bubble (pp-1)(T_F + T_B - 2 T_W), counted over each rank's own
  *           span (the paper's post-validated optimizer step lets the next
- *           step's forwards start on rank 0 while the last rank drains). */
+ *           step's forwards start on rank 0 while the last rank drains).
+ *   zb_v    2pp chunks, rank r holding chunk r and chunk 2pp-1-r (a V: the
+ *           first and the last chunk on rank 0); Qi et al., Sec. 6 (ZB-V),
+ *           the order torch.distributed.pipelining's ScheduleZBVZeroBubble
+ *           runs: 2(pp-r)-1 forwards of chunk r, r pairs of forwards (chunk
+ *           2pp-1-r, chunk r), pp-r forward-B-W of chunk 2pp-1-r, then
+ *           forward-B-W of each chunk in turn, the drain's B's before its
+ *           W's. M >= 2pp. No bubble when F, B and W take equal time (each
+ *           chunk half a stage), holding pp micro-batches' activations at
+ *           its peak, 1F1B's. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -532,6 +541,7 @@ typedef enum plc_pipe_split {
     PLC_SPLIT_NONE,
     PLC_SPLIT_ZB_H1,
     PLC_SPLIT_ZB_H2,
+    PLC_SPLIT_ZB_V,
 } plc_pipe_split;
 
 typedef struct plc_pipe_shape {
@@ -562,7 +572,9 @@ static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M)
 }
 
 /* Turns a 1F1B shape into the zero-bubble order `split` (its B and W
- * units); -1 for another schedule or PLC_SPLIT_NONE. The lowering does not
+ * units; zb_v re-cuts the layers into 2pp chunks, as plc_stage_layers
+ * splits them, and needs layers >= 2pp); -1 for another schedule or
+ * PLC_SPLIT_NONE. The lowering does not
  * emit split backwards yet: these shapes serve the simulator, its tests and
  * bench/fidelity --schedules. */
 int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split);
@@ -580,7 +592,8 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r);
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r);
 
 /* Writes rank r's plc_pipe_units(sh, M) units in execution order. Returns 0,
- * or -1 when M does not suit the schedule (interleaved: a multiple of pp). */
+ * or -1 when M does not suit the schedule (interleaved: a multiple of pp;
+ * zb_v: M >= 2pp). */
 int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *out);
 
 /* A unit's visits: the stretches of it spent in one key (layer l, -1 the

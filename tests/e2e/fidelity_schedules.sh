@@ -3,9 +3,10 @@
 # fidelity --schedules on calibration/schedule_bubbles.csv (Qi et al. 2024,
 # Table 5: ZB-H1 and ZB-H2 given each configuration's profiled op times)
 # must reproduce every row plc can express within 1 point; rows it cannot
-# express (here: ZB-V, ZB-2p, a row without op times, invented) are n/a with
-# a reason; 1F1B's bubble is the closed form (p-1)(F+B+W) over the
-# step; the all-reduce qualifier takes the makespan.
+# express (here: ZB-1p, ZB-2p, a row without op times, invented) are n/a
+# with a reason; 1F1B's bubble is the closed form (p-1)(F+B+W) over the
+# step, ZB-V's none at equal op times; the all-reduce qualifier takes the
+# makespan.
 set -u
 data="$PLC_ROOT/calibration/schedule_bubbles.csv"
 [ -f "$data" ] || { echo "FAIL: no $data"; exit 1; }
@@ -19,7 +20,8 @@ import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1], newline="")))
 base = dict(rows[0])
 extra = []
-for rid, sched, notes in (("X-V", "ZB-V", base["notes"]), ("X-2P", "ZB-2p", base["notes"]),
+for rid, sched, notes in (("X-V", "ZB-V", "T_F=1 T_B=1 T_W=1 T_comm=0"), ("X-2P", "ZB-2p", base["notes"]),
+                          ("X-1P", "ZB-1p", base["notes"]),
                           ("X-NOTIMES", "ZB-H1", "no op times here"),
                           ("X-1F1B", "1F1B", "T_F=2 T_B=1.5 T_W=0.5 T_comm=0"),
                           ("X-AR", "ZB-H2 with all-reduce synchronization (no post-validation)", "T_F=1 T_B=1 T_W=1 T_comm=0")):
@@ -53,7 +55,7 @@ for rid, r in rows.items():
         fail.append("%s (%s): bubble %.4f, the paper's %.4f" % (rid, r["schedule"], got, want))
     if not float(pred[rid][1]) > 0:
         fail.append("%s: no throughput" % rid)
-for rid in ("X-V", "X-2P", "X-NOTIMES"):
+for rid in ("X-1P", "X-2P", "X-NOTIMES"):
     if pred[rid][1:] != ["n/a", "n/a", "n/a"] or ("row %s: n/a: " % rid) not in err:
         fail.append("%s: expected n/a with a reason, got %s" % (rid, pred[rid]))
 # 1F1B, equal stages, no message time: (p-1)(F + B + W) of bubble over m (F + B + W) of work
@@ -67,6 +69,9 @@ if abs(float(pred["X-1F1B"][2]) - want) > 1e-4:
 want = (p - 1) * 1.0 / ((p - 1) + 3.0 * m)
 if abs(float(pred["X-AR"][2]) - want) > 1e-4:
     fail.append("X-AR: bubble %s, expected %.4f" % (pred["X-AR"][2], want))
+# ZB-V at equal times: no bubble
+if abs(float(pred["X-V"][2])) > 1e-4:
+    fail.append("X-V: bubble %s, expected 0" % pred["X-V"][2])
 if fail:
     print("FAIL:\n  " + "\n  ".join(fail))
     sys.exit(1)

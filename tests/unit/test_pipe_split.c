@@ -1,9 +1,9 @@
 /* test_pipe_split.c: the zero-bubble orders (plc_pipe_split_backward): every
- * rank runs each F, B and W of its chunk once, in dependency order; the
+ * rank runs each F, B and W of its chunks once, in dependency order; the
  * simulated bubbles against the paper's closed forms at equal op times
- * (Qi et al. 2024, Sec. 3.1: 1F1B 3(p-1), ZB-H1 p-1, ZB-H2 0 units of
- * bubble a rank); the in-flight micro-batches (1F1B's p, and 2p); the
- * send-lag check; what the visits say of weight gradients. */
+ * (Qi et al. 2024, Sec. 3.1 and 6: 1F1B 3(p-1), ZB-H1 p-1, ZB-H2 and ZB-V 0
+ * units of bubble a rank); the in-flight micro-batches (1F1B's p, and 2p
+ * for ZB-H2); the send-lag check; what the visits say of weight gradients. */
 #include <CUnit/CUnit.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +65,64 @@ static void test_orders_complete(void)
     CU_ASSERT_EQUAL(plc_pipe_split_backward(&sh, PLC_SPLIT_ZB_H1), -1);
     CU_ASSERT_EQUAL_FATAL(plc_pipe_shape_of(PLC_SCHED_1F1B, 4, 1, 8, &sh), 0);
     CU_ASSERT_EQUAL(plc_pipe_split_backward(&sh, PLC_SPLIT_NONE), -1);
+}
+
+/* zb_v: chunks r and 2pp-1-r on rank r, each F, B, W once, in order; none
+ * for fewer than 2pp micro-batches */
+static void test_zb_v_order(void)
+{
+    for (int64_t pp = 1; pp <= 8; pp++)
+        for (int64_t M = 1; M <= 4 * pp + 1; M++) {
+            plc_pipe_shape sh;
+            CU_ASSERT_EQUAL_FATAL(split_shape(PLC_SPLIT_ZB_V, pp, &sh), 0);
+            CU_ASSERT_EQUAL(sh.nchunks, 2 * pp);
+            CU_ASSERT_EQUAL(plc_pipe_chunk_rank(&sh, 0), 0);
+            CU_ASSERT_EQUAL(plc_pipe_chunk_rank(&sh, 2 * pp - 1), 0);
+            CU_ASSERT_EQUAL(plc_pipe_chunk_rank(&sh, pp - 1), pp - 1);
+            CU_ASSERT_EQUAL(plc_pipe_chunk_rank(&sh, pp), pp - 1);
+            int64_t n = plc_pipe_units(&sh, M);
+            CU_ASSERT_EQUAL(n, 6 * M);
+            plc_pipe_unit *u = malloc(sizeof *u * (size_t)n);
+            if (M < 2 * pp) {
+                CU_ASSERT_EQUAL(plc_pipe_order(&sh, M, 0, u), -1);
+                free(u);
+                continue;
+            }
+            int *seen = calloc((size_t)(6 * M), sizeof *seen);
+            for (int64_t r = 0; r < pp; r++) {
+                memset(seen, 0, sizeof *seen * (size_t)(6 * M));
+                CU_ASSERT_EQUAL_FATAL(plc_pipe_order(&sh, M, r, u), 0);
+                for (int64_t k = 0; k < n; k++) {
+                    int kind = u[k].w ? 2 : u[k].bwd, j = u[k].chunk == r ? 0 : 1;
+                    CU_ASSERT_FATAL(u[k].chunk == r || u[k].chunk == 2 * pp - 1 - r);
+                    CU_ASSERT_FATAL(u[k].micro >= 0 && u[k].micro < M);
+                    if (kind > 0) CU_ASSERT(seen[(j * 3 + kind - 1) * M + u[k].micro]);
+                    seen[(j * 3 + kind) * M + u[k].micro]++;
+                }
+                for (int64_t i = 0; i < 6 * M; i++) CU_ASSERT_EQUAL(seen[i], 1);
+                /* 1F1B's peak: pp micro-batches of the rank's layers */
+                CU_ASSERT_DOUBLE_EQUAL(plc_pipe_inflight(&sh, M, r), (double)pp, 1e-12);
+            }
+            /* the V turns on rank pp-1 (chunk pp-1 hands on to chunk pp in
+             * place) and sends both ways: with sends waited for two units
+             * on, a rank can wait for a receive posted only after its own
+             * wait, so its sends are waited for at the end of the step
+             * (pp 1: no messages at all) */
+            CU_ASSERT_EQUAL(plc_pipe_send_lag_run(&sh, M), pp == 1 ? 2 : n);
+            /* no bubble at equal times (each chunk half a stage's F, B, W) */
+            double *t = malloc(sizeof *t * (size_t)(2 * pp));
+            for (int64_t c = 0; c < 2 * pp; c++) t[c] = 0.5;
+            plc_sched_sim res;
+            CU_ASSERT_EQUAL_FATAL(plc_sched_simulate_shape(&sh, M, t, t, t, 0, &res), 0);
+            CU_ASSERT_DOUBLE_EQUAL(res.span_max, 3.0 * (double)M, 1e-9);
+            free(t);
+            free(u);
+            free(seen);
+        }
+    /* fewer layers than chunks */
+    plc_pipe_shape sh;
+    CU_ASSERT_EQUAL_FATAL(plc_pipe_shape_of(PLC_SCHED_1F1B, 4, 1, 6, &sh), 0);
+    CU_ASSERT_EQUAL(plc_pipe_split_backward(&sh, PLC_SPLIT_ZB_V), -1);
 }
 
 static void test_equal_time_bubbles(void)
@@ -138,6 +196,7 @@ void register_test_pipe_split(void)
 {
     CU_pSuite s = CU_add_suite("pipe_split", NULL, NULL);
     CU_add_test(s, "split orders: each F, B, W once, in order", test_orders_complete);
+    CU_add_test(s, "zb_v: the V's chunks, its order, peak and bubble", test_zb_v_order);
     CU_add_test(s, "bubbles at equal op times: 3(p-1), p-1, 0", test_equal_time_bubbles);
     CU_add_test(s, "in-flight micro-batches: p and 2p", test_split_inflight);
     CU_add_test(s, "send lag and weight-gradient visits", test_split_send_lag_and_visits);
