@@ -11,12 +11,13 @@
  * counts for interleaved only (a virtual stage takes 1/VPP of the stage's
  * times; zb_v's two chunks a rank half of them). It prints one line:
  *
- *   makespan=X span=Y busy=Z bubble_span=A bubble_makespan=B peak_inflight=N
+ *   makespan=X span=Y busy=Z bubble_span=A bubble_makespan=B peak_inflight=N inflight=N0,N1,...
  *
  * makespan from the first rank's first unit to the last rank's last, span
  * the longest rank's own span (the paper's "cost": Qi et al. 2024, Table 5),
  * busy = M (T_F + T_B + T_W), the bubble rates (cost - busy) / cost of each,
- * and the most micro-batches any rank holds (plc_pipe_inflight).
+ * and the most micro-batches any rank holds (plc_pipe_inflight), then
+ * each rank's.
  * bench/fidelity --schedules reads calibration/schedule_bubbles.csv's rows
  * into these arguments. Without arguments it prints the bubble rates of
  * 1f1b, zb_h1, zb_h2 and zb_v at equal F, B, W times (the paper's 3(p-1),
@@ -29,9 +30,12 @@
 #include "common/parse_num.h"
 #include "compiler/solver/solver_int.h"
 
+#define MAX_RANKS 4096
+
 typedef struct result {
     double makespan, span, busy;
-    double inflight;
+    double inflight;            /* the most of any rank */
+    double rank_inflight[MAX_RANKS]; /* each rank's peak */
 } result;
 
 /* the shape of a schedule named as bench_schedules takes it; -1 when the
@@ -80,6 +84,7 @@ static int simulate(const char *name, int64_t pp, int64_t vpp, int64_t M, double
     out->inflight = 0;
     for (int64_t q = 0; q < pp; q++) {
         double h = plc_pipe_inflight(&sh, M, q);
+        out->rank_inflight[q] = h;
         if (h > out->inflight) out->inflight = h;
     }
     return 0;
@@ -92,7 +97,7 @@ static int table(void)
     printf("%-6s %4s %4s %10s %10s\n", "sched", "pp", "M", "bubble", "inflight");
     for (int64_t pp = 4; pp <= 16; pp *= 2)
         for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
-            result r;
+            static result r;
             int64_t M = 3 * pp;
             if (simulate(scheds[i], pp, 1, M, 1, 1, 1, 0, &r)) return 1;
             printf("%-6s %4lld %4lld %10.4f %10.0f\n", scheds[i], (long long)pp, (long long)M,
@@ -110,7 +115,7 @@ int main(int argc, char **argv)
     }
     int64_t n[3];
     double t[4];
-    static const int64_t most[3] = {4096, 64, 1 << 20}; /* pp, vpp, micro-batches: a step the simulator runs */
+    static const int64_t most[3] = {MAX_RANKS, 64, 1 << 20}; /* pp, vpp, micro-batches: a step the simulator runs */
     for (int i = 0; i < 3; i++)
         if (plc_parse_int(argv[2 + i], 1, most[i], &n[i])) {
             fprintf(stderr, "bench_schedules: '%s' is not an integer in 1 .. %lld\n", argv[2 + i], (long long)most[i]);
@@ -121,13 +126,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_schedules: '%s' is not a time in 0 .. 1e12\n", argv[5 + i]);
             return 1;
         }
-    result r;
+    static result r;
     if (simulate(argv[1], n[0], n[1], n[2], t[0], t[1], t[2], t[3], &r)) {
         fprintf(stderr, "bench_schedules: cannot simulate %s on pp %s, vpp %s, %s micro-batches\n", argv[1], argv[2],
                 argv[3], argv[4]);
         return 1;
     }
-    printf("makespan=%.6f span=%.6f busy=%.6f bubble_span=%.6f bubble_makespan=%.6f peak_inflight=%.0f\n", r.makespan,
-           r.span, r.busy, (r.span - r.busy) / r.span, (r.makespan - r.busy) / r.makespan, r.inflight);
+    printf("makespan=%.6f span=%.6f busy=%.6f bubble_span=%.6f bubble_makespan=%.6f peak_inflight=%.6g inflight=",
+           r.makespan, r.span, r.busy, (r.span - r.busy) / r.span, (r.makespan - r.busy) / r.makespan, r.inflight);
+    for (int64_t q = 0; q < n[0]; q++) printf("%s%.6g", q ? "," : "", r.rank_inflight[q]);
+    printf("\n");
     return 0;
 }

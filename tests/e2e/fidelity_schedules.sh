@@ -6,7 +6,7 @@
 # express (here: ZB-1p, ZB-2p, a row without op times, invented) are n/a
 # with a reason; 1F1B's bubble is the closed form (p-1)(F+B+W) over the
 # step, ZB-V's none at equal op times; the all-reduce qualifier takes the
-# makespan.
+# makespan; every paper row has a peak memory, ZB-H2's above ZB-H1's.
 set -u
 data="$PLC_ROOT/calibration/schedule_bubbles.csv"
 [ -f "$data" ] || { echo "FAIL: no $data"; exit 1; }
@@ -55,6 +55,15 @@ for rid, r in rows.items():
         fail.append("%s (%s): bubble %.4f, the paper's %.4f" % (rid, r["schedule"], got, want))
     if not float(pred[rid][1]) > 0:
         fail.append("%s: no throughput" % rid)
+    if not float(pred[rid][3]) > 0:
+        fail.append("%s: no peak memory" % rid)
+# the same configuration: ZB-H1 holds 1F1B's pp micro-batches, ZB-H2 twice
+# as many on rank 0, so more memory; ZB-H2's bubble is smaller
+for h1, h2 in (("ZB-T5-01", "ZB-T5-13"), ("ZB-T5-12", "ZB-T5-24")):
+    if not float(pred[h2][3]) > float(pred[h1][3]):
+        fail.append("%s's memory %s not above %s's %s" % (h2, pred[h2][3], h1, pred[h1][3]))
+    if not float(pred[h2][2]) < float(pred[h1][2]):
+        fail.append("%s's bubble %s not below %s's %s" % (h2, pred[h2][2], h1, pred[h1][2]))
 for rid in ("X-1P", "X-2P", "X-NOTIMES"):
     if pred[rid][1:] != ["n/a", "n/a", "n/a"] or ("row %s: n/a: " % rid) not in err:
         fail.append("%s: expected n/a with a reason, got %s" % (rid, pred[rid]))
