@@ -3,7 +3,8 @@
  *   bench_schedules SCHEDULE PP VPP M T_F T_B T_W T_COMM
  *
  * simulates one step of SCHEDULE (gpipe, 1f1b, interleaved, zb_h1, zb_h2,
- * zb_v)
+ * zb_v; zb_1p and zb_2p: the order plc_sched_zb_auto builds from these op
+ * times under a limit of pp and 2 pp micro-batches in flight)
  * on PP ranks with M micro-batches, every stage taking T_F for a forward,
  * T_B for the input-gradient half of a backward and T_W for its
  * weight-gradient half (a whole backward takes T_B + T_W), each pipeline
@@ -20,8 +21,8 @@
  * each rank's.
  * bench/fidelity --schedules reads calibration/schedule_bubbles.csv's rows
  * into these arguments. Without arguments it prints the bubble rates of
- * 1f1b, zb_h1, zb_h2 and zb_v at equal F, B, W times (the paper's 3(p-1),
- * p-1, 0 and 0 units of bubble a rank). Exit 0, 1 on a bad argument or a schedule the
+ * 1f1b, zb_h1, zb_h2, zb_v, zb_1p and zb_2p at equal F, B, W times (the
+ * paper's 3(p-1), p-1, 0 and 0 units of bubble a rank for the first four). Exit 0, 1 on a bad argument or a schedule the
  * simulator cannot run. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +61,45 @@ static int shape_of(const char *name, int64_t pp, int64_t vpp, plc_pipe_shape *s
     return -1;
 }
 
+/* zb_1p, zb_2p: the order plc_sched_zb_auto builds under a limit of pp
+ * (2 pp) micro-batches in flight */
+static int simulate_auto(int64_t limit, int64_t pp, int64_t M, double tf, double tb, double tw, double comm,
+                         result *out)
+{
+    double *t = malloc(sizeof *t * (size_t)(3 * pp));
+    plc_pipe_unit *u = malloc(sizeof *u * (size_t)(3 * pp * M));
+    int rc = -1;
+    plc_sched_sim r;
+    if (t && u) {
+        for (int64_t c = 0; c < pp; c++) t[c] = tf, t[pp + c] = tb, t[2 * pp + c] = tw;
+        rc = plc_sched_zb_auto(pp, M, limit, t, t + pp, t + 2 * pp, comm, u, &r);
+    }
+    if (rc == 0) {
+        out->makespan = r.makespan;
+        out->span = r.span_max;
+        out->busy = (double)M * (tf + tb + tw);
+        out->inflight = 0;
+        for (int64_t q = 0; q < pp; q++) { /* forwarded and not through W */
+            int64_t held = 0, most = 0;
+            for (int64_t k = 0; k < 3 * M; k++) {
+                const plc_pipe_unit *x = &u[q * 3 * M + k];
+                held += x->w ? -1 : !x->bwd;
+                if (held > most) most = held;
+            }
+            out->rank_inflight[q] = (double)most;
+            if (most > out->inflight) out->inflight = (double)most;
+        }
+    }
+    free(t);
+    free(u);
+    return rc;
+}
+
 static int simulate(const char *name, int64_t pp, int64_t vpp, int64_t M, double tf, double tb, double tw,
                     double comm, result *out)
 {
+    if (!strcmp(name, "zb_1p") || !strcmp(name, "zb_2p"))
+        return simulate_auto(name[3] == '1' ? pp : 2 * pp, pp, M, tf, tb, tw, comm, out);
     plc_pipe_shape sh;
     if (shape_of(name, pp, vpp, &sh)) return -1;
     int64_t nc = sh.nchunks;
@@ -92,7 +129,7 @@ static int simulate(const char *name, int64_t pp, int64_t vpp, int64_t M, double
 
 static int table(void)
 {
-    static const char *const scheds[] = {"1f1b", "zb_h1", "zb_h2", "zb_v"};
+    static const char *const scheds[] = {"1f1b", "zb_h1", "zb_h2", "zb_v", "zb_1p", "zb_2p"};
     printf("bubble rate over the longest rank's span, F = B = W = 1, no message time\n");
     printf("%-6s %4s %4s %10s %10s\n", "sched", "pp", "M", "bubble", "inflight");
     for (int64_t pp = 4; pp <= 16; pp *= 2)

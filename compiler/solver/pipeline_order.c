@@ -36,7 +36,7 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
 
 int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split)
 {
-    if (sh->schedule != PLC_SCHED_1F1B || sh->split || split <= PLC_SPLIT_NONE || split > PLC_SPLIT_ZB_V) return -1;
+    if (sh->schedule != PLC_SCHED_1F1B || sh->split || split <= PLC_SPLIT_NONE || split > PLC_SPLIT_AUTO) return -1;
     if (split == PLC_SPLIT_ZB_V) {
         /* two chunks a rank, in a V: as many chunks as the layers take */
         if (sh->layers < 2 * sh->pp) return -1;
@@ -200,6 +200,7 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
     int64_t pp = sh->pp, per = sh->per_rank, n = 0;
     /* interleaved groups micro-batches by pp (rule INTERLEAVED_MICRO) */
     if (M < 1 || r < 0 || r >= pp || (sh->schedule == PLC_SCHED_INTERLEAVED && M % pp)) return -1;
+    if (sh->split == PLC_SPLIT_AUTO) return -1; /* built from op times: plc_sched_zb_auto */
     if (sh->split == PLC_SPLIT_ZB_V) {
         if (M < 2 * pp) return -1; /* the V's fill and drain need 2pp micro-batches */
         zb_v_order(pp, M, r, u, &n);

@@ -542,6 +542,7 @@ typedef enum plc_pipe_split {
     PLC_SPLIT_ZB_H1,
     PLC_SPLIT_ZB_H2,
     PLC_SPLIT_ZB_V,
+    PLC_SPLIT_AUTO, /* an order built from op times (plc_sched_zb_auto); plc_pipe_order has none */
 } plc_pipe_split;
 
 typedef struct plc_pipe_shape {

@@ -191,6 +191,52 @@ static void test_split_send_lag_and_visits(void)
     }
 }
 
+/* plc_sched_zb_auto: each F, B, W once in order, within the limit, never a
+ * longer span than zb_h1 (limit pp) or zb_h2 (limit 2pp) on the same op
+ * times, none under a limit of 1 that cannot hold a forward through its W */
+static void test_zb_auto(void)
+{
+    const double tws[] = {0.3, 0.5, 1.0}, comms[] = {0.0, 0.05};
+    for (int64_t pp = 2; pp <= 8; pp *= 2)
+        for (int64_t M = pp; M <= 3 * pp; M += pp)
+            for (int i = 0; i < 3; i++)
+                for (int ci = 0; ci < 2; ci++)
+                    for (int lim = 1; lim <= 2; lim++) {
+                        int64_t limit = lim * pp, per = 3 * M;
+                        double *t = malloc(sizeof *t * (size_t)(3 * pp));
+                        plc_pipe_unit *u = malloc(sizeof *u * (size_t)(pp * per));
+                        for (int64_t c = 0; c < pp; c++) t[c] = 1.0, t[pp + c] = 1.05, t[2 * pp + c] = tws[i];
+                        plc_sched_sim r;
+                        CU_ASSERT_EQUAL_FATAL(plc_sched_zb_auto(pp, M, limit, t, t + pp, t + 2 * pp, comms[ci], u, &r), 0);
+                        int *seen = calloc((size_t)(3 * M), sizeof *seen);
+                        for (int64_t q = 0; q < pp; q++) {
+                            memset(seen, 0, sizeof *seen * (size_t)(3 * M));
+                            int64_t held = 0;
+                            for (int64_t k = 0; k < per; k++) {
+                                const plc_pipe_unit *x = &u[q * per + k];
+                                int kind = x->w ? 2 : x->bwd;
+                                CU_ASSERT_EQUAL(x->chunk, q);
+                                CU_ASSERT_FATAL(x->micro >= 0 && x->micro < M);
+                                if (kind > 0) CU_ASSERT(seen[(kind - 1) * M + x->micro]);
+                                seen[kind * M + x->micro]++;
+                                held += kind == 2 ? -1 : kind == 0;
+                                CU_ASSERT(held <= limit);
+                            }
+                            for (int64_t k = 0; k < 3 * M; k++) CU_ASSERT_EQUAL(seen[k], 1);
+                        }
+                        double hand = span_of(lim == 1 ? PLC_SPLIT_ZB_H1 : PLC_SPLIT_ZB_H2, pp, M, 1.0, 1.05, tws[i],
+                                              comms[ci]);
+                        CU_ASSERT(r.span_max <= hand + 1e-9);
+                        free(seen);
+                        free(t);
+                        free(u);
+                    }
+    double t[6] = {1, 1, 1, 1, 1, 1};
+    plc_pipe_unit u[2 * 3 * 4];
+    plc_sched_sim r;
+    CU_ASSERT_EQUAL(plc_sched_zb_auto(2, 4, 0, t, t + 2, t + 4, 0, u, &r), -1);
+}
+
 void register_test_pipe_split(void);
 void register_test_pipe_split(void)
 {
@@ -200,4 +246,5 @@ void register_test_pipe_split(void)
     CU_add_test(s, "bubbles at equal op times: 3(p-1), p-1, 0", test_equal_time_bubbles);
     CU_add_test(s, "in-flight micro-batches: p and 2p", test_split_inflight);
     CU_add_test(s, "send lag and weight-gradient visits", test_split_send_lag_and_visits);
+    CU_add_test(s, "orders from op times: complete, within the limit, never worse", test_zb_auto);
 }
