@@ -3,14 +3,14 @@
  *   bench_schedules SCHEDULE PP VPP M T_F T_B T_W T_COMM
  *
  * simulates one step of SCHEDULE (gpipe, 1f1b, interleaved, zb_h1, zb_h2,
- * zb_v; zb_1p and zb_2p: the order plc_sched_zb_auto builds from these op
+ * zb_v, dualpipe_v; zb_1p and zb_2p: the order plc_sched_zb_auto builds from these op
  * times under a limit of pp and 2 pp micro-batches in flight)
  * on PP ranks with M micro-batches, every stage taking T_F for a forward,
  * T_B for the input-gradient half of a backward and T_W for its
  * weight-gradient half (a whole backward takes T_B + T_W), each pipeline
  * message T_COMM (any one unit of time: the paper's milliseconds). VPP
  * counts for interleaved only (a virtual stage takes 1/VPP of the stage's
- * times; zb_v's two chunks a rank half of them). It prints one line:
+ * times; zb_v's and dualpipe_v's two chunks a rank half of them). It prints one line:
  *
  *   makespan=X span=Y busy=Z bubble_span=A bubble_makespan=B peak_inflight=N inflight=N0,N1,...
  *
@@ -21,7 +21,7 @@
  * each rank's.
  * bench/fidelity --schedules reads calibration/schedule_bubbles.csv's rows
  * into these arguments. Without arguments it prints the bubble rates of
- * 1f1b, zb_h1, zb_h2, zb_v, zb_1p and zb_2p at equal F, B, W times (the
+ * 1f1b, zb_h1, zb_h2, zb_v, dualpipe_v, zb_1p and zb_2p at equal F, B, W times (the
  * paper's 3(p-1), p-1, 0 and 0 units of bubble a rank for the first four). Exit 0, 1 on a bad argument or a schedule the
  * simulator cannot run. */
 #include <stdio.h>
@@ -51,6 +51,7 @@ static int shape_of(const char *name, int64_t pp, int64_t vpp, plc_pipe_shape *s
         {"gpipe", PLC_SCHED_GPIPE, PLC_SPLIT_NONE},   {"1f1b", PLC_SCHED_1F1B, PLC_SPLIT_NONE},
         {"interleaved", PLC_SCHED_INTERLEAVED, PLC_SPLIT_NONE}, {"zb_h1", PLC_SCHED_1F1B, PLC_SPLIT_ZB_H1},
         {"zb_h2", PLC_SCHED_1F1B, PLC_SPLIT_ZB_H2},     {"zb_v", PLC_SCHED_1F1B, PLC_SPLIT_ZB_V},
+        {"dualpipe_v", PLC_SCHED_1F1B, PLC_SPLIT_DUALPIPE_V},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(name, names[i].name)) continue;
@@ -129,15 +130,15 @@ static int simulate(const char *name, int64_t pp, int64_t vpp, int64_t M, double
 
 static int table(void)
 {
-    static const char *const scheds[] = {"1f1b", "zb_h1", "zb_h2", "zb_v", "zb_1p", "zb_2p"};
+    static const char *const scheds[] = {"1f1b", "zb_h1", "zb_h2", "zb_v", "dualpipe_v", "zb_1p", "zb_2p"};
     printf("bubble rate over the longest rank's span, F = B = W = 1, no message time\n");
-    printf("%-6s %4s %4s %10s %10s\n", "sched", "pp", "M", "bubble", "inflight");
+    printf("%-10s %4s %4s %10s %10s\n", "sched", "pp", "M", "bubble", "inflight");
     for (int64_t pp = 4; pp <= 16; pp *= 2)
         for (size_t i = 0; i < sizeof scheds / sizeof scheds[0]; i++) {
             static result r;
             int64_t M = 3 * pp;
             if (simulate(scheds[i], pp, 1, M, 1, 1, 1, 0, &r)) return 1;
-            printf("%-6s %4lld %4lld %10.4f %10.0f\n", scheds[i], (long long)pp, (long long)M,
+            printf("%-10s %4lld %4lld %10.4f %10.1f\n", scheds[i], (long long)pp, (long long)M,
                    (r.span - r.busy) / r.span, r.inflight);
         }
     return 0;

@@ -37,7 +37,7 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
 int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split)
 {
     if (sh->schedule != PLC_SCHED_1F1B || sh->split || split <= PLC_SPLIT_NONE || split > PLC_SPLIT_AUTO) return -1;
-    if (split == PLC_SPLIT_ZB_V) {
+    if (split == PLC_SPLIT_ZB_V || split == PLC_SPLIT_DUALPIPE_V) {
         /* two chunks a rank, in a V: as many chunks as the layers take */
         if (sh->layers < 2 * sh->pp) return -1;
         sh->nchunks = 2 * sh->pp;
@@ -61,7 +61,7 @@ int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c)
 
 int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c)
 {
-    if (sh->split == PLC_SPLIT_ZB_V) return c < sh->pp ? c : 2 * sh->pp - 1 - c;
+    if (sh->split == PLC_SPLIT_ZB_V || sh->split == PLC_SPLIT_DUALPIPE_V) return c < sh->pp ? c : 2 * sh->pp - 1 - c;
     return sh->looping ? c % sh->pp : c / sh->per_rank;
 }
 
@@ -73,6 +73,7 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
         /* zb_h2: 2(pp - r) - 1 forwards before the first B (solver.h) */
         w = sh->split == PLC_SPLIT_ZB_H2 ? 2 * (sh->pp - r) - 2
           : sh->split == PLC_SPLIT_ZB_V  ? 2 * sh->pp - 1 /* 2pp forwards, over both chunks, before the first B */
+          : sh->split == PLC_SPLIT_DUALPIPE_V ? 2 * sh->pp - 1 /* 2(pp-r-1) + 2(r+1) */
                                          : sh->pp - r - 1;
         break;
     /* Megatron: (pp - r - 1) * 2 + (vpp - 1) * pp warm-up chunks */
@@ -177,6 +178,64 @@ static void zb_v_order(int64_t pp, int64_t M, int64_t r, plc_pipe_unit *u, int64
     while (w0 < b0) add_w(u, n, c0, w0++);
 }
 
+/* DualPipe-V (solver.h): ZB-V's chunks, DeepSeek's DualPipeV order. The
+ * W's of split backwards wait in a queue, first in, first out. */
+typedef struct dpv {
+    plc_pipe_unit *u;
+    int64_t *n, chunk[2], f[2], b[2];
+    plc_pipe_unit *wq; /* the deferred W's */
+    int64_t wq_head, wq_tail;
+} dpv;
+
+static void dpv_f(dpv *d, int k) { add(d->u, d->n, 0, d->chunk[k], d->f[k]++); }
+
+/* a backward of chunk k: B and its W at once, or B with its W deferred */
+static void dpv_b(dpv *d, int k, bool split)
+{
+    add(d->u, d->n, 1, d->chunk[k], d->b[k]);
+    if (split) d->wq[d->wq_tail++] = (plc_pipe_unit){.w = 1, .chunk = (int32_t)d->chunk[k], .micro = (int32_t)d->b[k]};
+    else add_w(d->u, d->n, d->chunk[k], d->b[k]);
+    d->b[k]++;
+}
+
+static void dpv_w(dpv *d) { d->u[(*d->n)++] = d->wq[d->wq_head++]; }
+
+static void dualpipe_v_order(int64_t pp, int64_t M, int64_t r, plc_pipe_unit *u, int64_t *n, plc_pipe_unit *wq)
+{
+    dpv d = {.u = u, .n = n, .chunk = {r, 2 * pp - 1 - r}, .wq = wq};
+    for (int64_t i = 0; i < 2 * (pp - r - 1); i++) dpv_f(&d, 0); /* forwards down the V */
+    for (int64_t i = 0; i < r + 1; i++) dpv_f(&d, 0), dpv_f(&d, 1);
+    for (int64_t i = 0; i < pp - r - 1; i++) { /* the first backwards up the V split, their W's filling in */
+        dpv_b(&d, 1, true);
+        dpv_w(&d);
+        dpv_f(&d, 1);
+    }
+    for (int64_t i = 0; i < M - 2 * pp + r + 1; i++) { /* steady: F0 B1 F1 B0, whole backwards */
+        dpv_f(&d, 0);
+        dpv_b(&d, 1, false);
+        dpv_f(&d, 1);
+        dpv_b(&d, 0, false);
+    }
+    for (int64_t i = 0; i < pp - r - 1; i++) {
+        dpv_b(&d, 1, false);
+        dpv_f(&d, 1);
+        dpv_b(&d, 0, false);
+    }
+    /* the drain: backwards split from its middle on (odd ranks one B earlier) */
+    bool split = false;
+    for (int64_t i = 0, k = r + 1; i < k; i++) {
+        if (i == k / 2 && r % 2 == 1) split = true;
+        dpv_b(&d, 1, split);
+        if (i == k / 2 && r % 2 == 0) split = true;
+        dpv_b(&d, 0, split);
+    }
+    for (int64_t i = 0; i < pp - r - 1; i++) {
+        dpv_w(&d);
+        dpv_b(&d, 0, true);
+    }
+    while (d.wq_head < d.wq_tail) dpv_w(&d);
+}
+
 /* The zero-bubble orders of one chunk a rank (solver.h): w + 1 forwards,
  * then every B followed by the next forward while any is left and the W of
  * the micro-batch `defer` B's back (zb_h1: that W before the forward, zb_h2
@@ -204,6 +263,14 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
     if (sh->split == PLC_SPLIT_ZB_V) {
         if (M < 2 * pp) return -1; /* the V's fill and drain need 2pp micro-batches */
         zb_v_order(pp, M, r, u, &n);
+        return 0;
+    }
+    if (sh->split == PLC_SPLIT_DUALPIPE_V) {
+        if (M < 2 * pp - 1) return -1;
+        plc_pipe_unit *wq = malloc(sizeof *wq * (size_t)(2 * M));
+        if (!wq) return -1;
+        dualpipe_v_order(pp, M, r, u, &n, wq);
+        free(wq);
         return 0;
     }
     /* this rank's j-th chunk, in ascending order */

@@ -521,7 +521,20 @@ double plc_recompute_share(const plc_model *m, const plc_layout *l);
  *           forward-B-W of each chunk in turn, the drain's B's before its
  *           W's. M >= 2pp. No bubble when F, B and W take equal time (each
  *           chunk half a stage), holding pp micro-batches' activations at
- *           its peak, 1F1B's. */
+ *           its peak, 1F1B's.
+ *   dualpipe_v  zb_v's chunks; the order of DualPipeV in DeepSeek's DualPipe
+ *           repository (deepseek-ai/DualPipe, dualpipev.py), the
+ *           micro-batches counted once (its num_chunks is twice plc's M):
+ *           2(pp-r-1) forwards of chunk r, r+1 pairs of forwards (r, then
+ *           2pp-1-r), pp-r-1 split B's of chunk 2pp-1-r each followed by a
+ *           deferred W and a forward, then M-2pp+r+1 rounds of F(r),
+ *           B(2pp-1-r), F(2pp-1-r), B(r) with whole backwards, pp-r-1 rounds
+ *           without F(r), r+1 pairs of B's split from the middle pair on,
+ *           pp-r-1 deferred W's each followed by a split B of chunk r, the
+ *           W's left. The overlap of one micro-batch's forward with
+ *           another's backward (its point) is not modelled: the units run
+ *           one after the other. M >= 2pp-1. Its peak: pp + 1/2
+ *           micro-batches of the rank's layers. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -542,6 +555,7 @@ typedef enum plc_pipe_split {
     PLC_SPLIT_ZB_H1,
     PLC_SPLIT_ZB_H2,
     PLC_SPLIT_ZB_V,
+    PLC_SPLIT_DUALPIPE_V,
     PLC_SPLIT_AUTO, /* an order built from op times (plc_sched_zb_auto); plc_pipe_order has none */
 } plc_pipe_split;
 
@@ -575,7 +589,7 @@ static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M)
 /* Turns a 1F1B shape into the zero-bubble order `split` (its B and W
  * units; zb_v re-cuts the layers into 2pp chunks, as plc_stage_layers
  * splits them, and needs layers >= 2pp); -1 for another schedule or
- * PLC_SPLIT_NONE. The lowering does not
+ * PLC_SPLIT_NONE (dualpipe_v: as zb_v). The lowering does not
  * emit split backwards yet: these shapes serve the simulator, its tests and
  * bench/fidelity --schedules. */
 int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split);
@@ -594,7 +608,7 @@ double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r);
 
 /* Writes rank r's plc_pipe_units(sh, M) units in execution order. Returns 0,
  * or -1 when M does not suit the schedule (interleaved: a multiple of pp;
- * zb_v: M >= 2pp). */
+ * zb_v: M >= 2pp; dualpipe_v: M >= 2pp-1). */
 int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *out);
 
 /* A unit's visits: the stretches of it spent in one key (layer l, -1 the
