@@ -1,8 +1,11 @@
 /* schedule_model.c: pipeline schedules as per-rank orders of work units,
- * simulated to find the bubble; in-flight micro-batches per stage.
+ * simulated to find the bubble; in-flight micro-batches per stage; the
+ * zero-bubble orders built from op times (ZB-1p, ZB-2p).
  *
  * The chunks, their owners and each rank's order of work units come from
- * compiler/solver/solver.h, the same generator the lowering uses. */
+ * compiler/solver/solver.h, the same generator the lowering uses. A unit is
+ * a forward, a backward (whole, or the B of a split one) or a W; each takes
+ * its chunk's time as given, a message between ranks p2p more. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
