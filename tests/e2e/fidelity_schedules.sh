@@ -22,6 +22,7 @@ base = dict(rows[0])
 extra = []
 for rid, sched, notes in (("X-V", "ZB-V", "T_F=1 T_B=1 T_W=1 T_comm=0"), ("X-DP", "DualPipe", base["notes"]),
                           ("X-1P", "ZB-1p", base["notes"]), ("X-2P", "ZB-2p", base["notes"]),
+                          ("X-I", "1F1B-I", base["notes"]),
                           ("X-NOTIMES", "ZB-H1", "no op times here"),
                           ("X-1F1B", "1F1B", "T_F=2 T_B=1.5 T_W=0.5 T_comm=0"),
                           ("X-AR", "ZB-H2 with all-reduce synchronization (no post-validation)", "T_F=1 T_B=1 T_W=1 T_comm=0")):
@@ -84,6 +85,9 @@ if not float(pred["X-1P"][2]) <= float(pred["ZB-T5-01"][2]) + 1e-9:
     fail.append("ZB-1p's bubble %s above ZB-H1's %s" % (pred["X-1P"][2], pred["ZB-T5-01"][2]))
 if not float(pred["X-2P"][2]) <= float(pred["ZB-T5-13"][2]) + 1e-9:
     fail.append("ZB-2p's bubble %s above ZB-H2's %s" % (pred["X-2P"][2], pred["ZB-T5-13"][2]))
+# 1F1B-I (vpp 1 in the row: modelled with 2) between 1F1B and no bubble
+if not 0 < float(pred["X-I"][2]) < 0.2431 or "1F1B-I with vpp 1 modelled with 2" not in err:
+    fail.append("X-I: bubble %s, expected below 1F1B's 0.2431, with a warning" % pred["X-I"][2])
 # ZB-V at equal times: no bubble
 if abs(float(pred["X-V"][2])) > 1e-4:
     fail.append("X-V: bubble %s, expected 0" % pred["X-V"][2])
