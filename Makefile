@@ -209,7 +209,8 @@ $(BIN)/bench_%: $(BUILD)/obj/bench/%.o $(LIBS_ALL)
 unit: $(BIN)/unit_tests all
 	cd tests && ../$(BIN)/unit_tests
 
-e2e: all
+# bench_schedules: tests/e2e/fidelity_schedules.sh runs the schedule simulator through it
+e2e: all $(BIN)/bench_schedules
 	PLC_BIN=$(CURDIR)/$(BIN) tests/run_e2e.sh
 
 # the determinism checks again under each OpenBLAS core type the CPU can run

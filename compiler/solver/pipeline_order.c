@@ -34,6 +34,20 @@ int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, p
     return 0;
 }
 
+int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split)
+{
+    if (sh->schedule != PLC_SCHED_1F1B || sh->split || split <= PLC_SPLIT_NONE || split > PLC_SPLIT_AUTO) return -1;
+    if (split == PLC_SPLIT_ZB_V || split == PLC_SPLIT_DUALPIPE_V) {
+        /* two chunks a rank, in a V: as many chunks as the layers take */
+        if (sh->layers < 2 * sh->pp) return -1;
+        sh->nchunks = 2 * sh->pp;
+        sh->per_rank = 2;
+        sh->uneven = sh->layers % sh->nchunks != 0;
+    }
+    sh->split = split;
+    return 0;
+}
+
 int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c)
 {
     return sh->uneven ? plc_stage_first_layer(sh->layers, sh->nchunks, c) : c * (sh->layers / sh->nchunks);
@@ -47,6 +61,7 @@ int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c)
 
 int64_t plc_pipe_chunk_rank(const plc_pipe_shape *sh, int64_t c)
 {
+    if (sh->split == PLC_SPLIT_ZB_V || sh->split == PLC_SPLIT_DUALPIPE_V) return c < sh->pp ? c : 2 * sh->pp - 1 - c;
     return sh->looping ? c % sh->pp : c / sh->per_rank;
 }
 
@@ -54,7 +69,13 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
 {
     int64_t total = M * sh->per_rank, w;
     switch (sh->schedule) {
-    case PLC_SCHED_1F1B: w = sh->pp - r - 1; break;
+    case PLC_SCHED_1F1B:
+        /* zb_h2: 2(pp - r) - 1 forwards before the first B (solver.h) */
+        w = sh->split == PLC_SPLIT_ZB_H2 ? 2 * (sh->pp - r) - 2
+          : sh->split == PLC_SPLIT_ZB_V  ? 2 * sh->pp - 1 /* 2pp forwards, over both chunks, before the first B */
+          : sh->split == PLC_SPLIT_DUALPIPE_V ? 2 * sh->pp - 1 /* 2(pp-r-1) + 2(r+1) */
+                                         : sh->pp - r - 1;
+        break;
     /* Megatron: (pp - r - 1) * 2 + (vpp - 1) * pp warm-up chunks */
     case PLC_SCHED_INTERLEAVED: w = (sh->pp - r - 1) * 2 + (sh->vpp - 1) * sh->pp; break;
     default: w = total; break; /* every forward before any backward */
@@ -67,8 +88,30 @@ int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r)
  * rank's chunks in order */
 static int64_t il_chunk_f(int64_t pp, int64_t vpp, int64_t k) { return (k % (pp * vpp)) / pp; }
 
+/* split orders: the most layers forwarded and not yet through W, over the
+ * rank's layers */
+static double split_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
+{
+    plc_pipe_unit *u = malloc(sizeof *u * (size_t)plc_pipe_units(sh, M));
+    if (!u || plc_pipe_order(sh, M, r, u)) {
+        free(u);
+        return (double)M; /* every micro-batch: never below the truth */
+    }
+    int64_t held = 0, most = 0, mine = 0;
+    for (int64_t c = 0; c < sh->nchunks; c++)
+        if (plc_pipe_chunk_rank(sh, c) == r) mine += plc_pipe_chunk_hi(sh, c) - plc_pipe_chunk_lo(sh, c);
+    for (int64_t k = 0, n = plc_pipe_units(sh, M); k < n; k++) {
+        int64_t layers = plc_pipe_chunk_hi(sh, u[k].chunk) - plc_pipe_chunk_lo(sh, u[k].chunk);
+        held += !u[k].bwd && !u[k].w ? layers : u[k].w ? -layers : 0;
+        if (held > most) most = held;
+    }
+    free(u);
+    return (double)most / (double)mine;
+}
+
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
 {
+    if (sh->split) return split_inflight(sh, M, r);
     int64_t total = M * sh->per_rank, held = plc_pipe_warmup(sh, M, r) + 1;
     if (held > total) held = total;
     if (!sh->uneven || sh->per_rank == 1) return (double)held / (double)sh->per_rank;
@@ -88,8 +131,127 @@ double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r)
 
 static void add(plc_pipe_unit *u, int64_t *n, int bwd, int64_t chunk, int64_t micro)
 {
-    u[*n] = (plc_pipe_unit){(uint8_t)bwd, (int32_t)chunk, (int32_t)micro};
+    u[*n] = (plc_pipe_unit){.bwd = (uint8_t)bwd, .chunk = (int32_t)chunk, .micro = (int32_t)micro};
     (*n)++;
+}
+
+static void add_w(plc_pipe_unit *u, int64_t *n, int64_t chunk, int64_t micro)
+{
+    u[*n] = (plc_pipe_unit){.w = 1, .chunk = (int32_t)chunk, .micro = (int32_t)micro};
+    (*n)++;
+}
+
+/* ZB-V (solver.h): rank r's chunks r (down the V) and 2pp-1-r (up it);
+ * fills the pipeline down and up the V, then alternates the two chunks'
+ * forward-B-W, and drains with B's first, the W's last. M >= 2pp. */
+static void zb_v_order(int64_t pp, int64_t M, int64_t r, plc_pipe_unit *u, int64_t *n)
+{
+    int64_t c0 = r, c1 = 2 * pp - 1 - r, f0 = 0, f1 = 0, b0 = 0, b1 = 0;
+    for (int64_t i = 0; i < 2 * (pp - r) - 1; i++) add(u, n, 0, c0, f0++);
+    for (int64_t i = 0; i < r; i++) {
+        add(u, n, 0, c1, f1++);
+        add(u, n, 0, c0, f0++);
+    }
+    for (int64_t i = 0; i < pp - r; i++) {
+        add(u, n, 0, c1, f1++);
+        add(u, n, 1, c1, b1);
+        add_w(u, n, c1, b1++);
+    }
+    while (f1 < f0 || f0 < M) {
+        if (f0 < M) add(u, n, 0, c0, f0++);
+        add(u, n, 1, c0, b0);
+        add_w(u, n, c0, b0++);
+        add(u, n, 0, c1, f1++);
+        add(u, n, 1, c1, b1);
+        add_w(u, n, c1, b1++);
+    }
+    int64_t w0 = b0, w1 = b1;
+    for (int64_t i = 0; i < r; i++) {
+        add(u, n, 1, c0, b0++);
+        add(u, n, 1, c1, b1++);
+    }
+    for (int64_t i = 0; i < pp - r; i++) {
+        add(u, n, 1, c0, b0++);
+        add_w(u, n, c0, w0++);
+    }
+    while (w1 < b1) add_w(u, n, c1, w1++);
+    while (w0 < b0) add_w(u, n, c0, w0++);
+}
+
+/* DualPipe-V (solver.h): ZB-V's chunks, DeepSeek's DualPipeV order. The
+ * W's of split backwards wait in a queue, first in, first out. */
+typedef struct dpv {
+    plc_pipe_unit *u;
+    int64_t *n, chunk[2], f[2], b[2];
+    plc_pipe_unit *wq; /* the deferred W's */
+    int64_t wq_head, wq_tail;
+} dpv;
+
+static void dpv_f(dpv *d, int k) { add(d->u, d->n, 0, d->chunk[k], d->f[k]++); }
+
+/* a backward of chunk k: B and its W at once, or B with its W deferred */
+static void dpv_b(dpv *d, int k, bool split)
+{
+    add(d->u, d->n, 1, d->chunk[k], d->b[k]);
+    if (split) d->wq[d->wq_tail++] = (plc_pipe_unit){.w = 1, .chunk = (int32_t)d->chunk[k], .micro = (int32_t)d->b[k]};
+    else add_w(d->u, d->n, d->chunk[k], d->b[k]);
+    d->b[k]++;
+}
+
+static void dpv_w(dpv *d) { d->u[(*d->n)++] = d->wq[d->wq_head++]; }
+
+static void dualpipe_v_order(int64_t pp, int64_t M, int64_t r, plc_pipe_unit *u, int64_t *n, plc_pipe_unit *wq)
+{
+    dpv d = {.u = u, .n = n, .chunk = {r, 2 * pp - 1 - r}, .wq = wq};
+    for (int64_t i = 0; i < 2 * (pp - r - 1); i++) dpv_f(&d, 0); /* forwards down the V */
+    for (int64_t i = 0; i < r + 1; i++) dpv_f(&d, 0), dpv_f(&d, 1);
+    for (int64_t i = 0; i < pp - r - 1; i++) { /* the first backwards up the V split, their W's filling in */
+        dpv_b(&d, 1, true);
+        dpv_w(&d);
+        dpv_f(&d, 1);
+    }
+    for (int64_t i = 0; i < M - 2 * pp + r + 1; i++) { /* steady: F0 B1 F1 B0, whole backwards */
+        dpv_f(&d, 0);
+        dpv_b(&d, 1, false);
+        dpv_f(&d, 1);
+        dpv_b(&d, 0, false);
+    }
+    for (int64_t i = 0; i < pp - r - 1; i++) {
+        dpv_b(&d, 1, false);
+        dpv_f(&d, 1);
+        dpv_b(&d, 0, false);
+    }
+    /* the drain: backwards split from its middle on (odd ranks one B earlier) */
+    bool split = false;
+    for (int64_t i = 0, k = r + 1; i < k; i++) {
+        if (i == k / 2 && r % 2 == 1) split = true;
+        dpv_b(&d, 1, split);
+        if (i == k / 2 && r % 2 == 0) split = true;
+        dpv_b(&d, 0, split);
+    }
+    for (int64_t i = 0; i < pp - r - 1; i++) {
+        dpv_w(&d);
+        dpv_b(&d, 0, true);
+    }
+    while (d.wq_head < d.wq_tail) dpv_w(&d);
+}
+
+/* The zero-bubble orders of one chunk a rank (solver.h): w + 1 forwards,
+ * then every B followed by the next forward while any is left and the W of
+ * the micro-batch `defer` B's back (zb_h1: that W before the forward, zb_h2
+ * after it); the deferred W's at the end. */
+static void split_order(int64_t M, int64_t w, int64_t defer, bool w_first, int64_t chunk, plc_pipe_unit *u,
+                        int64_t *n)
+{
+    int64_t f = 0, wd = 0;
+    for (; f < w + 1 && f < M; f++) add(u, n, 0, chunk, f);
+    for (int64_t b = 0; b < M; b++) {
+        add(u, n, 1, chunk, b);
+        if (!w_first && f < M) add(u, n, 0, chunk, f++);
+        for (; wd <= b - defer; wd++) add_w(u, n, chunk, wd);
+        if (w_first && f < M) add(u, n, 0, chunk, f++);
+    }
+    for (; wd < M; wd++) add_w(u, n, chunk, wd);
 }
 
 int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *u)
@@ -97,11 +259,30 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
     int64_t pp = sh->pp, per = sh->per_rank, n = 0;
     /* interleaved groups micro-batches by pp (rule INTERLEAVED_MICRO) */
     if (M < 1 || r < 0 || r >= pp || (sh->schedule == PLC_SCHED_INTERLEAVED && M % pp)) return -1;
+    if (sh->split == PLC_SPLIT_AUTO) return -1; /* built from op times: plc_sched_zb_auto */
+    if (sh->split == PLC_SPLIT_ZB_V) {
+        if (M < 2 * pp) return -1; /* the V's fill and drain need 2pp micro-batches */
+        zb_v_order(pp, M, r, u, &n);
+        return 0;
+    }
+    if (sh->split == PLC_SPLIT_DUALPIPE_V) {
+        if (M < 2 * pp - 1) return -1;
+        plc_pipe_unit *wq = malloc(sizeof *wq * (size_t)(2 * M));
+        if (!wq) return -1;
+        dualpipe_v_order(pp, M, r, u, &n, wq);
+        free(wq);
+        return 0;
+    }
     /* this rank's j-th chunk, in ascending order */
 #define MINE(j) (sh->looping ? (j) * pp + r : r * per + (j))
     int64_t w = plc_pipe_warmup(sh, M, r);
     switch (sh->schedule) {
     case PLC_SCHED_1F1B:
+        if (sh->split) {
+            bool h1 = sh->split == PLC_SPLIT_ZB_H1;
+            split_order(M, w, h1 ? r : 2 * r, h1, MINE(0), u, &n);
+            break;
+        }
         for (int64_t m = 0; m < w; m++) add(u, &n, 0, MINE(0), m);
         for (int64_t i = 0; i < M - w; i++) {
             add(u, &n, 0, MINE(0), w + i);
@@ -155,17 +336,19 @@ int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t
 {
     int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c);
     bool emb = c == 0, head = c == sh->nchunks - 1;
-    int64_t first = u->bwd ? head : emb; /* the visit of layer hi-1 (backward) or lo (forward) */
+    /* a W visits what its B does and makes the weight gradients B leaves */
+    bool back = u->bwd || u->w, makes = u->w || (u->bwd && !sh->split);
+    int64_t first = back ? head : emb; /* the visit of layer hi-1 (backward) or lo (forward) */
     if (i < first) {
-        *grads = u->bwd; /* the head's final norm makes gradients; the embedding's forward none */
-        return u->bwd ? sh->layers : -1;
+        *grads = makes; /* the head's final norm makes gradients; the embedding's forward none */
+        return back ? sh->layers : -1;
     }
     if (i - first < hi - lo) {
-        *grads = u->bwd;
-        return u->bwd ? hi - 1 - (i - first) : lo + (i - first);
+        *grads = makes;
+        return back ? hi - 1 - (i - first) : lo + (i - first);
     }
-    *grads = true; /* the head's forward (the loss and its backward), the embedding's backward */
-    return u->bwd ? -1 : sh->layers;
+    *grads = !back || makes; /* the head's forward (the loss and its backward), the embedding's backward */
+    return back ? -1 : sh->layers;
 }
 
 bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k, int64_t i)
@@ -186,6 +369,7 @@ bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, 
  * receiving unit), or -1 */
 static int64_t msg_in(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_pipe_unit *u)
 {
+    if (u->w) return -1; /* a W sends and receives nothing */
     int64_t c = u->chunk, from = u->bwd ? c + 1 : c - 1;
     if (from < 0 || from >= sh->nchunks || plc_pipe_chunk_rank(sh, from) == r) return -1;
     return ((int64_t)u->bwd * sh->nchunks + c) * M + u->micro;
@@ -194,6 +378,7 @@ static int64_t msg_in(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_
 /* the message unit u of rank r sends to another rank, or -1 */
 static int64_t msg_out(const plc_pipe_shape *sh, int64_t M, int64_t r, const plc_pipe_unit *u)
 {
+    if (u->w) return -1;
     int64_t c = u->chunk, to = u->bwd ? c - 1 : c + 1;
     if (to < 0 || to >= sh->nchunks || plc_pipe_chunk_rank(sh, to) == r) return -1;
     return ((int64_t)u->bwd * sh->nchunks + to) * M + u->micro;
@@ -274,7 +459,7 @@ int64_t plc_pipe_send_lag_run(const plc_pipe_shape *sh, int64_t M)
 #define LAG_MEMO 1024
 
 typedef struct lag_memo {
-    int64_t schedule, pp, nchunks, M, lag; /* lag 0: unused */
+    int64_t schedule, split, pp, nchunks, M, lag; /* lag 0: unused */
 } lag_memo;
 
 int64_t plc_pipe_send_lag(const plc_pipe_shape *sh, int64_t M)
@@ -288,12 +473,14 @@ int64_t plc_pipe_send_lag(const plc_pipe_shape *sh, int64_t M)
     if (M > LAG_STEP(pp)) return plc_pipe_send_lag(sh, LAG_STEP(pp)) == 2 ? 2 : n;
     /* the search asks for few shapes many times: remembered per thread */
     static _Thread_local lag_memo memo[LAG_MEMO];
-    uint64_t h = ((((uint64_t)sh->schedule * 0x9E3779B97F4A7C15ull ^ (uint64_t)pp) * 0x9E3779B97F4A7C15ull ^
+    uint64_t h = ((((((uint64_t)sh->schedule * 4u + (uint64_t)sh->split) * 0x9E3779B97F4A7C15ull) ^ (uint64_t)pp) * 0x9E3779B97F4A7C15ull ^
                    (uint64_t)sh->nchunks) * 0x9E3779B97F4A7C15ull ^ (uint64_t)M) * 0x9E3779B97F4A7C15ull;
     lag_memo *e = &memo[(h >> 32) % LAG_MEMO];
-    if (e->lag && e->schedule == sh->schedule && e->pp == pp && e->nchunks == sh->nchunks && e->M == M) return e->lag;
+    if (e->lag && e->schedule == sh->schedule && e->split == sh->split && e->pp == pp && e->nchunks == sh->nchunks &&
+        e->M == M)
+        return e->lag;
     int64_t lag = plc_pipe_send_lag_run(sh, M);
     if (lag < 0) return n; /* out of memory: the end of the step, always safe */
-    *e = (lag_memo){sh->schedule, pp, sh->nchunks, M, lag};
+    *e = (lag_memo){sh->schedule, sh->split, pp, sh->nchunks, M, lag};
     return lag;
 }

@@ -489,10 +489,52 @@ double plc_recompute_share(const plc_model *m, const plc_layout *l);
  *                (layered gradient accumulation), backward likewise
  *   modular      one chunk per layer, layer i on rank i mod pp, breadth-first
  *
- * A unit is (direction, chunk, micro-batch). Forward of chunk c needs the
+ * A unit is (kind, chunk, micro-batch). Forward of chunk c needs the
  * forward of c-1 for the same micro-batch; backward of c needs backward of
  * c+1 and forward of c. The layout must have passed the rulebook
- * (common/layout_rules.h). */
+ * (common/layout_rules.h).
+ *
+ * Zero-bubble orders (plc_pipe_split, on 1F1B's chunks) split each backward
+ * into B (the gradients of the inputs: what the stage before waits for)
+ * and W (the gradients of the weights: needed by nobody in the step, so
+ * free to fill the bubbles). W of (c, m) needs B of (c, m) and sends and
+ * receives nothing. Qi et al., "Zero Bubble Pipeline Parallelism" (arXiv
+ * 2401.10241, ICLR 2024), Sec. 3.1, the handcrafted schedules:
+ *
+ *   zb_h1   1F1B's pp-1-r warm-up forwards, then forward, B, and the W of
+ *           the micro-batch r B's back (rank r defers r W's, so every rank
+ *           holds pp micro-batches, 1F1B's peak); the deferred W's last.
+ *           Bubble (pp-1)(T_F + T_B - T_W), a third of 1F1B's when F, B
+ *           and W take equal time.
+ *   zb_h2   2(pp-r)-1 forwards before the first B, then B, forward and the
+ *           W of the micro-batch 2r B's back: every rank busy from its
+ *           first unit to its last when F, B and W take equal time (a
+ *           parallelogram), holding 2pp micro-batches at its peak.
+ *           Bubble (pp-1)(T_F + T_B - 2 T_W), counted over each rank's own
+ *           span (the paper's post-validated optimizer step lets the next
+ *           step's forwards start on rank 0 while the last rank drains).
+ *   zb_v    2pp chunks, rank r holding chunk r and chunk 2pp-1-r (a V: the
+ *           first and the last chunk on rank 0); Qi et al., Sec. 6 (ZB-V),
+ *           the order torch.distributed.pipelining's ScheduleZBVZeroBubble
+ *           runs: 2(pp-r)-1 forwards of chunk r, r pairs of forwards (chunk
+ *           2pp-1-r, chunk r), pp-r forward-B-W of chunk 2pp-1-r, then
+ *           forward-B-W of each chunk in turn, the drain's B's before its
+ *           W's. M >= 2pp. No bubble when F, B and W take equal time (each
+ *           chunk half a stage), holding pp micro-batches' activations at
+ *           its peak, 1F1B's.
+ *   dualpipe_v  zb_v's chunks; the order of DualPipeV in DeepSeek's DualPipe
+ *           repository (deepseek-ai/DualPipe, dualpipev.py), the
+ *           micro-batches counted once (its num_chunks is twice plc's M):
+ *           2(pp-r-1) forwards of chunk r, r+1 pairs of forwards (r, then
+ *           2pp-1-r), pp-r-1 split B's of chunk 2pp-1-r each followed by a
+ *           deferred W and a forward, then M-2pp+r+1 rounds of F(r),
+ *           B(2pp-1-r), F(2pp-1-r), B(r) with whole backwards, pp-r-1 rounds
+ *           without F(r), r+1 pairs of B's split from the middle pair on,
+ *           pp-r-1 deferred W's each followed by a split B of chunk r, the
+ *           W's left. The overlap of one micro-batch's forward with
+ *           another's backward (its point) is not modelled: the units run
+ *           one after the other. M >= 2pp-1. Its peak: pp + 1/2
+ *           micro-batches of the rank's layers. */
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -500,10 +542,22 @@ double plc_recompute_share(const plc_model *m, const plc_layout *l);
 #include "plc/job.h"
 
 typedef struct plc_pipe_unit {
-    uint8_t bwd;   /* 0 forward, 1 backward */
+    uint8_t bwd;   /* 1: a backward (B of a split one, or a whole one); 0: a forward or a W */
+    uint8_t w;     /* 1: the weight-gradient half (W) of a split backward */
     int32_t chunk; /* global chunk id */
     int32_t micro;
 } plc_pipe_unit;
+
+/* how a shape's backwards are ordered: whole, or split into B and W by one
+ * of the zero-bubble orders above */
+typedef enum plc_pipe_split {
+    PLC_SPLIT_NONE,
+    PLC_SPLIT_ZB_H1,
+    PLC_SPLIT_ZB_H2,
+    PLC_SPLIT_ZB_V,
+    PLC_SPLIT_DUALPIPE_V,
+    PLC_SPLIT_AUTO, /* an order built from op times (plc_sched_zb_auto); plc_pipe_order has none */
+} plc_pipe_split;
 
 typedef struct plc_pipe_shape {
     plc_schedule schedule;
@@ -512,6 +566,7 @@ typedef struct plc_pipe_shape {
     int64_t per_rank; /* chunks per rank */
     bool looping;     /* chunk c on rank c mod pp (else contiguous blocks) */
     bool uneven;      /* GPipe, 1F1B, interleaved: chunks of plc_stage_layers over nchunks, unequal */
+    plc_pipe_split split; /* PLC_SPLIT_NONE but after plc_pipe_split_backward */
 } plc_pipe_shape;
 
 /* The chunks of a schedule; -1 when the layers do not split (a layout the
@@ -526,19 +581,34 @@ int64_t plc_pipe_chunk_lo(const plc_pipe_shape *sh, int64_t c);
 int64_t plc_pipe_chunk_hi(const plc_pipe_shape *sh, int64_t c);
 
 /* units a rank runs per step with M micro-batches: 2 M per_rank */
-static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M) { return 2 * M * sh->per_rank; }
+static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M)
+{
+    return (sh->split ? 3 : 2) * M * sh->per_rank;
+}
 
-/* forward units rank r runs before its first backward */
+/* Turns a 1F1B shape into the zero-bubble order `split` (its B and W
+ * units; zb_v re-cuts the layers into 2pp chunks, as plc_stage_layers
+ * splits them, and needs layers >= 2pp); -1 for another schedule or
+ * PLC_SPLIT_NONE (dualpipe_v: as zb_v). The lowering does not
+ * emit split backwards yet: these shapes serve the simulator, its tests and
+ * bench/fidelity --schedules. */
+int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split);
+
+/* forward units rank r runs before its first backward, less one (the
+ * forward that opens its steady phase) */
 int64_t plc_pipe_warmup(const plc_pipe_shape *sh, int64_t M, int64_t r);
 
 /* Micro-batches rank r holds activations of at its peak, in units of "one
  * micro-batch through all of the rank's layers": (warm-up + 1) forward
  * units, at most all of them, over its chunks (with unequal chunks, those
- * units' layers over the rank's layers, at its first backward). O(1) in M. */
+ * units' layers over the rank's layers, at its first backward). O(1) in M.
+ * Split orders: the most micro-batches forwarded whose W has not run (one
+ * waiting for its W alone holds less: its W's inputs), O(M). */
 double plc_pipe_inflight(const plc_pipe_shape *sh, int64_t M, int64_t r);
 
 /* Writes rank r's plc_pipe_units(sh, M) units in execution order. Returns 0,
- * or -1 when M does not suit the schedule (interleaved: a multiple of pp). */
+ * or -1 when M does not suit the schedule (interleaved: a multiple of pp;
+ * zb_v: M >= 2pp; dualpipe_v: M >= 2pp-1). */
 int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit *out);
 
 /* A unit's visits: the stretches of it spent in one key (layer l, -1 the
@@ -549,7 +619,9 @@ int plc_pipe_order(const plc_pipe_shape *sh, int64_t M, int64_t r, plc_pipe_unit
  * (every backward visit, and the head's forward). ZeRO 2/3 reduce-scatter a
  * key's gradient blocks after the last visit that makes them in the
  * stage's run of visits to that key: plc_pipe_grads_later says whether,
- * after visit i of unit k, a later visit of the same run makes more. */
+ * after visit i of unit k, a later visit of the same run makes more.
+ * Split orders: a W unit visits what its B visits, in the same order, and
+ * makes the weight gradients; its B makes none. */
 int64_t plc_pipe_visits(const plc_pipe_shape *sh, const plc_pipe_unit *u);
 int64_t plc_pipe_visit(const plc_pipe_shape *sh, const plc_pipe_unit *u, int64_t i, bool *grads);
 bool plc_pipe_grads_later(const plc_pipe_shape *sh, const plc_pipe_unit *order, int64_t total, int64_t k, int64_t i);

@@ -141,6 +141,7 @@ double plc_sched_inflight(plc_schedule s, int64_t pp, int64_t vpp, int64_t layer
 /* Result of simulating one step of the pipeline. */
 typedef struct plc_sched_sim {
     double makespan;  /* first forward to last backward */
+    double span_max;  /* the longest rank's own span, its first unit's start to its last unit's end */
     double busy_max;  /* busiest rank's compute time */
     double busy_mean;
     int64_t units;    /* (chunk, micro-batch, direction) units simulated */
@@ -155,6 +156,31 @@ typedef struct plc_sched_sim {
 int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, int64_t micro,
                        double tf, double tb, double first_extra, double last_extra,
                        double p2p, plc_sched_sim *out);
+
+/* The same over a shape (split ones too), with per-chunk times of a
+ * forward, a backward (B of a split one) and a W (t_w read only for split
+ * shapes, may be NULL otherwise), the times of each chunk taken as given:
+ * the paper's op times are profiled per stage. Returns 0, or -1 when M does
+ * not suit the order, memory runs out, or the order deadlocks. */
+int plc_sched_simulate_shape(const plc_pipe_shape *sh, int64_t micro, const double *t_f, const double *t_b,
+                             const double *t_w, double p2p, plc_sched_sim *out);
+
+/* A zero-bubble order built from op times under a memory limit, after the
+ * heuristic of Qi et al. 2024 (Sec. 3.2, the automatic scheduling its
+ * ZB-1p and ZB-2p start from; not its ILP refinement): pp stages, stage s
+ * taking t_f[s], t_b[s], t_w[s], messages p2p. Walking the ranks in time
+ * order, a free rank runs its next B as soon as it can (the stage before
+ * waits for it), else its next forward while fewer than `limit`
+ * micro-batches are forwarded and not through W, else a W where the next B
+ * or forward cannot start within a share of that W's time (1, 1/2, 0: three
+ * candidates) or the limit holds the forwards back, else idles until one
+ * can start. With the handcrafted zb_h1 and zb_h2 where they hold at most
+ * `limit`, the candidate with the shortest span (then makespan), simulated
+ * as a static plan runs it, wins: never worse than those. Writes its
+ * orders (pp * 3M units, rank by rank) and figures. Returns 0, or -1 (no
+ * candidate within the limit, memory). */
+int plc_sched_zb_auto(int64_t pp, int64_t M, int64_t limit, const double *t_f, const double *t_b, const double *t_w,
+                      double p2p, plc_pipe_unit *order, plc_sched_sim *out);
 
 /* Makespan of one step of a layer-major schedule (layered or modular):
  * per-layer forward time tf and backward tb per micro-batch, extra time per
