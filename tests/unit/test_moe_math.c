@@ -6,6 +6,7 @@
 #include <CUnit/CUnit.h>
 #include <math.h>
 
+#include "compiler/cli/cli.h"
 #include "compiler/solver/solver.h"
 #include "fe_test_util.h"
 #include "test_solver_fixtures.h"
@@ -178,6 +179,34 @@ static void test_examples(void)
     example_counts("../examples/deepseek-v3-h100.plan", 671026404352LL, 37552282624LL);
 }
 
+/* the reports' header says both counts for an MoE model, one for a dense one */
+static void header_of(const plc_model *m, char *buf, size_t size)
+{
+    plc_job job;
+    memset(&job, 0, sizeof job);
+    job.model = *m;
+    strcpy(job.cluster.hw.name, "H100-SXM5-80GB");
+    job.cluster.nodes = 1;
+    job.cluster.gpus_per_node = 8;
+    job.train.global_batch = 8;
+    FILE *f = fmemopen(buf, size, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    plc_report_job_header(f, &job);
+    fclose(f);
+}
+
+static void test_report_header(void)
+{
+    char buf[1024];
+    plc_model m;
+    mixtral(&m);
+    header_of(&m, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "model mixtral-8x7b (46.70 B parameters, 12.88 B active),"));
+    fixture_model(&m, "llama-7b", 32, 4096, 11008, 32, 32, 32000, 2048, false);
+    header_of(&m, buf, sizeof buf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "model llama-7b (6.74 B parameters),"));
+}
+
 void register_test_moe_math(void);
 void register_test_moe_math(void)
 {
@@ -189,4 +218,5 @@ void register_test_moe_math(void)
     CU_add_test(s, "GPT experts' biases", test_gpt_experts);
     CU_add_test(s, "latent attention without q_lora_rank", test_mla_without_q_rank);
     CU_add_test(s, "the examples' counts", test_examples);
+    CU_add_test(s, "the report header's counts", test_report_header);
 }
