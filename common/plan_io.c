@@ -686,7 +686,10 @@ static void read_moe(rcur *c, plc_model *m)
     if (e->experts == 0) return;
     if (e->top_k < 1 || e->top_k > e->experts)
         rc_fail(c, "experts_per_token %lld is not 1 to experts = %lld", (long long)e->top_k, (long long)e->experts);
-    else if (e->shared_experts < 0 || e->expert_ffn_hidden < 1 || (e->shared_experts > 0 && e->shared_ffn_hidden < 1))
+    else if (e->shared_experts < 0 || e->shared_experts > 1024 || e->expert_ffn_hidden < 1 ||
+             e->expert_ffn_hidden > (1 << 22) || e->shared_ffn_hidden < 0 || e->shared_ffn_hidden > (1 << 22) ||
+             (e->shared_experts > 0 && e->shared_ffn_hidden < 1) || e->experts * e->expert_ffn_hidden > (1 << 23) ||
+             e->shared_experts * e->shared_ffn_hidden > (1 << 23))
         rc_fail(c, "the experts' counts or widths are out of range");
     else if (e->dense_layers < 0 || e->dense_layers >= m->layers || e->moe_every < 1)
         rc_fail(c, "dense_layers %lld or moe_every %lld out of range for %lld layers", (long long)e->dense_layers,

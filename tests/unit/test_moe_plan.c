@@ -68,6 +68,7 @@ static void groups_not_dividing(plc_model *m) { m->moe.router_groups = 3; }
 static void all_dense(plc_model *m) { m->moe.dense_layers = 4; }
 static void bad_router(plc_model *m) { m->moe.router = (plc_router)7; }
 static void nan_scale(plc_model *m) { m->moe.route_scale = NAN; }
+static void wide_experts(plc_model *m) { m->moe.expert_ffn_hidden = 1 << 22; }
 static void odd_rope(plc_model *m) { m->mla.rope_head_dim = 3; }
 static void widths_without_rank(plc_model *m) { m->mla.kv_rank = 0; }
 
@@ -80,6 +81,7 @@ static void test_refused(void)
         {all_dense, "dense_layers 4"},
         {bad_router, "router 7 out of range"},
         {nan_scale, "route_scale"},
+        {wide_experts, "the experts' counts or widths"},
         {odd_rope, "latent attention's ranks or head widths"},
         {widths_without_rank, "kv_lora_rank is 0"},
     };
