@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Mixture-of-experts and latent-attention specs (docs/model.md): the four
-# MoE examples check; plc solve, compile and export refuse them with exit 1,
+# MoE examples check; plc solve, compile, export, explain, trace, scale
+# and check with a gate refuse them with exit 1,
 # saying that the solver does not model them yet and giving both parameter
 # counts (Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active;
 # DeepSeek-V3: 671,026,404,352 and 37,552,282,624), and write no file; a
@@ -31,7 +32,11 @@ for cmd in solve compile export; do
     refuses $cmd "$ex/mixtral-8x7b-h100.plan" "$mixtral"
     refuses $cmd "$ex/deepseek-v3-h100.plan" "$deepseek"
 done
-refuses solve "$ex/tiny-moe.plan" 'mixture of experts (experts = 4;'
+for cmd in solve explain trace; do refuses $cmd "$ex/tiny-moe.plan" 'mixture of experts (experts = 4;'; done
+"$PLC" scale "$ex/tiny-moe.plan" --gpus 1..8 >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'plc scale: error: mixture of experts' "$tmp/err" || die "plc scale: exit $rc: $(cat "$tmp/err")"
+"$PLC" check --min-mfu 10% "$ex/tiny-moe.plan" >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'the gates cannot be checked: mixture of experts' "$tmp/err" || die "plc check with a gate: exit $rc"
 # latent attention alone (no experts) is refused by its own name
 sed -e '/^  experts/d; /^  shared_experts/d; /^  expert_ffn_hidden/d; /^  dense_layers/d; /^  router/d' \
     -e '/^  route_scale/d; /^  aux_loss/d; /^  expert_bias/d; /^  capacity_factor/d' \
