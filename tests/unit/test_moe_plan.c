@@ -8,6 +8,7 @@
 
 #include <math.h>
 
+#include "compiler/plantools/plantools.h"
 #include "test_plan_util.h"
 
 static void moe_fields(plc_model *m)
@@ -101,10 +102,39 @@ static void test_refused(void)
     }
 }
 
+/* plc diff's settings name the MoE and MLA keys as the language does */
+static void test_settings(void)
+{
+    plc_plan p;
+    memset(&p, 0, sizeof p);
+    moe_fields(&p.model);
+    static plc_plan_setting set[128];
+    int n = plc_plan_settings(&p, set, 128);
+    CU_ASSERT_FATAL(n < 128);
+    const char *want[][2] = {{"model.experts", "16"},         {"model.experts_per_token", "4"},
+                             {"model.router", "sigmoid"},     {"model.expert_bias", "on"},
+                             {"model.capacity_factor", "1.25"}, {"model.kv_lora_rank", "16"},
+                             {"model.shared_expert_ffn_hidden", "48"}};
+    for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
+        bool found = false;
+        for (int i = 0; i < n; i++)
+            if (!strcmp(set[i].name, want[w][0])) found = !strcmp(set[i].text, want[w][1]);
+        CU_ASSERT(found);
+        if (!found) fprintf(stderr, "\nsetting %s is not %s\n", want[w][0], want[w][1]);
+    }
+    p.model.moe.capacity_factor = 0;
+    plc_plan_settings(&p, set, 128);
+    bool dropless = false;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(set[i].name, "model.capacity_factor")) dropless = !strcmp(set[i].text, "dropless");
+    CU_ASSERT(dropless);
+}
+
 void register_test_moe_plan(void);
 void register_test_moe_plan(void)
 {
     CU_pSuite s = CU_add_suite("moe_plan", NULL, NULL);
     CU_add_test(s, "MoE and MLA fields round trip", test_round_trip);
     CU_add_test(s, "hostile MoE and MLA fields refused", test_refused);
+    CU_add_test(s, "plc diff's settings", test_settings);
 }
