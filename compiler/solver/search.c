@@ -74,6 +74,20 @@ static int job_usable(const plc_job *job, char *why, size_t size)
         return -1;
     }
     if (job->train.global_batch < 1) { snprintf(why, size, "global_batch must be positive"); return -1; }
+    /* the model block describes them (docs/model.md); the search does not yet */
+    if (job->model.moe.experts > 0) {
+        char total[32], active[32];
+        snprintf(why, size, "mixture of experts (experts = %lld; %s parameters, %s active): the solver has "
+                 "no model of expert layers and no ep or etp yet",
+                 (long long)job->model.moe.experts, plc_count_text(plc_params_total(&job->model), total, sizeof total),
+                 plc_count_text(plc_params_active(&job->model), active, sizeof active));
+        return -1;
+    }
+    if (job->model.mla.kv_rank > 0) {
+        snprintf(why, size, "latent attention (kv_lora_rank = %lld): the solver has no memory or time "
+                 "model of it yet", (long long)job->model.mla.kv_rank);
+        return -1;
+    }
     if (job->cluster.hw.mem_bytes <= 0 || job->cluster.hw.flops_bf16 <= 0 || job->cluster.hw.hbm_bw <= 0) {
         snprintf(why, size, "the hardware entry lacks memory, bf16_flops or hbm_bw");
         return -1;
