@@ -227,7 +227,8 @@ void plc_report_yaml_bar(plc_yaml *y, const plc_solution *s, const char *none);
 /* "error bars: measured/predicted throughput 0.93..1.06 (...)" */
 void plc_report_bar_line(FILE *out, const plc_solution *s, const char *none);
 /* the ranks (tie-folded rows, the first `rows` of them) whose range
- * overlaps rank 1's, rank 1 included, in ranks[max]; their count */
+ * overlaps rank 1's, rank 1 included, the first max of them in ranks;
+ * their count */
 int plc_report_within(const plc_candidate *c, int64_t n, bool fold, int64_t rows, int *ranks, int max);
 /* "layouts 1-3 are within the prediction's error of each other ...", with
  * the suffix `more` when every row shown is; nothing without ranges */

@@ -199,7 +199,10 @@ int plc_report_within(const plc_candidate *c, int64_t n, bool fold, int64_t rows
         int64_t j = i + 1;
         while (fold && j < n && plc_report_tied(&c[i], &c[j])) j++;
         rank++;
-        if (k < max && c[i].fits && (i == 0 || plc_ranges_overlap(&c[i], &c[0]))) ranks[k++] = rank;
+        if (c[i].fits && (i == 0 || plc_ranges_overlap(&c[i], &c[0]))) {
+            if (k < max) ranks[k] = rank;
+            k++;
+        }
         i = j;
     }
     return k;
@@ -207,13 +210,15 @@ int plc_report_within(const plc_candidate *c, int64_t n, bool fold, int64_t rows
 
 void plc_report_within_line(FILE *out, const plc_candidate *c, int64_t n, bool fold, int64_t rows, const char *more)
 {
-    int ranks[64];
+    enum { LIST = 16 };
+    int ranks[LIST];
     if (n < 1 || !(c[0].range_lo > 0) || !c[0].fits) return;
-    int k = plc_report_within(c, n, fold, rows, ranks, 64);
-    int shown = 0;
+    int k = plc_report_within(c, n, fold, rows, ranks, LIST);
+    int shown = 0, last = 0;
     for (int64_t i = 0; i < n && shown < rows; shown++) { /* rows printed */
         int64_t j = i + 1;
         while (fold && j < n && plc_report_tied(&c[i], &c[j])) j++;
+        if (c[i].fits && (i == 0 || plc_ranges_overlap(&c[i], &c[0]))) last = shown + 1;
         i = j;
     }
     if (shown < 2) return;
@@ -221,11 +226,14 @@ void plc_report_within_line(FILE *out, const plc_candidate *c, int64_t n, bool f
         fputs("layout 1 is ahead of the others shown by more than the prediction's error\n", out);
         return;
     }
-    bool run = ranks[k - 1] == k; /* 1..k */
     fputs("layouts ", out);
-    if (run) fprintf(out, "1-%d", k);
-    else
-        for (int i = 0; i < k; i++) fprintf(out, "%s%d", i ? (i == k - 1 ? " and " : ", ") : "", ranks[i]);
+    if (last == k) { /* 1..k */
+        fprintf(out, "1-%d", k);
+    } else {
+        int m = k < LIST ? k : LIST;
+        for (int i = 0; i < m; i++) fprintf(out, "%s%d", i ? (i == m - 1 && k == m ? " and " : ", ") : "", ranks[i]);
+        if (k > m) fprintf(out, " and %d more", k - m);
+    }
     fprintf(out, " are within the prediction's error of each other (their ranges overlap layout 1's)%s\n",
             k == shown && more ? more : "");
 }

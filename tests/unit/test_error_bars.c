@@ -155,6 +155,22 @@ static void test_within(void)
     fclose(f);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "layouts 1-2 are within"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "; more\n"));
+    /* ranges that differ: rank 2 reaches nowhere near rank 1 (95 x 0.6 < 90) */
+    plc_candidate gap[20];
+    gap[0] = cand(100, 0.9, 1.1, 1);
+    gap[1] = cand(95, 0.5, 0.6, 2);
+    for (int i = 2; i < 20; i++) gap[i] = cand(90 - 0.1 * i, 0.9, 1.1, 4);
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf - 1, "w");
+    plc_report_within_line(f, gap, 3, false, 3, NULL);
+    fclose(f);
+    CU_ASSERT_STRING_EQUAL(buf, "layouts 1 and 3 are within the prediction's error of each other (their ranges overlap "
+                                "layout 1's)\n");
+    memset(buf, 0, sizeof buf);
+    f = fmemopen(buf, sizeof buf - 1, "w");
+    plc_report_within_line(f, gap, 20, false, 20, NULL); /* 19 of 20: the first 16 named */
+    fclose(f);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "layouts 1, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17 and 3 more are"));
     plc_candidate alone[] = {cand(100, 0.95, 1.05, 1), cand(50, 0.95, 1.05, 2)};
     memset(buf, 0, sizeof buf);
     f = fmemopen(buf, sizeof buf - 1, "w");
