@@ -108,10 +108,10 @@ int plc_report_find_bar(const char *cmd, const char *path, const char *engine, c
         }
         if (plc_parse_int(c[COL_MIN], 1, INT64_MAX, &lo_gpus) || plc_parse_int(c[COL_MAX], 0, INT64_MAX, &hi_gpus) ||
             plc_parse_int(c[COL_RUNS], 1, 1000000000, &runs) || plc_parse_real(c[COL_LO], "", 1e-3, 1e3, &lo) ||
-            plc_parse_real(c[COL_HI], "", 1e-3, 1e3, &hi) || lo > hi) {
+            plc_parse_real(c[COL_HI], "", 1e-3, 1e3, &hi) || lo > hi || (hi_gpus && hi_gpus < lo_gpus)) {
             fprintf(stderr,
                     "plc %s: error: %s:%d: gpus_min, gpus_max, runs are whole numbers (gpus_min >= 1, gpus_max 0 "
-                    "for no bound), lo <= hi positive factors\n",
+                    "for no bound or >= gpus_min), lo <= hi positive factors\n",
                     cmd, path, lineno);
             rc = -1;
             break;

@@ -66,6 +66,7 @@ static void test_malformed(void)
         "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources\n*,*,1,0,9,0.9\n",    /* short row */
         "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources\n*,*,1,0,9,1.1,0.9,x\n", /* lo > hi */
         "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources\n*,*,0,0,9,0.9,1.1,x\n", /* gpus_min 0 */
+        "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources\n*,*,65,64,9,0.9,1.1,x\n", /* max < min */
         "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources\n*,*,1,0,9,-0.9,1.1,x\n", /* negative */
         "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources\n*,*,1,0,nine,0.9,1.1,x\n",
         "# only a comment\n",
