@@ -106,7 +106,7 @@ RUNTIME_CFLAGS = $(MPI_CFLAGS) $(BLAS_CFLAGS) $(OMP_FLAGS) $(CUDA_DEFS)
 RUNTIME_LIBS   = $(MPI_LIBS) $(BLAS_LIBS) $(CUDA_LIBS) $(OMP_FLAGS) -lm
 COMPILER_LIBS  = $(YAML_LIBS) -lm
 
-.PHONY: all test unit e2e test-determinism run bench deps clean install install-plc uninstall FORCE
+.PHONY: all test unit e2e test-determinism run bench error-bars deps clean install install-plc uninstall FORCE
 .SECONDARY: $(GEN_C) $(GEN_H)
 .DEFAULT_GOAL := all
 all: $(BIN)/plc $(BIN)/plrun
@@ -233,6 +233,11 @@ BENCH_BINS := $(patsubst bench/%.c,$(BIN)/bench_%,$(BENCH_SRC))
 bench: all $(BENCH_BINS)
 	PLC_BIN=$(CURDIR)/$(BIN) bench/run.sh
 
+# the error-bar table plc solve and explain read, from the out-of-sample
+# residuals of calibration/ (docs/solver.md, "Error bars"; a few minutes)
+error-bars: $(BIN)/plc
+	PLC_BIN=$(CURDIR)/$(BIN) bench/fidelity --error-bars examples/error_bars.csv
+
 deps:
 	scripts/install-deps.sh
 
@@ -254,6 +259,7 @@ install-plc: $(BIN)/plc
 	$(INSTALL_PROGRAM) $(BIN)/plc $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 examples/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml
 	install -m 644 examples/engines.yaml $(DESTDIR)$(PREFIX)/share/plc/engines.yaml
+	install -m 644 examples/error_bars.csv $(DESTDIR)$(PREFIX)/share/plc/error_bars.csv
 	install -m 644 $(PLC_MAN1) $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 $(MAN5) $(DESTDIR)$(PREFIX)/share/man/man5/
 
@@ -264,6 +270,7 @@ install: all install-plc
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/plc $(DESTDIR)$(PREFIX)/bin/plrun \
 	    $(DESTDIR)$(PREFIX)/share/plc/catalog.yaml $(DESTDIR)$(PREFIX)/share/plc/engines.yaml \
+	    $(DESTDIR)$(PREFIX)/share/plc/error_bars.csv \
 	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man1/%,$(MAN1)) \
 	    $(patsubst man/%,$(DESTDIR)$(PREFIX)/share/man/man5/%,$(MAN5))
 	-rmdir $(DESTDIR)$(PREFIX)/share/plc 2>/dev/null

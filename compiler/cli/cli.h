@@ -30,6 +30,7 @@ typedef struct plc_report_opts {
     int top;
     bool all;
     bool timing;
+    const char *no_range; /* why the predictions carry no range (report_range.c), NULL: they do */
 } plc_report_opts;
 
 /* sorts s->all by rank: fitting candidates by the objective, then the rest
@@ -64,6 +65,7 @@ typedef struct plc_explain_plan {
     const plc_plan *plan;
     const plc_memplan_stats *stats; /* plan->layout.pp entries */
     const char *why;
+    const char *no_range; /* why the predictions carry no range (report_range.c), NULL: they do */
 } plc_explain_plan;
 
 /* plc explain: memory by stage and component, the same against the lowered

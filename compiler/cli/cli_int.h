@@ -207,6 +207,33 @@ int plc_report_load(plc_arena *a, const char *cmd, const char *path, const plc_s
 /* a decimal number in [lo, hi], or -1 after an error message */
 int plc_report_parse_count(const char *cmd, const char *opt, const char *text, long lo, long hi, long *out);
 
+/* ---- report_range.c -------------------------------------------------------- */
+/* the error bars of solve and explain: the table error_bars.csv
+ * ($PLC_ERROR_BARS, "none" for no ranges, else the built-in one), the
+ * range of the job's kind on every candidate, the pick rule applied, and
+ * the lines that word them (docs/solver.md, "Error bars"). */
+
+/* the first row of the table at path matching engine, the GPU's catalog
+ * name and the GPU count, in *out (out->lo 0: no row matches); -1 after a
+ * message on stderr when the table cannot be read or is malformed */
+int plc_report_find_bar(const char *cmd, const char *path, const char *engine, const char *gpu, int64_t gpus,
+                        plc_error_bar *out);
+/* s->bar and every candidate's range from the table, then the pick rule
+ * (plc_pick_by_range) on s->ranked; 0 (*none says why when there is no
+ * range), or -1 after a message (a malformed table: exit 1) */
+int plc_report_ranges(plc_arena *a, const char *cmd, const plc_job *job, plc_solution *s, const char **none);
+/* the `error_bars` mapping of a YAML document (report_yaml.c) */
+void plc_report_yaml_bar(plc_yaml *y, const plc_solution *s, const char *none);
+/* "error bars: measured/predicted throughput 0.93..1.06 (...)" */
+void plc_report_bar_line(FILE *out, const plc_solution *s, const char *none);
+/* the ranks (tie-folded rows, the first `rows` of them) whose range
+ * overlaps rank 1's, rank 1 included, the first max of them in ranks;
+ * their count */
+int plc_report_within(const plc_candidate *c, int64_t n, bool fold, int64_t rows, int *ranks, int max);
+/* "layouts 1-3 are within the prediction's error of each other ...", with
+ * the suffix `more` when every row shown is; nothing without ranges */
+void plc_report_within_line(FILE *out, const plc_candidate *c, int64_t n, bool fold, int64_t rows, const char *more);
+
 /* ---- report_memplan.c ------------------------------------------------------ */
 /* the lowered plan's exact memory against the solver's
  * estimate, per pipeline stage (plc compile and plc explain print it). */

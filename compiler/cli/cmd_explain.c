@@ -80,9 +80,12 @@ int plc_cmd_explain(int argc, char **argv)
         rc = plc_status_exit(ss);
         goto done;
     }
+    /* the error bars and the pick among overlapping ranges (report_range.c) */
+    const char *no_range = NULL;
+    if (plc_report_ranges(&a, "explain", &job, &s, &no_range)) { rc = PLC_EXIT_INPUT; goto done; }
     const plc_candidate *best = s.pinned ? &s.single : (s.nranked ? &s.ranked[0] : NULL);
     if (!best || !best->valid) {
-        plc_report_opts ro = {.top = 0};
+        plc_report_opts ro = {.top = 0, .no_range = no_range};
         plc_report_solve_text(stdout, &job, &s, &ro);
         if (s.pinned) printf("\nthe pinned layout is invalid: %s\n", s.single.reason);
         else plc_report_no_fit(stdout, &job, &s);
@@ -93,7 +96,7 @@ int plc_cmd_explain(int argc, char **argv)
     if (!w || plc_estimate_layout_judged(&job, &best->layout, plc_cli_judge(), w)) { rc = PLC_EXIT_INTERNAL; goto done; }
     /* the winner lowered: its static memory plan is the exact peak the
      * solver's estimate is compared with */
-    plc_explain_plan lowered = {0};
+    plc_explain_plan lowered = {.no_range = no_range};
     plc_plan *plan = PLC_NEW(&a, plc_plan);
     plc_memplan_stats *st = PLC_NEW_ARRAY(&a, plc_memplan_stats, w->layout.pp);
     plc_prediction pred = {w->step_time_s, w->tokens_per_s, w->mfu, w->peak_bytes, 0, w->bubble_fraction};

@@ -11,7 +11,11 @@ static void usage(FILE *out)
             "usage: plc solve [OPTIONS] FILE\n"
             "\n"
             "Searches every layout the spec's layout block allows and ranks those that\n"
-            "fit in memory by predicted step time (or by memory with objective = memory).\n"
+            "fit in memory by predicted step time (or by memory with objective = memory);\n"
+            "among the layouts whose ranges overlap the fastest one's, the one with the\n"
+            "best lower bound on throughput is ranked first. The ranges come from the\n"
+            "error-bar table ($PLC_ERROR_BARS, \"none\" for none; else the built-in\n"
+            "error_bars.csv).\n"
             "When the block pins every dimension, that one layout is evaluated and\n"
             "printed, fit or not. When nothing fits, prints the closest candidates and\n"
             "what would make them fit. Subtrees whose lower bound cannot reach the K\n"
@@ -21,8 +25,10 @@ static void usage(FILE *out)
             "2 no layout fits.\n"
             "\n"
             "options:\n"
-            "  --top K             print the K best layouts (default 10); layouts with\n"
-            "                      exactly the same figures share one row ('tie: ...')\n"
+            "  --top K             print the K best layouts (default 10), each with the\n"
+            "                      range of its prediction (error bars: docs/solver.md);\n"
+            "                      layouts with exactly the same figures share one row\n"
+            "                      ('tie: ...')\n"
             "  --all               estimate and print every candidate, ranked, including\n"
             "                      those that do not fit, with their prediction and reason\n"
             "  --format text|yaml  output format (default text); yaml is a document\n"
@@ -81,7 +87,10 @@ int plc_cmd_solve(int argc, char **argv)
         goto done;
     }
     if (all) plc_report_sort_all(&job, &s);
-    plc_report_opts ro = {.top = (int)top, .all = all, .timing = timing};
+    /* the error bars and the pick among overlapping ranges (report_range.c) */
+    const char *no_range = NULL;
+    if (plc_report_ranges(&a, "solve", &job, &s, &no_range)) { rc = PLC_EXIT_INPUT; goto done; }
+    plc_report_opts ro = {.top = (int)top, .all = all, .timing = timing, .no_range = no_range};
     bool none = s.pinned ? !s.single.fits : s.nranked == 0;
     if (yaml) {
         const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;

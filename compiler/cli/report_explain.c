@@ -310,6 +310,20 @@ static void removed_by_rules(FILE *out, const plc_job *job, const plc_solution *
                 (long long)s->invalid_dp_pinned);
 }
 
+/* the winner's range and the layouts within it (report_range.c) */
+static void range_lines(FILE *out, const plc_solution *s, const plc_estimate *w, const char *no_range)
+{
+    fputc('\n', out);
+    plc_report_bar_line(out, s, no_range);
+    if (!(s->bar.lo > 0)) return;
+    fprintf(out, "predicted: %.0f tokens/s (range %.0f..%.0f), MFU %.1f%% (range %.1f..%.1f%%), step %.3f s (range "
+                 "%.3f..%.3f s)\n",
+            w->tokens_per_s, w->tokens_per_s * s->bar.lo, w->tokens_per_s * s->bar.hi, 100.0 * w->mfu,
+            100.0 * w->mfu * s->bar.lo, 100.0 * w->mfu * s->bar.hi, w->step_time_s, w->step_time_s / s->bar.hi,
+            w->step_time_s / s->bar.lo);
+    if (!s->pinned) plc_report_within_line(out, s->ranked, s->nranked, true, s->nranked, "; plc solve --top K lists more");
+}
+
 void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w,
                         const plc_explain_plan *lowered)
 {
@@ -332,6 +346,7 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
     time_table(out, w);
     fputc('\n', out);
     efficiency_lines(out, job, w);
+    range_lines(out, s, w, lowered ? lowered->no_range : NULL);
     if (s->pinned) {
         fprintf(out, "\nthe layout block pins every dimension: no other layout was considered\n");
         return;
@@ -388,6 +403,12 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
                         fprintf(out, "%s%+.3f s %s", n++ ? ", " : ": ", d, plc_time_component_name((plc_time_component)k));
                     }
                 }
+                if (c->range_lo > 0) { /* the error bars (report_range.c) */
+                    plc_candidate wc = {.valid = true, .fits = true, .tokens_per_s = w->tokens_per_s,
+                                        .range_lo = s->bar.lo, .range_hi = s->bar.hi};
+                    fputs(plc_ranges_overlap(c, &wc) ? "; within the prediction's error" : "; beyond the prediction's error",
+                          out);
+                }
                 fputc('\n', out);
             }
         }
@@ -418,7 +439,18 @@ void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution
                              const plc_explain_plan *lowered)
 {
     plc_report_yaml_job(y, job);
+    plc_report_yaml_bar(y, s, lowered ? lowered->no_range : NULL);
     plc_report_yaml_estimate(y, "winner", w, lowered ? lowered->plan : NULL);
+    if (s->bar.lo > 0) {
+        plc_yaml_map(y, "winner_range");
+        plc_yaml_num(y, "tokens_per_s_lo", w->tokens_per_s * s->bar.lo);
+        plc_yaml_num(y, "tokens_per_s_hi", w->tokens_per_s * s->bar.hi);
+        plc_yaml_num(y, "mfu_lo", w->mfu * s->bar.lo);
+        plc_yaml_num(y, "mfu_hi", w->mfu * s->bar.hi);
+        plc_yaml_num(y, "step_time_s_lo", w->step_time_s / s->bar.hi);
+        plc_yaml_num(y, "step_time_s_hi", w->step_time_s / s->bar.lo);
+        plc_yaml_map_end(y);
+    }
     efficiency_yaml(y, job, w);
     plc_yaml_str(y, "tie_rule", plc_report_tie_rule);
     plc_yaml_seq(y, "regions");
@@ -442,6 +474,11 @@ void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution
         if (g[i].have_est) {
             plc_yaml_num(y, "step_time_s", e->step_time_s);
             plc_yaml_num(y, "step_time_delta_s", e->step_time_s - w->step_time_s);
+            if (c->fits && c->range_lo > 0) {
+                plc_candidate wc = {.valid = true, .fits = true, .tokens_per_s = w->tokens_per_s,
+                                    .range_lo = s->bar.lo, .range_hi = s->bar.hi};
+                plc_yaml_bool(y, "within_error", plc_ranges_overlap(c, &wc));
+            }
             plc_yaml_map(y, "time_delta_s");
             for (int k = 0; k < PLC_TIME_COUNT; k++)
                 plc_yaml_num(y, plc_time_component_name((plc_time_component)k), e->time[k] - w->time[k]);

@@ -105,7 +105,7 @@ static void table_header(FILE *out)
 {
     fprintf(out, "%4s", "rank");
     for (int d = 0; d < PLC_LD_COUNT; d++) fprintf(out, " %*s", column_of(d).width, column_of(d).head);
-    fprintf(out, " %9s %9s %12s %6s  %s\n", "mem GiB", "step s", "tokens/s", "MFU", "notes");
+    fprintf(out, " %9s %9s %12s %6s %11s  %s\n", "mem GiB", "step s", "tokens/s", "MFU", "MFU range", "notes");
 }
 
 static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_candidate *ties, int nties,
@@ -122,6 +122,13 @@ static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_can
         fprintf(out, " %9.3f %12.0f %5.1f%%", c->step_time_s, c->tokens_per_s, 100.0 * c->mfu);
     else
         fprintf(out, " %9s %12s %6s", "-", "-", "-");
+    if (c->range_lo > 0) {
+        char r[32];
+        snprintf(r, sizeof r, "%.1f..%.1f%%", 100.0 * c->mfu * c->range_lo, 100.0 * c->mfu * c->range_hi);
+        fprintf(out, " %11s", r);
+    } else {
+        fprintf(out, " %11s", "-");
+    }
     if (!c->fits) {
         fputs("  ", out);
         plc_report_reason(out, c, limit);
@@ -156,6 +163,7 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
     fprintf(out, "memory limit %.1f GiB per rank (%s of %.1f GiB); objective: %s\n", s->limit_bytes / PLC_GIB,
             plc_word_percent(job->layout.memory_limit, pc, sizeof pc), job->cluster.hw.mem_bytes / PLC_GIB,
             plc_objective_name(job->layout.objective));
+    plc_report_bar_line(out, s, o->no_range);
     if (s->pinned) {
         fprintf(out, "the layout block pins every dimension: one layout evaluated\n\n");
         table_header(out);
@@ -171,6 +179,11 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
     if (s->lowered) fprintf(out, "; %lld lowered to settle the fit", (long long)s->lowered);
     fputs("\n\n", out);
     table_header(out);
-    if (o->all) table(out, s->all, s->nall, s->nall, s->limit_bytes, false);
-    else table(out, s->ranked, s->nranked, o->top, s->limit_bytes, true);
+    if (o->all) {
+        table(out, s->all, s->nall, s->nall, s->limit_bytes, false);
+        plc_report_within_line(out, s->all, s->nall, false, s->nall, NULL);
+    } else {
+        table(out, s->ranked, s->nranked, o->top, s->limit_bytes, true);
+        plc_report_within_line(out, s->ranked, s->nranked, true, o->top, "; --top K lists more");
+    }
 }

@@ -10,7 +10,9 @@
  * the layout's dimensions (as entries of the row), valid, fits, its figures (every valid candidate carries its
  * real prediction, fit or not), reason, and `ties`: the layouts with exactly
  * the same figures folded into that row (--top listings; --all lists every
- * candidate on its own row). compile adds `gates`: one entry per gate
+ * candidate on its own row), with the range of its throughput (the error
+ * bars: tokens_per_s_lo/hi, mfu_lo/hi, step_time_s_lo/hi) when the
+ * document's `error_bars` has one. compile adds `gates`: one entry per gate
  * checked (name, threshold, value, verdict, the threshold's source; the
  * regression gate with its baseline's figures), empty without gates. */
 #include <stdio.h>
@@ -115,6 +117,14 @@ static void candidate(plc_yaml *y, int rank, const plc_candidate *c, const plc_c
             plc_yaml_num(y, "step_time_s", c->step_time_s);
             plc_yaml_num(y, "tokens_per_s", c->tokens_per_s);
             plc_yaml_num(y, "mfu", c->mfu);
+            if (c->range_lo > 0) { /* the error bars (report_range.c) */
+                plc_yaml_num(y, "tokens_per_s_lo", c->tokens_per_s * c->range_lo);
+                plc_yaml_num(y, "tokens_per_s_hi", c->tokens_per_s * c->range_hi);
+                plc_yaml_num(y, "mfu_lo", c->mfu * c->range_lo);
+                plc_yaml_num(y, "mfu_hi", c->mfu * c->range_hi);
+                plc_yaml_num(y, "step_time_s_lo", c->step_time_s / c->range_hi);
+                plc_yaml_num(y, "step_time_s_hi", c->step_time_s / c->range_lo);
+            }
         }
     }
     char reason[320] = "";
@@ -131,6 +141,22 @@ static void candidate(plc_yaml *y, int rank, const plc_candidate *c, const plc_c
         plc_yaml_str(y, NULL, text);
     }
     plc_yaml_seq_end(y);
+    plc_yaml_map_end(y);
+}
+
+void plc_report_yaml_bar(plc_yaml *y, const plc_solution *s, const char *none)
+{
+    plc_yaml_map(y, "error_bars");
+    if (s->bar.lo > 0) {
+        plc_yaml_num(y, "lo", s->bar.lo);
+        plc_yaml_num(y, "hi", s->bar.hi);
+        plc_yaml_int(y, "runs", s->bar.runs);
+        plc_yaml_str(y, "kind", s->bar.kind);
+        plc_yaml_str(y, "sources", s->bar.sources);
+        plc_yaml_str(y, "table", s->bar.table);
+    } else {
+        plc_yaml_str(y, "none", none ? none : "no table");
+    }
     plc_yaml_map_end(y);
 }
 
@@ -173,6 +199,7 @@ int plc_report_solve_yaml(FILE *out, const plc_job *job, const plc_solution *s, 
     plc_yaml_int(&y, "evaluated", s->evaluated);
     plc_yaml_int(&y, "fitting", s->fitting);
     if (o->timing) plc_yaml_num(&y, "search_seconds", s->seconds);
+    plc_report_yaml_bar(&y, s, o->no_range);
     if (winner) plc_report_yaml_estimate(&y, "winner", winner, NULL);
     plc_yaml_seq(&y, "layouts");
     if (s->pinned) listing(&y, &s->single, 1, 1, s->limit_bytes, false);

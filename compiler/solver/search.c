@@ -247,6 +247,31 @@ int plc_candidate_compare(const plc_job *job, const plc_candidate *a, const plc_
     return 0;
 }
 
+/* ---- the pick with error bars ------------------------------------------------ */
+
+bool plc_ranges_overlap(const plc_candidate *a, const plc_candidate *b)
+{
+    if (!(a->range_lo > 0 && b->range_lo > 0)) return false;
+    return a->tokens_per_s * a->range_hi >= b->tokens_per_s * b->range_lo &&
+           b->tokens_per_s * b->range_hi >= a->tokens_per_s * a->range_lo;
+}
+
+int plc_pick_by_range(const plc_job *job, plc_candidate *ranked, int n)
+{
+    if (n < 2 || job->layout.objective == PLC_OBJ_MEMORY || !(ranked[0].range_lo > 0)) return 0;
+    int pick = 0;
+    for (int i = 1; i < n; i++)
+        if (ranked[i].fits && plc_ranges_overlap(&ranked[i], &ranked[0]) &&
+            ranked[i].tokens_per_s * ranked[i].range_lo > ranked[pick].tokens_per_s * ranked[pick].range_lo)
+            pick = i;
+    if (pick) {
+        plc_candidate c = ranked[pick];
+        memmove(ranked + 1, ranked, (size_t)pick * sizeof *ranked);
+        ranked[0] = c;
+    }
+    return pick;
+}
+
 /* ---- the search ------------------------------------------------------------- */
 
 #define MAX_VALUES 256

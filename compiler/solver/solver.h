@@ -139,10 +139,28 @@ typedef struct plc_candidate {
     bool valid, fits;
     bool lowered, open; /* as plc_estimate's */
     double peak_bytes, step_time_s, tokens_per_s, mfu;
+    /* the range of its throughput: measured / predicted between range_lo
+     * and range_hi for ~80% of measured runs of its kind (plc_error_bar;
+     * tokens_per_s and mfu times these, step_time_s over them); 0: none */
+    double range_lo, range_hi;
     /* "" when it fits; otherwise why it is invalid, or a short note for one
      * that does not fit (plc_report_reason prints the figures) */
     const char *reason;
 } plc_candidate;
+
+/* ---- error bars ------------------------------------------------------------ */
+/* How far measured throughput falls from the prediction for runs of one
+ * kind (engine, GPU, GPU count), from the table the command line reads
+ * (compiler/cli/report_range.c; the table is written by bench/fidelity
+ * --error-bars from the leave-one-source-out residuals of calibration/:
+ * docs/solver.md, "Error bars"). */
+typedef struct plc_error_bar {
+    double lo, hi;     /* measured / predicted throughput: 10th and 90th percentiles; 0: no range */
+    int runs;          /* the calibration runs of the kind */
+    char kind[96];     /* "megatron A100 65+ GPUs" */
+    char sources[96];  /* the calibration sources of those runs */
+    char table[256];   /* the table's path */
+} plc_error_bar;
 
 /* A region of the space: every candidate with one dimension at one value
  * ("tp = 2", "recompute = full"). explain shows, for each dimension, the best
@@ -215,6 +233,9 @@ typedef struct plc_solution {
     double seconds;     /* wall time of the search */
     int64_t lowered;    /* layouts the judge lowered to settle their fit */
     double limit_bytes; /* memory_limit x device memory */
+    /* the range every candidate carries (its kind is the job's), set after
+     * the search by the caller (report_range.c); bar.lo 0: none */
+    plc_error_bar bar;
     char error[192];    /* why the job is unusable, when plc_solve says so */
 } plc_solution;
 
@@ -695,6 +716,17 @@ bool plc_layout_check(const plc_job *job, const plc_layout *l, char *why, size_t
 
 /* Orders candidates by the job's objective: negative when a is better. */
 int plc_candidate_compare(const plc_job *job, const plc_candidate *a, const plc_candidate *b);
+
+/* The pick with error bars (docs/solver.md, "Error bars"): among the ranked
+ * candidates whose throughput range overlaps the first's, the one with the
+ * best lower bound (the most tokens/s at range_lo; equal bounds: the
+ * earlier in plc_candidate_compare's order) moves to the front; the others
+ * keep their order. Nothing moves under objective = memory or without
+ * ranges. Returns the index the pick had. */
+int plc_pick_by_range(const plc_job *job, plc_candidate *ranked, int n);
+
+/* whether the throughput ranges of a and b overlap (both have one) */
+bool plc_ranges_overlap(const plc_candidate *a, const plc_candidate *b);
 
 /* ---- time_model.c ---------------------------------------------------------- */
 /* predicted time of one training step of a layout, split into

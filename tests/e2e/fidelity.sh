@@ -88,16 +88,16 @@ PY
 mkdir "$tmp/specs"
 "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" --keep "$tmp/specs" --published "$pub" > "$tmp/pred.csv" 2> "$tmp/pred.err" ||
     { echo "FAIL: --published exited $?"; cat "$tmp/pred.err"; exit 1; }
-head -1 "$tmp/pred.csv" | grep -qx 'row_id,pred_fits,pred_tok_s_gpu,pred_mfu,pred_memory_gib' || { echo "FAIL: bad --published header"; exit 1; }
+head -1 "$tmp/pred.csv" | grep -qx 'row_id,pred_fits,pred_tok_s_gpu,pred_mfu,pred_memory_gib,pred_tok_s_gpu_lo,pred_tok_s_gpu_hi' || { echo "FAIL: bad --published header"; exit 1; }
 n=$(($(wc -l < "$pub") - 1)); got=$(($(wc -l < "$tmp/pred.csv") - 1))
 [ "$got" -eq "$n" ] || { echo "FAIL: --published wrote $got rows for $n"; exit 1; }
-grep -qx 'X-ssm,n/a,,,' "$tmp/pred.csv" || { echo "FAIL: the SSM row is not n/a"; exit 1; }
+grep -qx 'X-ssm,n/a,,,,,' "$tmp/pred.csv" || { echo "FAIL: the SSM row is not n/a"; exit 1; }
 grep -q 'X-ssm.*architecture' "$tmp/pred.err" || { echo "FAIL: no reason on stderr for the n/a row"; exit 1; }
-grep -qE '^X-oom,0,,,[0-9]+\.[0-9]{2}$' "$tmp/pred.csv" ||
+grep -qE '^X-oom,0,,,[0-9]+\.[0-9]{2},,$' "$tmp/pred.csv" ||
     { echo "FAIL: the row too large to fit is not pred_fits 0 with its memory"; grep X-oom "$tmp/pred.csv"; exit 1; }
-grep -qE '^X-uneven,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
+grep -qE '^X-uneven,1,[0-9.]+,0\.[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+$' "$tmp/pred.csv" ||
     { echo "FAIL: Megatron-Core 0.19's row of unequal stages has no prediction"; grep X-uneven "$tmp/pred.csv"; exit 1; }
-grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs equal stages only' "$tmp/pred.err" ||
+grep -qx 'X-uneven-2021,n/a,,,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs equal stages only' "$tmp/pred.err" ||
     { echo "FAIL: the 2021 profile's row of unequal stages is not n/a with its reason"; exit 1; }
 # other spellings: modelled as what they name, with a warning; the same
 # prediction as the row they respell
@@ -106,18 +106,18 @@ grep -qx 'X-uneven-2021,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron runs
     grep -q "row X-spelled: arch 'GPT-3' modelled as plc's gpt block" "$tmp/pred.err" &&
     grep -q "row X-spelled: GPU 'NVIDIA H100 80GB HBM3' read as the catalog's H100-SXM5-80GB" "$tmp/pred.err" ||
     { echo "FAIL: the respelled row is not MH-2's prediction with its warnings"; grep 'X-spelled\|MH-2' "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
-grep -qx 'X-pcie,n/a,,,' "$tmp/pred.csv" && grep -q "GPU 'H100 PCIe' is not in the catalog" "$tmp/pred.err" ||
+grep -qx 'X-pcie,n/a,,,,,' "$tmp/pred.csv" && grep -q "GPU 'H100 PCIe' is not in the catalog" "$tmp/pred.err" ||
     { echo "FAIL: a PCIe board borrowed the SXM entry's figures"; grep X-pcie "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
-grep -qx 'X-nobatch,n/a,,,' "$tmp/pred.csv" && grep -q "row X-nobatch: n/a: the row does not give global_batch" "$tmp/pred.err" ||
+grep -qx 'X-nobatch,n/a,,,,,' "$tmp/pred.csv" && grep -q "row X-nobatch: n/a: the row does not give global_batch" "$tmp/pred.err" ||
     { echo "FAIL: a row without its global batch is not n/a with a reason"; grep X-nobatch "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
 grep -qE '^X-block,1,' "$tmp/pred.csv" ||
     { echo "FAIL: recompute block:2 is not predicted"; grep X-block "$tmp/pred.csv"; exit 1; }
-grep -qE '^X-405b-titan,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
+grep -qE '^X-405b-titan,1,[0-9.]+,0\.[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+$' "$tmp/pred.csv" ||
     { echo "FAIL: torchtitan's interleaved row of unequal stages has no prediction"; grep X-405b "$tmp/pred.csv"; exit 1; }
-grep -qx 'X-405b-mcore,n/a,,,' "$tmp/pred.csv" &&
+grep -qx 'X-405b-mcore,n/a,,,,,' "$tmp/pred.csv" &&
     grep -q 'engine megatron_r0_8 runs equal stages only' "$tmp/pred.err" ||
     { echo "FAIL: Megatron-Core r0.8's interleaved row of unequal stages is not n/a with its reason"; exit 1; }
-grep -qE '^X-405b-mcore19,1,[0-9.]+,0\.[0-9]+,[0-9.]+$' "$tmp/pred.csv" ||
+grep -qE '^X-405b-mcore19,1,[0-9.]+,0\.[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+$' "$tmp/pred.csv" ||
     { echo "FAIL: Megatron-Core 0.19's interleaved row of unequal stages has no prediction"; grep X-405b "$tmp/pred.csv"; exit 1; }
 # other frameworks: each row predicted under its framework's engine and
 # profile (the generated spec says which), with the warning where a
@@ -127,7 +127,7 @@ engine_is() { # row, engine, profile as the spec's comment names it
         { echo "FAIL: row $1 is not modelled as engine $2 with profile $3"; grep -h 'engine' "$tmp/specs/pub-$(echo "$1" | tr -d -- -).plan"; exit 1; }
 }
 for row in X-mds X-mds-uneven X-mds-zero0 X-mds-zero0-fp16 X-mds-zero3 X-ds-zero3 X-foundry; do
-    grep -qE "^$row,1,[0-9.]+,0\.[0-9]+,[0-9.]+\$" "$tmp/pred.csv" ||
+    grep -qE "^$row,1,[0-9.]+,0\.[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+\$" "$tmp/pred.csv" ||
         { echo "FAIL: $row has no prediction"; grep "$row" "$tmp/pred.csv" "$tmp/pred.err"; exit 1; }
 done
 engine_is X-mds megatron engines-deepspeed.yaml
@@ -154,10 +154,10 @@ grep -q "row X-mds-zero0: ZeRO 0 in bf16 is DeepSpeed's BF16_Optimizer, which sh
     grep -qx '  zero = 1' "$tmp/specs/pub-Xmdszero0.plan" && grep -qx '  zero = 0' "$tmp/specs/pub-Xmdszero0fp16.plan" ||
     { echo "FAIL: Megatron-DeepSpeed's bf16 ZeRO 0 is not modelled as ZeRO 1 (or its fp16 one not as ZeRO 0)"; exit 1; }
 # DeepSpeed's pipeline engine refuses ZeRO 2 and 3
-grep -qx 'X-mds-zero2,n/a,,,' "$tmp/pred.csv" && grep -q 'engine megatron does not run zero = 2; it runs 0, 1' "$tmp/pred.err" ||
+grep -qx 'X-mds-zero2,n/a,,,,,' "$tmp/pred.csv" && grep -q 'engine megatron does not run zero = 2; it runs 0, 1' "$tmp/pred.err" ||
     { echo "FAIL: Megatron-DeepSpeed's ZeRO 2 row on a pipeline is not n/a with its reason"; grep X-mds-zero2 "$tmp/pred.csv"; exit 1; }
 # every expressible row that fits has a prediction: throughput, MFU, memory
-bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore\|^X-mds-zero2\|^X-pcie\|^X-nobatch' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+$')
+bad=$(grep -v '^row_id\|^X-ssm\|^X-oom\|^X-uneven-2021\|^X-405b-mcore\|^X-mds-zero2\|^X-pcie\|^X-nobatch' "$tmp/pred.csv" | grep -cvE '^[^,]+,1,[0-9.]+,0\.[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+$')
 [ "$bad" -eq 0 ] || { echo "FAIL: $bad malformed prediction rows"; cat "$tmp/pred.csv"; exit 1; }
 
 # --report: one line per data set (each sheet, each published source)
