@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/layout_rules.h"
+#include "common/tensors.h"
 #include "compiler/lower/lower.h"
 #include "compiler/solver/solver.h"
 #include "test_plan_util.h"
@@ -418,6 +419,20 @@ static void test_unequal_stages(void)
                 CU_FAIL("lowering");
                 plc_arena_free(&a);
                 continue;
+            }
+            for (int64_t s = 0; s < l.pp; s++) { /* the plan's stages hold plc_stage_layers' split */
+                int64_t held = 0, lowest = -1;
+                for (int64_t layer = 0; layer < job.model.layers; layer++) {
+                    int64_t id = plc_tensor_id(&job.model, PLC_ROLE_ATTN_NORM, layer);
+                    for (uint32_t b = 0; b < p.programs[s].nbuffers; b++)
+                        if (p.programs[s].buffers[b].kind == PLC_BUF_PARAM && p.programs[s].buffers[b].tensor == id) {
+                            held++;
+                            if (lowest < 0) lowest = layer;
+                            break;
+                        }
+                }
+                CU_ASSERT_EQUAL(held, plc_rank_layers(job.model.layers, l.pp, l.vpp, s));
+                if (l.vpp == 1) CU_ASSERT_EQUAL(lowest, plc_stage_first_layer(job.model.layers, l.pp, s));
             }
             for (int64_t s = 0; s < l.pp; s++) {
                 double stat = est.stage_mem[s][PLC_MEM_WEIGHTS] + est.stage_mem[s][PLC_MEM_GRADS] +
