@@ -18,9 +18,14 @@ for pp in 4 8 16; do
     "$plc" solve "$ex/llama405b-h100.plan" -D layout.pp=$pp >"$tmp/s$pp.txt" || fail "405B: pp = $pp: no layout"
     awk '$1 == 1 { print $4 }' "$tmp/s$pp.txt" | grep -qx "$pp" || fail "405B: pp = $pp is not the winner's pp"
 done
-# Meta's layout: tp 8, pp 16, interleaved (virtual stages 3, 4 x 30, 3)
-"$plc" check -q "$ex/llama405b-h100.plan" -D layout.tp=8 -D layout.pp=16 -D layout.schedule=interleaved \
-    -D layout.vpp=2 || fail "405B: tp 8, pp 16, vpp 2 interleaved refused"
+# Meta's layout: tp 8, pp 16, interleaved (virtual stages 3, 4 x 30, 3:
+# ranks 7, 8 x 14, 7) compiles, the plan's memory the solver's on every stage
+"$plc" compile "$ex/llama405b-h100.plan" -D layout.tp=8 -D layout.pp=16 -D layout.cp=1 \
+    -D layout.schedule=interleaved -D layout.vpp=2 -o "$tmp/meta.bin" >"$tmp/meta.txt" 2>&1 ||
+    fail "405B: tp 8, pp 16, vpp 2 interleaved does not compile: $(tail -3 "$tmp/meta.txt")"
+grep -q "^plan       16384 ranks, 16 programs" "$tmp/meta.txt" || fail "405B: not 16 programs"
+grep -E "^  stage [0-9]+ +plan " "$tmp/meta.txt" | grep -vq "solver .*(-0.0%)\|solver .*(+0.0%)" &&
+    fail "405B: a stage's estimate differs from its plan: $(grep -E '^  stage [0-9]+ +plan ' "$tmp/meta.txt")"
 
 spec() { # spec FILE LAYOUT-LINES...
     local f=$1; shift
@@ -71,4 +76,4 @@ assert by["INTERLEAVED_PP"]["first"] == 1 and by["INTERLEAVED_PP"]["count"] == 1
 assert by["VPP_LAYERS"]["first"] == 4 and by["VPP_LAYERS"]["count"] == 2, by
 assert by["GPU_COUNT"]["first"] == 5 and by["PP_LAYERS"]["count"] == 6, by
 PY
-echo "explain_pp: 405B solved with pp 4, 8, 16; every missing pp named with its rule"
+echo "explain_pp: 405B solved with pp 4, 8, 16 and compiled with Meta's layout; every missing pp named with its rule"
