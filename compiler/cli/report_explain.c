@@ -445,9 +445,9 @@ static void pp_values_yaml(plc_yaml *y, const plc_job *job, const plc_solution *
     plc_yaml_map_end(y);
 }
 
-/* the degrees the rules removed before any estimate: each rule with its
- * count and an example ("pp = 4 does not divide layers = 126"), so that a
- * value missing from the regions below says why */
+/* the degrees the rules removed before any estimate: each rule by name with
+ * its count and an example ("4 by PP_LAYERS, e.g. pp = 128 is more than
+ * layers = 126: every stage needs a layer") */
 static void removed_by_rules(FILE *out, const plc_job *job, const plc_solution *s)
 {
     if (s->invalid == 0) return;
@@ -456,7 +456,8 @@ static void removed_by_rules(FILE *out, const plc_job *job, const plc_solution *
     for (int r = 0; r < PLC_RULE_COUNT; r++) {
         if (s->invalid_by[r] == 0) continue;
         char msg[256];
-        fprintf(out, "  - %lld, e.g. %s\n", (long long)s->invalid_by[r], plc_invalid_message(job, s, (plc_rule)r, msg, sizeof msg));
+        fprintf(out, "  - %lld by %s, e.g. %s\n", (long long)s->invalid_by[r], plc_rule_name((plc_rule)r),
+                plc_invalid_message(job, s, (plc_rule)r, msg, sizeof msg));
     }
     if (s->invalid_dp_pinned > 0)
         fprintf(out, "  - %lld: the dp that the GPU count leaves is not a value the layout block allows\n",

@@ -50,6 +50,9 @@ grep -qx "  GPU_COUNT, pp = 5: pp = 5 does not divide the 12 GPUs (nodes \* gpus
 grep -qx "  PP_LAYERS, pp = 7, 8, 9, 10, 11, 12: e.g. pp = 7 is more than layers = 6: every stage needs a layer" \
     "$tmp/free.txt" || fail "6 layers: pp 7-12 without their rule"
 
+grep -qx "  - 1 by PP_LAYERS, e.g. pp = 12 is more than layers = 6: every stage needs a layer" "$tmp/free.txt" ||
+    fail "6 layers: the rules' counts do not name PP_LAYERS"
+
 # interleaved with vpp 2 pinned: pp 1 and pp 4, 6 removed by the rules the pinned layout breaks
 spec "$tmp/il.plan" "pp in 1..12" "schedule = interleaved" "vpp = 2" "tp = 1" "cp = 1"
 "$plc" explain "$tmp/il.plan" >"$tmp/il.txt" || fail "explain of the interleaved spec failed"
