@@ -292,9 +292,162 @@ static int empty_regions(const plc_job *job, const plc_solution *s, const plc_es
     return n;
 }
 
-/* the degrees the rules removed before any estimate: each rule with its
- * count and an example ("pp = 4 does not divide layers = 126"), so that a
- * value missing from the regions below says why */
+/* ---- the values of pp the search has no region for, and why ---------------
+ * Every pp from 1 to the most stages (PLC_RULES_MAX_STAGES, at most the
+ * GPUs) that no region holds is given its reason, the first that applies:
+ * the layout block does not allow it; a rule on pp alone (GPU_COUNT: it
+ * does not divide the GPUs; PP_LAYERS; PP_MAX); a rule on the winner
+ * moved there (dp taking up the GPUs left, as empty_regions does); or the
+ * memory bound, the winner moved there estimated over the limit. Values
+ * with the same reason are one line, worded for the first of them. */
+#define PP_WHY_MAX 16
+typedef struct pp_why {
+    const char *tag; /* the rule's name, "LAYOUT", "MEMORY" or "SEARCH" */
+    char text[256];  /* worded for values[0] */
+    int64_t n, values[12];
+} pp_why;
+
+typedef struct pp_report {
+    int64_t most, searched[64];
+    int nsearched, nwhy;
+    pp_why why[PP_WHY_MAX];
+} pp_report;
+
+/* the winner moved to dimension d = v, dp taking up the GPUs left (false
+ * when the other degrees leave no whole dp) */
+static bool moved_there(const plc_job *job, const plc_estimate *w, int d, int64_t v, plc_layout *l)
+{
+    int64_t gpus = plc_cluster_gpus(&job->cluster);
+    *l = w->layout;
+    if (!strcmp(plc_layout_dim_names[d], "tp")) l->tp = v;
+    else if (!strcmp(plc_layout_dim_names[d], "pp")) l->pp = v;
+    else if (!strcmp(plc_layout_dim_names[d], "cp")) l->cp = v;
+    else if (!strcmp(plc_layout_dim_names[d], "zero")) l->zero = v;
+    if (gpus % (l->tp * l->pp * l->cp)) return false;
+    l->dp = gpus / (l->tp * l->pp * l->cp);
+    /* pp 1 runs no interleaving, where the layout block leaves that open */
+    if (l->pp == 1 && plc_choice_allows(&job->layout.vpp, 1) &&
+        plc_choice_allows(&job->layout.schedule, PLC_SCHED_1F1B)) {
+        l->vpp = 1;
+        if (l->schedule != PLC_SCHED_GPIPE) l->schedule = PLC_SCHED_1F1B;
+    }
+    if (job->train.global_batch % l->dp || (job->train.global_batch / l->dp) % l->micro_batch) l->micro_batch = 1;
+    return true;
+}
+
+static void pp_add(pp_report *r, const char *tag, int64_t v, const char *text)
+{
+    int i = 0;
+    while (i < r->nwhy && strcmp(r->why[i].tag, tag)) i++;
+    if (i == r->nwhy) {
+        if (r->nwhy == PP_WHY_MAX) return;
+        r->why[r->nwhy++] = (pp_why){.tag = tag};
+        snprintf(r->why[i].text, sizeof r->why[i].text, "%s", text);
+    }
+    pp_why *y = &r->why[i];
+    if (y->n < (int64_t)(sizeof y->values / sizeof y->values[0])) y->values[y->n] = v;
+    y->n++;
+}
+
+static void pp_values(const plc_job *job, const plc_solution *s, const plc_estimate *w, pp_report *r)
+{
+    int pp_dim = 0;
+    while (pp_dim < PLC_LAYOUT_NDIMS && strcmp(plc_layout_dim_names[pp_dim], "pp")) pp_dim++;
+    int64_t gpus = plc_cluster_gpus(&job->cluster);
+    memset(r, 0, sizeof *r);
+    r->most = gpus < PLC_RULES_MAX_STAGES ? gpus : PLC_RULES_MAX_STAGES;
+    if (pp_dim == PLC_LAYOUT_NDIMS) return;
+    char msg[256];
+    for (int64_t v = 1; v <= r->most; v++) {
+        if (v == w->layout.pp || has_region(s, pp_dim, v)) {
+            if (r->nsearched < 64) r->searched[r->nsearched++] = v;
+            continue;
+        }
+        if (!plc_choice_allows(&job->layout.pp, v)) {
+            pp_add(r, "LAYOUT", v, "the layout block does not allow it");
+            continue;
+        }
+        plc_layout l = {.pp = v};
+        plc_rule_input in = {.model = &job->model, .gpus = gpus, .global_batch = job->train.global_batch,
+                             .precision = job->train.precision, .precision_known = true, .layout = l,
+                             .known = PLC_LD_BIT(pp), .engine = &job->engine, .engine_id = job->train.engine};
+        plc_verdict v1 = plc_layout_rules(&in);
+        if (v1.rule != PLC_RULE_OK) {
+            pp_add(r, plc_rule_name(v1.rule), v, plc_rule_message(&in, v1, msg, sizeof msg));
+            continue;
+        }
+        if (!moved_there(job, w, pp_dim, v, &l)) { /* the winner's tp * cp leave no dp: its GPU count */
+            in.layout = l;
+            in.known = PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp);
+            plc_verdict vg = plc_layout_rules(&in);
+            if (vg.rule != PLC_RULE_OK) {
+                char with[320];
+                snprintf(with, sizeof with, "with the winner's tp and cp, %s", plc_rule_message(&in, vg, msg, sizeof msg));
+                pp_add(r, plc_rule_name(vg.rule), v, with);
+                continue;
+            }
+        }
+        plc_verdict vw = plc_layout_rules_job(job, &l);
+        if (vw.rule != PLC_RULE_OK) {
+            char with[320];
+            snprintf(with, sizeof with, "the winner moved there: %s", plc_layout_rules_job_message(job, &l, vw, msg, sizeof msg));
+            pp_add(r, plc_rule_name(vw.rule), v, with);
+            continue;
+        }
+        plc_estimate e;
+        if (plc_estimate_layout_judged(job, &l, plc_cli_judge(), &e) == 0 && e.valid && !e.fits) {
+            snprintf(msg, sizeof msg, "pruned by the memory bound: the winner moved there needs %.1f GiB against the "
+                     "%.1f GiB limit", e.peak_bytes / PLC_GIB, e.limit_bytes / PLC_GIB);
+            pp_add(r, "MEMORY", v, msg);
+        } else {
+            pp_add(r, "SEARCH", v, "no layout with it was estimated: each broke a rule above or a bound");
+        }
+    }
+}
+
+static void pp_values_text(FILE *out, const plc_job *job, const plc_solution *s, const plc_estimate *w)
+{
+    pp_report r;
+    pp_values(job, s, w, &r);
+    if (r.nwhy == 0) return;
+    fprintf(out, "pp from 1 to %lld (the most stages): searched ", (long long)r.most);
+    for (int i = 0; i < r.nsearched; i++) fprintf(out, "%s%lld", i ? ", " : "", (long long)r.searched[i]);
+    fprintf(out, "%s; the others removed by:\n", r.nsearched ? "" : "none");
+    for (int i = 0; i < r.nwhy; i++) {
+        const pp_why *y = &r.why[i];
+        int64_t shown = y->n < 12 ? y->n : 12;
+        fprintf(out, "  %s, pp = ", y->tag);
+        for (int64_t k = 0; k < shown; k++) fprintf(out, "%s%lld", k ? ", " : "", (long long)y->values[k]);
+        if (y->n > shown) fprintf(out, ", ... (%lld values)", (long long)y->n);
+        fprintf(out, ": %s%s\n", y->n > 1 ? "e.g. " : "", y->text);
+    }
+}
+
+static void pp_values_yaml(plc_yaml *y, const plc_job *job, const plc_solution *s, const plc_estimate *w)
+{
+    pp_report r;
+    pp_values(job, s, w, &r);
+    plc_yaml_map(y, "pp_values");
+    plc_yaml_int(y, "most", r.most);
+    plc_yaml_seq(y, "searched");
+    for (int i = 0; i < r.nsearched; i++) plc_yaml_int(y, NULL, r.searched[i]);
+    plc_yaml_seq_end(y);
+    plc_yaml_seq(y, "removed");
+    for (int i = 0; i < r.nwhy; i++) {
+        plc_yaml_map(y, NULL);
+        plc_yaml_str(y, "by", r.why[i].tag);
+        plc_yaml_int(y, "count", r.why[i].n);
+        plc_yaml_int(y, "first", r.why[i].values[0]);
+        plc_yaml_str(y, "reason", r.why[i].text);
+        plc_yaml_map_end(y);
+    }
+    plc_yaml_seq_end(y);
+    plc_yaml_map_end(y);
+}
+
+/* the degrees the rules removed before any estimate: each rule by name with
+ * its count and an example ("4 by PP_LAYERS, e.g. pp = 128 is more than
+ * layers = 126: every stage needs a layer") */
 static void removed_by_rules(FILE *out, const plc_job *job, const plc_solution *s)
 {
     if (s->invalid == 0) return;
@@ -303,7 +456,8 @@ static void removed_by_rules(FILE *out, const plc_job *job, const plc_solution *
     for (int r = 0; r < PLC_RULE_COUNT; r++) {
         if (s->invalid_by[r] == 0) continue;
         char msg[256];
-        fprintf(out, "  - %lld, e.g. %s\n", (long long)s->invalid_by[r], plc_invalid_message(job, s, (plc_rule)r, msg, sizeof msg));
+        fprintf(out, "  - %lld by %s, e.g. %s\n", (long long)s->invalid_by[r], plc_rule_name((plc_rule)r),
+                plc_invalid_message(job, s, (plc_rule)r, msg, sizeof msg));
     }
     if (s->invalid_dp_pinned > 0)
         fprintf(out, "  - %lld: the dp that the GPU count leaves is not a value the layout block allows\n",
@@ -354,6 +508,7 @@ void plc_report_explain(FILE *out, const plc_job *job, const plc_solution *s, co
     fprintf(out, "\nsearched %lld layouts (%lld fit); ties: %s.\n", (long long)s->enumerated, (long long)s->fitting,
             plc_report_tie_rule);
     removed_by_rules(out, job, s);
+    pp_values_text(out, job, s, w);
     fputs("best of each rejected region (a dimension at another value than the winner's) and why it loses:\n",
           out);
     region_group g[PLC_LAYOUT_NDIMS];
@@ -453,6 +608,7 @@ void plc_report_explain_yaml(plc_yaml *y, const plc_job *job, const plc_solution
     }
     efficiency_yaml(y, job, w);
     plc_yaml_str(y, "tie_rule", plc_report_tie_rule);
+    if (!s->pinned) pp_values_yaml(y, job, s, w);
     plc_yaml_seq(y, "regions");
     region_group g[PLC_LAYOUT_NDIMS];
     int ng = s->pinned ? 0 : region_groups(job, s, w, g);

@@ -91,6 +91,13 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
         plc_diag_hint(d, "tensor parallelism splits heads, kv_heads and ffn_hidden evenly across tp ranks");
         break;
     case PLC_RULE_PP_LAYERS:
+        if (in->engine && in->engine->uneven_stages > 0 && in->layout.pp > m->layers) { /* unequal stages: any pp up to layers */
+            plc_diag_error(d, loc, "%s; valid: 1 to %lld", msg, (long long)m->layers);
+            plc_diag_hint(d, "engine %s splits the layers unequally where pp does not divide them (the first and last "
+                             "stages hold fewer: uneven_stages, engines.yaml), but every stage holds a layer at least",
+                          plc_engine_name(in->engine_id));
+            break;
+        }
         plc_diag_error(d, loc, "%s; valid: %s", msg, plc_divisors_text(a, m->layers));
         plc_diag_hint(d, "stages hold equal layer counts, unless the engine's profile has uneven_stages "
                          "(engines.yaml): 1 with vpp = 1 and schedule gpipe or 1f1b, 2 also with interleaved");

@@ -10,8 +10,10 @@ int lw_schedule_build(const plc_layout *l, int64_t layers, int64_t M, plc_arena 
                       size_t errlen)
 {
     plc_pipe_shape sh;
-    /* plrun runs equal stages only (its uneven_stages figure, rule PP_LAYERS) */
-    if (plc_pipe_shape_of(l->schedule, l->pp, l->vpp, layers, &sh) || sh.uneven) {
+    /* chunk c holds layers [plc_pipe_chunk_lo, plc_pipe_chunk_hi): equal, or
+     * unequal where pp * vpp does not divide layers (plc_stage_layers: the
+     * ends hold fewer; rules PP_LAYERS and VPP_LAYERS) */
+    if (plc_pipe_shape_of(l->schedule, l->pp, l->vpp, layers, &sh)) {
         snprintf(err, errlen, "%lld layers do not split into the chunks of schedule %s over pp = %lld",
                  (long long)layers, plc_schedule_name(l->schedule), (long long)l->pp);
         return -1;

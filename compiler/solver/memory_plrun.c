@@ -76,7 +76,7 @@ typedef struct unit_fig {
 typedef struct rp {
     pm *p;
     const plc_pipe_shape *sh;
-    int64_t stage, n;     /* the rank; layers per chunk */
+    int64_t stage;        /* the rank (a chunk's layers: plc_pipe_chunk_lo, hi) */
     unit_fig u;
     double tokens, head_keep, head_peak, layer_w;
     double emb_peak, emb_bwd_peak; /* the embedding's forward and backward (plc_unit_figures) */
@@ -262,7 +262,7 @@ static void replay(const rp *r, int64_t M, slots *out)
     for (int64_t k = 0; k < total; k++)
         if (!order[k].bwd) last_f = k;
     int phase = 0;
-    int64_t nsend = 0, n = r->n, lag = r->at_end ? total : plc_pipe_send_lag(sh, M);
+    int64_t nsend = 0, lag = r->at_end ? total : plc_pipe_send_lag(sh, M);
     double X = al(p->X), S = r->u.S;
     double live = 0, stash = 0;
     keys K = {.cur = INT64_MIN};
@@ -276,7 +276,7 @@ static void replay(const rp *r, int64_t M, slots *out)
         bool run_last = k == total - 1 || order[k + 1].bwd != order[k].bwd || order[k + 1].chunk != order[k].chunk;
         int pos = run_first ? 0 : run_last ? 1 : 2;
         int64_t mine = sh->looping ? order[k].chunk / sh->pp : order[k].chunk % sh->per_rank; /* the rank's j-th chunk */
-        int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c);
+        int64_t c = u->chunk, lo = plc_pipe_chunk_lo(sh, c), hi = plc_pipe_chunk_hi(sh, c), n = hi - lo;
         bool first_chunk = c == 0, last_chunk = c == nc - 1;
         const plc_pipe_unit *next = k + 1 < total ? &order[k + 1] : NULL;
         /* sends of the unit before the previous one are done */
@@ -425,7 +425,7 @@ static uint64_t key_of(const rp *r, int64_t M, replay_key *k)
 {
     const pm *p = r->p;
     memset(k, 0, sizeof *k);
-    int64_t ints[8] = {r->sh->schedule, r->sh->pp, r->sh->vpp, r->sh->layers, r->stage, M, r->n,
+    int64_t ints[8] = {r->sh->schedule, r->sh->pp, r->sh->vpp, r->sh->layers, r->stage, M, 0,
                        (int64_t)r->at_end | (int64_t)p->sp << 1 | (int64_t)p->zero2p << 2};
     double figs[32] = {r->u.S, r->u.fwd_peak[0][0], r->u.fwd_peak[0][1], r->u.fwd_peak[1][0], r->u.fwd_peak[1][1],
                        r->u.bwd_peak[0][0], r->u.bwd_peak[0][1], r->u.bwd_peak[1][0], r->u.bwd_peak[1][1],
@@ -702,7 +702,6 @@ void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t sta
     rp r = f.r;
     r.sh = &sh;
     r.stage = stage;
-    r.n = m->layers / sh.nchunks;
     r.at_end = plc_pipe_send_lag(&sh, M) >= plc_pipe_units(&sh, M); /* messages held to the end of the step */
     /* The whole step is replayed when it is short. A longer one repeats
      * itself once the warm-up is over: the held forward state stops growing

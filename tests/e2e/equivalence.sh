@@ -2,7 +2,8 @@
 # Issue 6's acceptance test: every layout of the same spec trains the same
 # model. A tiny Llama (GQA, untied embeddings; then tied; then both with a
 # vocabulary of 67 that tp pads; then the GPT block of examples/tiny-gpt.plan,
-# learned positions across cp chunks and sp blocks) runs 20 fp32 steps
+# learned positions across cp chunks and sp blocks; then 6 and 10 layers on
+# unequal stages, plc_stage_layers: 6 over pp 4 as 1, 2, 2, 1) runs 20 fp32 steps
 # under each layout; every step's loss must match the single-rank run
 # within 1e-5 relative, the same multi-rank plan run twice must give
 # bitwise identical losses, and a deliberately broken collective
@@ -16,10 +17,10 @@ TOL=1e-5
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-spec() { # spec TIE [VOCAB]
+spec() { # spec TIE [VOCAB [LAYERS]]
     cat <<PLAN
 model "equiv" {
-  layers = 4
+  layers = ${3:-4}
   hidden = 32
   ffn_hidden = 64
   heads = 4
@@ -52,6 +53,9 @@ spec true >"$tmp/tied.plan"
 # a vocabulary tp does not divide: padded, the padding masked out of the loss
 spec false 67 >"$tmp/pad.plan"
 spec true 67 >"$tmp/padtied.plan"
+# layer counts no pp > 2 divides: the first and last stages hold fewer
+spec false 64 6 >"$tmp/six.plan"
+spec true 64 10 >"$tmp/ten.plan"
 
 # layout NAME SPEC dp tp pp cp sp zero recompute vpp schedule micro_batch
 failures=0
@@ -141,10 +145,27 @@ gpt=(
     "gpt_recompute_full  gpt     1  1  1  1  off  0    full       1   1f1b        1"
     "gpt_tp2_pp2_dp2     gpt     2  2  2  1  off  1    selective  1   1f1b        1"
 )
+# unequal stages (plc_stage_layers): 6 layers as 1, 2, 2, 1 over pp 4 and
+# over pp 2 x vpp 2 virtual stages; 10 layers, tied embeddings across the
+# unequal ends, as 2, 3, 3, 2 over pp 4 and pp 2 x vpp 2, 3, 4, 3 over pp 3
+six=(
+    "six_single          six     1  1  1  1  off  0    none       1   1f1b        1"
+    "six_pp4_gpipe       six     1  1  4  1  off  0    none       1   gpipe       1"
+    "six_pp4_1f1b        six     1  1  4  1  off  0    none       1   1f1b        1"
+    "six_pp4_zero3_dp2   six     2  1  4  1  off  3    none       1   1f1b        1"
+    "six_pp2_vpp2        six     1  1  2  1  off  0    none       2   interleaved 1"
+)
+ten=(
+    "ten_single          ten     1  1  1  1  off  0    none       1   1f1b        1"
+    "ten_pp4_1f1b        ten     1  1  4  1  off  0    none       1   1f1b        1"
+    "ten_pp3_gpipe       ten     1  1  3  1  off  0    none       1   gpipe       1"
+    "ten_tp2_pp4_full    ten     1  2  4  1  off  0    full       1   1f1b        1"
+    "ten_pp2_vpp2        ten     1  1  2  1  off  0    none       2   interleaved 1"
+)
 
 echo "equivalence: $STEPS steps, fp32, tolerance $TOL relative to the single-rank loss curve"
 echo "  layout                   max rel dev"
-for group in ${EQUIV_GROUPS:-untied tied padded padtied gpt}; do
+for group in ${EQUIV_GROUPS:-untied tied padded padtied gpt six ten}; do
     declare -n list=$group
     refname=${list[0]%% *}
     for entry in "${list[@]}"; do

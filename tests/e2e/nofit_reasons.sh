@@ -22,31 +22,33 @@ spec() { # spec FILE NODES BATCH LAYOUT-LINES...
     } > "$f"
 }
 
-# 24 GPUs, 128 sequences, no layout block values: no dp divides the batch
-spec "$tmp/gpus24.plan" 3 128
+# 296 GPUs (37 nodes), 128 sequences, no layout block values: no dp
+# divides the batch (the rest, a multiple of 37, is more stages than the 32
+# layers; on 24 GPUs plrun runs pp 3 over them, dp 8)
+spec "$tmp/gpus24.plan" 37 128
 "$plc" solve "$tmp/gpus24.plan" > "$tmp/out24.txt"; rc=$?
-[ $rc -eq 2 ] || fail "24 GPUs: exit $rc, want 2"
-grep -q "no layout that the layout block allows is legal on 24 GPUs" "$tmp/out24.txt" ||
-    fail "24 GPUs: no statement of what is illegal"
-grep -qE "e\.g\. dp = [0-9]+ does not divide global_batch = 128 sequences" "$tmp/out24.txt" || fail "24 GPUs: no batch reason"
-grep -q "contradict" "$tmp/out24.txt" && fail "24 GPUs: blames a layout block the spec does not have"
-grep -q "^closest legal alternatives:" "$tmp/out24.txt" || fail "24 GPUs: no alternatives"
+[ $rc -eq 2 ] || fail "296 GPUs: exit $rc, want 2"
+grep -q "no layout that the layout block allows is legal on 296 GPUs" "$tmp/out24.txt" ||
+    fail "296 GPUs: no statement of what is illegal"
+grep -qE "e\.g\. dp = [0-9]+ does not divide global_batch = 128 sequences" "$tmp/out24.txt" || fail "296 GPUs: no batch reason"
+grep -q "contradict" "$tmp/out24.txt" && fail "296 GPUs: blames a layout block the spec does not have"
+grep -q "^closest legal alternatives:" "$tmp/out24.txt" || fail "296 GPUs: no alternatives"
 # every alternative offered is legal: plc check accepts it with the degrees it names
 alt=$(grep -oE "global_batch = [0-9]+ \(dp [0-9]+, tp [0-9]+, pp [0-9]+, cp [0-9]+\)" "$tmp/out24.txt" | head -1)
-[ -n "$alt" ] || fail "24 GPUs: no batch alternative"
+[ -n "$alt" ] || fail "296 GPUs: no batch alternative"
 read -r b dp tp pp cp < <(echo "$alt" | sed -E 's/global_batch = ([0-9]+) \(dp ([0-9]+), tp ([0-9]+), pp ([0-9]+), cp ([0-9]+)\)/\1 \2 \3 \4 \5/')
 "$plc" check -q "$tmp/gpus24.plan" -D train.global_batch="$b" -D layout.dp="$dp" -D layout.tp="$tp" \
-    -D layout.pp="$pp" -D layout.cp="$cp" || fail "24 GPUs: the alternative '$alt' is not legal"
+    -D layout.pp="$pp" -D layout.cp="$cp" || fail "296 GPUs: the alternative '$alt' is not legal"
 nodes=$(grep -oE "nodes = [0-9]+ \([0-9]+ GPUs" "$tmp/out24.txt" | head -1 | grep -oE "[0-9]+" | head -1)
-[ -n "$nodes" ] || fail "24 GPUs: no GPU-count alternative"
-"$plc" solve "$tmp/gpus24.plan" -D cluster.nodes="$nodes" > /dev/null || fail "24 GPUs: nodes = $nodes does not solve"
+[ -n "$nodes" ] || fail "296 GPUs: no GPU-count alternative"
+"$plc" solve "$tmp/gpus24.plan" -D cluster.nodes="$nodes" > /dev/null || fail "296 GPUs: nodes = $nodes does not solve"
 
 # the same for a bot: plc solve --format yaml names the rule
 "$plc" solve --format yaml "$tmp/gpus24.plan" > "$tmp/out24.yaml" 2>/dev/null; rc=$?
-[ $rc -eq 2 ] || fail "24 GPUs yaml: exit $rc, want 2"
-grep -q '^- rule: "DP_BATCH"' "$tmp/out24.yaml" || fail "24 GPUs yaml: no invalid_by_rule DP_BATCH"
+[ $rc -eq 2 ] || fail "296 GPUs yaml: exit $rc, want 2"
+grep -q '^- rule: "DP_BATCH"' "$tmp/out24.yaml" || fail "296 GPUs yaml: no invalid_by_rule DP_BATCH"
 grep -qE '^  example: "dp = [0-9]+ does not divide global_batch = 128 sequences"' "$tmp/out24.yaml" ||
-    fail "24 GPUs yaml: no example"
+    fail "296 GPUs yaml: no example"
 
 # 100,000 GPUs: check says ok (the spec pins nothing wrong), compile names why
 spec "$tmp/huge.plan" 12500 1024 "tp in {1, 2, 4, 8}" "pp in {1, 2, 4, 8, 16}"

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "common/layout_rules.h"
+#include "common/tensors.h"
 #include "compiler/lower/lower.h"
 #include "compiler/solver/solver.h"
 #include "test_plan_util.h"
@@ -368,6 +369,94 @@ static void test_search_settles(void)
     plc_arena_free(&a);
 }
 
+/* Unequal stages (plc_stage_layers: the first and last stages, or with
+ * interleaving the first and last virtual stages, hold fewer layers), as
+ * plrun's profile runs them (uneven_stages 2): every layout lowers, the
+ * static state is exact, and the estimate is within 1% of the plan's
+ * largest live sum on every stage. 10 layers over pp 4 (2, 3, 3, 2), pp 3
+ * (3, 4, 3) and pp 2 x vpp 2 (2, 3, 3, 2); 14 over pp 4 x vpp 2 (1, 2 x 6,
+ * 1); with data, tensor, sequence and context parallelism, ZeRO 0 to 3 and
+ * recompute. */
+static void test_unequal_stages(void)
+{
+    static const struct { int layers, dp, tp, pp, cp, sp, zero, vpp; plc_recompute rc; plc_schedule sch; } cases[] = {
+        {10, 1, 1, 4, 1, 0, 0, 1, PLC_RECOMPUTE_NONE, PLC_SCHED_1F1B},
+        {10, 1, 1, 4, 1, 0, 0, 1, PLC_RECOMPUTE_NONE, PLC_SCHED_GPIPE},
+        {10, 2, 1, 4, 1, 0, 1, 1, PLC_RECOMPUTE_SELECTIVE, PLC_SCHED_1F1B},
+        {10, 2, 1, 4, 1, 0, 3, 1, PLC_RECOMPUTE_NONE, PLC_SCHED_1F1B},
+        {10, 1, 2, 3, 1, 1, 0, 1, PLC_RECOMPUTE_FULL, PLC_SCHED_1F1B},
+        {10, 2, 1, 3, 1, 0, 2, 1, PLC_RECOMPUTE_NONE, PLC_SCHED_GPIPE},
+        {10, 1, 1, 4, 2, 0, 3, 1, PLC_RECOMPUTE_NONE, PLC_SCHED_1F1B},
+        {10, 1, 1, 2, 1, 0, 0, 2, PLC_RECOMPUTE_NONE, PLC_SCHED_INTERLEAVED},
+        {10, 2, 2, 2, 1, 1, 3, 2, PLC_RECOMPUTE_SELECTIVE, PLC_SCHED_INTERLEAVED},
+        {14, 1, 1, 4, 1, 0, 0, 2, PLC_RECOMPUTE_NONE, PLC_SCHED_INTERLEAVED},
+        {14, 2, 1, 4, 1, 0, 2, 2, PLC_RECOMPUTE_FULL, PLC_SCHED_INTERLEAVED},
+    };
+    int64_t stages = 0;
+    double worst = 0;
+    for (int gpt = 0; gpt < 2; gpt++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            plc_job job;
+            shape(&job, gpt);
+            job.engine.uneven_stages = 2; /* plrun's profile (examples/engines.yaml) */
+            job.model.layers = cases[i].layers;
+            plc_layout l = tp_layout(cases[i].dp, cases[i].tp, cases[i].pp, cases[i].cp, cases[i].sp, cases[i].zero,
+                                     cases[i].rc, cases[i].vpp, cases[i].sch, 1);
+            l.attention = PLC_ATTN_FLASH2;
+            l.fused_rmsnorm = 1;
+            job.cluster.gpus_per_node = l.dp * l.tp * l.pp * l.cp;
+            CU_ASSERT_FATAL(plc_ranks_uneven(job.model.layers, l.pp, l.vpp));
+            CU_ASSERT_EQUAL_FATAL(plc_layout_rules_job(&job, &l).rule, PLC_RULE_OK);
+            plc_estimate est;
+            CU_ASSERT_FATAL(plc_estimate_layout(&job, &l, &est) == 0);
+            plc_arena a;
+            plc_arena_init(&a);
+            plc_plan p;
+            plc_memplan_stats st[16];
+            char err[512];
+            if (plc_lower(&job, &l, NULL, &a, &p, st, err, sizeof err)) {
+                fprintf(stderr, "\nlowering failed: %s\n", err);
+                CU_FAIL("lowering");
+                plc_arena_free(&a);
+                continue;
+            }
+            for (int64_t s = 0; s < l.pp; s++) { /* the plan's stages hold plc_stage_layers' split */
+                int64_t held = 0, lowest = -1;
+                for (int64_t layer = 0; layer < job.model.layers; layer++) {
+                    int64_t id = plc_tensor_id(&job.model, PLC_ROLE_ATTN_NORM, layer);
+                    for (uint32_t b = 0; b < p.programs[s].nbuffers; b++)
+                        if (p.programs[s].buffers[b].kind == PLC_BUF_PARAM && p.programs[s].buffers[b].tensor == id) {
+                            held++;
+                            if (lowest < 0) lowest = layer;
+                            break;
+                        }
+                }
+                CU_ASSERT_EQUAL(held, plc_rank_layers(job.model.layers, l.pp, l.vpp, s));
+                if (l.vpp == 1) CU_ASSERT_EQUAL(lowest, plc_stage_first_layer(job.model.layers, l.pp, s));
+            }
+            for (int64_t s = 0; s < l.pp; s++) {
+                double stat = est.stage_mem[s][PLC_MEM_WEIGHTS] + est.stage_mem[s][PLC_MEM_GRADS] +
+                              est.stage_mem[s][PLC_MEM_OPTIMIZER];
+                double solver = 0;
+                for (int c = PLC_MEM_WEIGHTS; c <= PLC_MEM_TEMPORARIES; c++) solver += est.stage_mem[s][c];
+                double live = (double)max_live(&p.programs[s], st[s].persistent_bytes);
+                double err_live = solver / (stat + live) - 1;
+                CU_ASSERT(fabs(stat - (double)st[s].persistent_bytes) <= 1e-3 * stat + 4096.0 * 64);
+                CU_ASSERT(est.stage_layers[s] == plc_rank_layers(job.model.layers, l.pp, l.vpp, s));
+                if (fabs(err_live) > 0.01)
+                    fprintf(stderr, "\n%s %d layers pp %lld vpp %lld stage %lld: estimate %+.2f%% of the live sum\n",
+                            gpt ? "gpt" : "llama", cases[i].layers, (long long)l.pp, (long long)l.vpp, (long long)s,
+                            100 * err_live);
+                CU_ASSERT(fabs(err_live) <= 0.01);
+                worst = fmax(worst, fabs(err_live));
+                stages++;
+            }
+            plc_arena_free(&a);
+        }
+    printf("\n    unequal stages: %lld stages, the estimate within %.3f%% of the largest live sum\n", (long long)stages,
+           100 * worst);
+}
+
 void register_test_memory_exact(void);
 void register_test_memory_exact(void)
 {
@@ -375,5 +464,7 @@ void register_test_memory_exact(void)
     CU_add_test(s, "every sampled layout lowers; static state exact; dynamic memory near the plan's", test_estimate_against_arena);
     CU_add_test(s, "search: a layout whose plan needs more than the estimate is not ranked at a limit between", test_search_settles);
     CU_add_test(s, "the search's bounding stages hold the peak of all stages", test_bounding_stages);
+    CU_pSuite u = CU_add_suite("memory_exact unequal stages", NULL, NULL);
+    CU_add_test(u, "unequal stages lower; static state exact; dynamic memory within 1% of the plan's", test_unequal_stages);
 }
 

@@ -178,12 +178,12 @@ static void test_independent_errors(void)
 {
     fe_result r;
     const char *defs[] = {"model.kv_heads = 3", "train.lr.warmup = 500", "train.global_batch = 1000 tokens",
-                          "layout.pp = 3", "layout.tp = 8"};
+                          "layout.pp = 5", "layout.tp = 8"};
     fe_run(&r, VALID, defs, 5);
     CU_ASSERT_TRUE(fe_has(&r, "kv_heads = 3 does not divide heads = 8"));
     CU_ASSERT_TRUE(fe_has(&r, "'lr.warmup' = 500 is longer than the decay"));
     CU_ASSERT_TRUE(fe_has(&r, "global_batch = 1000 tokens is not a whole number"));
-    CU_ASSERT_TRUE(fe_has(&r, "pp = 3 does not divide layers = 4"));
+    CU_ASSERT_TRUE(fe_has(&r, "pp = 5 is more than layers = 4"));
     CU_ASSERT_FALSE(fe_has(&r, "kv_heads = 3; valid")); /* tp against kv_heads in error: skipped */
     CU_ASSERT_EQUAL(r.errors, 5); /* the four above and tp * pp against the 16 GPUs */
     fe_done(&r);
@@ -234,8 +234,13 @@ static void test_bad_bool(void) { expect_error("model.tie_embeddings = yes", "'t
 static void test_type(void) { expect_error("cluster.gpu = A100", "'gpu' expects a \"string\", not a name"); }
 static void test_kv_heads(void) { expect_error("model.kv_heads = 3", "kv_heads = 3 does not divide heads = 8; valid: 1, 2, 4, 8"); }
 static void test_tp_heads(void) { expect_error("layout.tp = 16", "tp = 16 does not divide heads = 8; valid: 1, 2, 4"); }
-/* 3 does not divide the 16 GPUs either: two errors */
-static void test_pp_layers(void) { expect_errors("layout.pp = 3", NULL, 2, "pp = 3 does not divide layers = 4; engine plrun runs equal stages only; valid: 1, 2, 4"); }
+/* plrun splits 4 layers over pp 3 as 1, 2, 1: only the 16 GPUs refuse it;
+ * pp 8 leaves a stage without a layer */
+static void test_pp_layers(void)
+{
+    expect_errors("layout.pp = 3", NULL, 1, "pp = 3 does not divide the 16 GPUs");
+    expect_errors("layout.pp = 8", NULL, 1, "pp = 8 is more than layers = 4: every stage needs a layer; valid: 1 to 4");
+}
 static void test_cp_seq(void)
 {
     expect_errors("layout.cp = 3", NULL, 2, "cp = 3 needs seq_len = 128 to split into 2 * cp = 6 equal chunks; valid: 1, 2, 4, 8, 16, 32, 64");

@@ -197,20 +197,21 @@ static void rule_message(const plc_job *job, const plc_layout *l, plc_rule rule,
     }
 }
 
-/* PP_LAYERS per engine: plrun runs equal stages only; a megatron profile
- * with uneven_stages 1 (Megatron-Core r0.9 to r0.10: unequal stages with
- * vpp 1) runs 70 layers on pp 12 with GPipe or 1F1B, not interleaved;
- * fsdp2 interleaved too */
+/* PP_LAYERS per engine: plrun runs 70 layers on pp 12 (its own lowering:
+ * 5, 6 x 10, 5); a megatron profile with uneven_stages 1 (Megatron-Core
+ * r0.9 to r0.10: unequal stages with vpp 1) runs them with GPipe or 1F1B,
+ * not interleaved; Megatron-Core 0.19 and fsdp2 interleaved too; r0.8
+ * equal stages only */
 static void test_rule_per_engine(void)
 {
-    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_PLRUN].uneven_stages, 0);
+    CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_PLRUN].uneven_stages, 2);
     CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_MEGATRON].uneven_stages, 2);
     CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_MEGATRON_R0_8].uneven_stages, 0);
     CU_ASSERT_EQUAL(profiles.profile[PLC_ENGINE_FSDP2].uneven_stages, 2);
     plc_job job;
     plc_layout l;
     job70(&job, PLC_ENGINE_PLRUN, 128000, &l);
-    rule_message(&job, &l, PLC_RULE_PP_LAYERS, "pp = 12 does not divide layers = 70; engine plrun runs equal stages only");
+    rule_message(&job, &l, PLC_RULE_OK, NULL);
     job70(&job, PLC_ENGINE_MEGATRON, 128000, &l);
     job.engine.uneven_stages = 1;
     rule_message(&job, &l, PLC_RULE_OK, NULL);
@@ -260,8 +261,8 @@ static void job126(plc_job *job, plc_engine e, plc_layout *l)
 }
 
 /* Interleaved unequal virtual stages (126 layers on pp 8, vpp 2) per
- * engine: fsdp2 and megatron (uneven_stages 2) run them, a profile with
- * uneven_stages 1 and plrun (0) do not; VPP_LAYERS where pp divides the layers but pp * vpp does not;
+ * engine: fsdp2, megatron and plrun (uneven_stages 2) run them, a profile
+ * with uneven_stages 1 does not; VPP_LAYERS where pp divides the layers but pp * vpp does not;
  * every virtual stage needs a layer; the layered schedule not at all. */
 static void test_rule_interleaved(void)
 {
@@ -299,7 +300,12 @@ static void test_rule_interleaved(void)
     rule_message(&job, &l, PLC_RULE_VPP_LAYERS, "pp * vpp = 16 does not divide layers = 120");
     job126(&job, PLC_ENGINE_PLRUN, &l);
     l.zero = 1;
-    rule_message(&job, &l, PLC_RULE_PP_LAYERS, "pp = 8 does not divide layers = 126; engine plrun runs equal stages only");
+    rule_message(&job, &l, PLC_RULE_OK, NULL);
+    l.schedule = PLC_SCHED_MODULAR;
+    l.vpp = 1;
+    rule_message(&job, &l, PLC_RULE_PP_LAYERS,
+                 "pp = 8 does not divide layers = 126; engine plrun runs unequal stages with schedule gpipe, 1f1b or "
+                 "interleaved only, not modular");
     /* recompute = every may name up to the largest rank's 16 layers */
     job126(&job, PLC_ENGINE_FSDP2, &l);
     job.engine.offers[PLC_LD_recompute] |= 1u << PLC_RECOMPUTE_EVERY; /* a profile that runs it (fsdp2's does not) */
