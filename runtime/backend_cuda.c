@@ -15,8 +15,16 @@
  * bf16 plans (bf16 parameters and activations, fp32 gradients, optimizer
  * state and master weights), passing each op's storage dtype to the
  * kernels and ncclBfloat16 to NCCL. The CPU backend emulates the same bf16
- * storage, which is what tests/e2e/gpu.sh compares. Compiled only with
- * PLC_HAVE_CUDA. */
+ * storage, which is what tests/e2e/gpu.sh compares.
+ *
+ * Step graphs (runtime/step_graph.h): the executor records the stretches
+ * of a step that stop nowhere for the host as CUDA graphs (stream capture
+ * on the compute stream; the comm and p2p streams join the capture through
+ * the events that order them, and rejoin it before its end) and replays
+ * them from the second step on. NCCL >= 2.9 records its collectives in a
+ * graph, so transfers are captured with the compute around them when both
+ * the NCCL the backend was built with and the one it runs with are that
+ * recent. Compiled only with PLC_HAVE_CUDA. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -500,6 +508,38 @@ static int cuda_comm_wait(plc_backend *be, int slot)
     return 0;
 }
 
+/* ---- step graphs: stream capture on the compute stream ------------------------ */
+static int cuda_graph_begin(plc_backend *be)
+{
+    /* thread-local: another thread's unsafe calls (none in plrun) do not
+     * break this capture, and this thread's fail it loudly */
+    CUDA_TRY(be, cudaStreamBeginCapture(st(be)->compute, cudaStreamCaptureModeThreadLocal));
+    return 0;
+}
+static int cuda_graph_end(plc_backend *be, void **graph)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    *graph = NULL;
+    CUDA_TRY(be, cudaStreamEndCapture(st(be)->compute, &g));
+    cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    if (e != cudaSuccess)
+        return plc_backend_fail(be, "CUDA: cudaGraphInstantiate: %s", cudaGetErrorString(e));
+    *graph = exec;
+    return 0;
+}
+static int cuda_graph_launch(plc_backend *be, void *graph)
+{
+    CUDA_TRY(be, cudaGraphLaunch((cudaGraphExec_t)graph, st(be)->compute));
+    return 0;
+}
+static void cuda_graph_free(plc_backend *be, void *graph)
+{
+    (void)be;
+    if (graph) cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
 static const plc_backend_ops cuda_ops = {
     .name = "cuda",
     .destroy = cuda_destroy,
@@ -544,6 +584,10 @@ static const plc_backend_ops cuda_ops = {
     .cast = cuda_cast,
     .comm_start = cuda_comm_start,
     .comm_wait = cuda_comm_wait,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_free = cuda_graph_free,
 };
 
 /* one NCCL communicator from an id that the group's first member makes */
@@ -590,6 +634,11 @@ static int cuda_setup(plc_backend *be)
     CUDA_TRY(be, cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking));
     CUDA_TRY(be, cudaEventCreateWithFlags(&s->issued, cudaEventDisableTiming));
     CUDA_TRY(be, cudaMalloc((void **)&s->dscratch, sizeof(double)));
+    /* NCCL records collectives in a graph from 2.9 on: the headers' and
+     * the library's version both */
+    int nccl_version = 0;
+    be->graph_comm = NCCL_VERSION_CODE >= NCCL_VERSION(2, 9, 0) && ncclGetVersion(&nccl_version) == ncclSuccess &&
+                     nccl_version >= NCCL_VERSION(2, 9, 0);
     s->ngroups = c->ngroups;
     s->group_nccl = calloc(c->ngroups ? c->ngroups : 1, sizeof *s->group_nccl);
     if (!s->group_nccl) return plc_backend_fail(be, "out of memory");
