@@ -139,6 +139,13 @@ typedef struct plc_backend_ops {
     int (*comm_start)(plc_backend *be, const plc_comm_call *call, int slot);
     int (*comm_wait)(plc_backend *be, int slot);
 
+    /* before each step (NULL where not needed): the step's learning rate
+     * and Adam's 1-based step count, which every ADAMW of the step then
+     * passes too; a backend that keeps them in device memory writes them
+     * here, before anything of the step runs, so that a recorded graph
+     * reads the current step's values */
+    int (*set_step)(plc_backend *be, const plc_train *train, double lr, int64_t t);
+
     /* step graphs (runtime/step_graph.h; NULL where the backend has none):
      * between graph_begin and graph_end the ops are recorded, not run;
      * graph_end ends the recording either way and gives the graph, ready to

@@ -839,7 +839,8 @@ static int run_instr(plc_executor *x, uint32_t i, char *err, size_t errlen)
  * launched. The recording holds its instructions and the completion of
  * every transfer started in it (step_graph.h: nothing else is pending at
  * its end). Its arguments are the same every step: it holds no op that
- * reads the step number (DATA_LOAD, ADAMW). */
+ * reads the step number but DATA_LOAD, which stays eager; ADAMW's step
+ * values are in the backend's memory, written by set_step before the step. */
 static int run_segment(plc_executor *x, uint32_t g, char *err, size_t errlen)
 {
     plc_backend *be = x->be;
@@ -878,6 +879,8 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     x->bad_instr = -1;
     x->nonfinite[0] = '\0';
     x->comm->watch_step = x->step;
+    if (be->ops->set_step && be->ops->set_step(be, &x->plan->train, plc_lr_at(&x->lr, x->step), x->step + 1))
+        return plc_fail(err, errlen, "rank %d: the step's values: %s", x->comm->rank, be->error);
     /* the warm-up step, a traced step or one that watches its sums on the
      * host runs eagerly; the others replay the step graphs */
     const int graphs = x->graph.n && x->steps_run > 0 && !x->trace && !x->watch_scalars;

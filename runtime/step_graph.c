@@ -9,16 +9,8 @@
 
 int plc_step_graph_eager_op(plc_op op, int comm_in_graph)
 {
-    switch (op) {
-    case PLC_OP_DATA_LOAD:
-    case PLC_OP_XENT_LOSS:
-    case PLC_OP_SUMSQ:
-    case PLC_OP_CLIP_SCALE:
-    case PLC_OP_ADAMW:
-        return 1;
-    default:
-        return plc_op_comm(op) != PLC_COMM_NONE && !comm_in_graph;
-    }
+    if (op == PLC_OP_DATA_LOAD) return 1;
+    return plc_op_comm(op) != PLC_COMM_NONE && !comm_in_graph;
 }
 
 /* the instruction that completes transfer c: the compute stream's own

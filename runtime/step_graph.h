@@ -3,14 +3,13 @@
  *
  * A captured stretch is replayed with the arguments it was captured with,
  * so it may hold only instructions whose every argument is the same from
- * step to step and which never stop for the host. The instructions that run
- * eagerly, outside any graph, are:
+ * step to step and which never stop for the host. A backend with graphs
+ * keeps the step's scalars in its own memory (the loss and squared-norm
+ * sums, the clip factor, and AdamW's learning rate and step count, written
+ * before each step: backend.h's set_step), so the instructions that run
+ * eagerly, outside any graph, are only:
  *   DATA_LOAD   the host reads the step's batch and uploads it;
- *   XENT_LOSS, SUMSQ, CLIP_SCALE
- *               the backends sum the loss and the squared norm on the host,
- *               in a fixed order (the bitwise contract with the CPU backend);
- *   ADAMW       the learning rate and Adam's step count change every step;
- *   a transfer  when the backend cannot capture its collectives;
+ *   a transfer  when the backend cannot record its collectives;
  *   a transfer's whole span (its start through the instruction that waits
  *               for it) when anything in that span runs eagerly: a graph
  *               neither starts a transfer it does not wait for nor waits for

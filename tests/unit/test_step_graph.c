@@ -30,10 +30,12 @@ static void mini_init(mini *m, const plc_op *ops, uint32_t n)
 static void test_eager_ops(void)
 {
     CU_ASSERT(plc_step_graph_eager_op(PLC_OP_DATA_LOAD, 1));
-    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_ADAMW, 1));
-    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_XENT_LOSS, 1));
-    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_SUMSQ, 1));
-    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_CLIP_SCALE, 1));
+    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_DATA_LOAD, 0));
+    /* the step's scalars live in the backend's memory: recorded */
+    CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_ADAMW, 1));
+    CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_XENT_LOSS, 1));
+    CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_SUMSQ, 1));
+    CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_CLIP_SCALE, 0));
     CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_MATMUL, 0));
     CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_XENT_MAX, 0));
     CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_ALLREDUCE, 1));
@@ -41,12 +43,13 @@ static void test_eager_ops(void)
     CU_ASSERT(plc_step_graph_eager_op(PLC_OP_SEND, 0));
 }
 
-/* DATA_LOAD | 5 compute | XENT_LOSS | 2 compute (too short) | ADAMW | 4 compute */
+/* DATA_LOAD | 5 compute | DATA_LOAD | 2 compute (too short) | DATA_LOAD | 4
+ * compute (micro-batches: a DATA_LOAD each) */
 static void test_runs_between_eager_ops(void)
 {
     const plc_op ops[] = {PLC_OP_DATA_LOAD, PLC_OP_EMBED_FWD, PLC_OP_RMSNORM_FWD, PLC_OP_MATMUL, PLC_OP_XENT_MAX,
-                          PLC_OP_XENT_SUMEXP, PLC_OP_XENT_LOSS, PLC_OP_MATMUL, PLC_OP_EMBED_BWD, PLC_OP_ADAMW,
-                          PLC_OP_ZERO, PLC_OP_ZERO, PLC_OP_ZERO, PLC_OP_ZERO};
+                          PLC_OP_XENT_SUMEXP, PLC_OP_DATA_LOAD, PLC_OP_MATMUL, PLC_OP_EMBED_BWD,
+                          PLC_OP_DATA_LOAD, PLC_OP_SUMSQ, PLC_OP_CLIP_SCALE, PLC_OP_ADAMW, PLC_OP_ZERO};
     mini m;
     mini_init(&m, ops, 14);
     plc_step_segments s;
@@ -69,13 +72,13 @@ static void test_runs_between_eager_ops(void)
     plc_step_segments_free(&s);
 }
 
-/* a reduce-scatter on the comm stream started at 2, waited for at 8: an
- * ADAMW at 5 inside its span makes the span eager; without it the span is
- * inside one graph */
+/* a reduce-scatter on the comm stream started at 2, waited for at 8: a
+ * DATA_LOAD at 5 inside its span makes the span eager; without it the span
+ * is inside one graph */
 static void test_transfer_spans(void)
 {
     plc_op ops[] = {PLC_OP_MATMUL, PLC_OP_MATMUL, PLC_OP_REDUCE_SCATTER, PLC_OP_MATMUL, PLC_OP_MATMUL,
-                    PLC_OP_ADAMW, PLC_OP_MATMUL, PLC_OP_MATMUL, PLC_OP_WAIT, PLC_OP_MATMUL, PLC_OP_MATMUL,
+                    PLC_OP_DATA_LOAD, PLC_OP_MATMUL, PLC_OP_MATMUL, PLC_OP_WAIT, PLC_OP_MATMUL, PLC_OP_MATMUL,
                     PLC_OP_MATMUL, PLC_OP_MATMUL};
     mini m;
     mini_init(&m, ops, 13);
@@ -112,7 +115,7 @@ static void test_transfer_spans(void)
 static void test_span_to_step_end(void)
 {
     const plc_op ops[] = {PLC_OP_MATMUL, PLC_OP_MATMUL, PLC_OP_ALLREDUCE, PLC_OP_MATMUL, PLC_OP_MATMUL,
-                          PLC_OP_SUMSQ, PLC_OP_MATMUL};
+                          PLC_OP_DATA_LOAD, PLC_OP_MATMUL};
     mini m;
     mini_init(&m, ops, 7);
     m.in[2].stream = PLC_STREAM_COMM;
@@ -187,6 +190,13 @@ static void test_lowered_plans(void)
             plc_step_segments s;
             CU_ASSERT_FATAL(plc_step_graph_plan(&p.programs[k], 1, PLC_STEP_GRAPH_MIN_RUN, &s) == 0);
             total += s.captured;
+            if (c == 0) { /* one rank: all of it but the micro-batches' uploads */
+                uint32_t loads = 0;
+                for (uint32_t i = 0; i < p.programs[k].ninstrs; i++) loads += p.programs[k].instrs[i].op == PLC_OP_DATA_LOAD;
+                CU_ASSERT(loads > 1);
+                CU_ASSERT(s.n >= 1 && s.n <= loads + 1); /* a stretch before the first load, one after each */
+                CU_ASSERT_EQUAL(s.captured, p.programs[k].ninstrs - loads);
+            }
             plc_step_segments_free(&s);
         }
         CU_ASSERT(total > 0); /* the forward and backward are recorded */
