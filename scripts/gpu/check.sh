@@ -11,12 +11,20 @@
 #   4. speed: a Llama-1B-class plan (scripts/gpu/llama1b.plan) with its
 #      predicted step time beside the measured one, device memory
 #      (nvidia-smi, sampled, and plrun's own report) beside the plan's arena;
-#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py), and
-#      PyTorch training the 1B model (scripts/gpu/torch_llama.py);
+#      run with step graphs (the default) and again with --no-graph: both
+#      step times, and the losses compared bit for bit;
+#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py, which
+#      names the kernel SDPA ran: scripts/gpu/sdpa_backend.py, and times each
+#      backend alone), and PyTorch training the 1B model
+#      (scripts/gpu/torch_llama.py, eager; with TORCH_COMPILE=1 also under
+#      torch.compile, minutes more);
 #   6. plrun's flash attention alone at the peer's shape
 #      (bin/bench_cuda_attention, where `make bench` built it);
 #   7. NCCL: the tiny plan on 2 ranks sharing the one GPU, against the CPU;
 #   8. where a step of the 1B plan goes (plrun --trace), last as the slowest.
+# Last, where 4 ran, one row of bench/gpu-results.csv (scripts/gpu/csv_row.py:
+# the figures of 4, 5 and 6 of this call) in $OUT/gpu-results.csv, and
+# appended to bench/gpu-results.csv of this checkout.
 # Arguments, if any, pick the checks by number (8 needs 4's plan):
 #   bash scripts/gpu/check.sh 4 7 8
 set -u
@@ -68,14 +76,28 @@ say "4. 1B: rc $rc | $(grep -E '^layout|^predicted' "$OUT/l1b.compile.log" | tr 
 say "   plan: $(grep -E 'stage 0 +arena' "$OUT/l1b.compile.log" | tr -s ' ')"
 say "   device memory used, peak sampled: $(sort -n "$t/mem.txt" | tail -n 1) MiB"
 say "   measured steps: $(grep -o '"step_time_s":[^,}]*\|"tokens_per_s":[^,}]*\|"loss":[^,]*' "$OUT/l1b.jsonl" | cut -d: -f2 | paste -sd' ')"
-grep -E "^setup|^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
+grep -E "^setup|^step:|^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
+# the same without the step graphs: the time they save, and the same bits
+stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 6 --no-graph --metrics "$OUT/l1b_eager.jsonl" \
+    >"$OUT/l1b_eager.log" 2>&1
+rc=$?
+if cmp -s <(grep -o '"loss":[^,]*,"lr":[^,]*,"grad_norm":[^,}]*' "$OUT/l1b.jsonl" 2>/dev/null) \
+    <(grep -o '"loss":[^,]*,"lr":[^,]*,"grad_norm":[^,}]*' "$OUT/l1b_eager.jsonl" 2>/dev/null) &&
+    [ -s "$OUT/l1b_eager.jsonl" ]; then same=identical; else same="NOT identical"; fi
+say "   --no-graph: rc $rc | losses and norms against the graph run: $same | $(grep -E '^step:|^time' "$OUT/l1b_eager.log" | tr '\n' ' ')"
 }
 
-want 5 && { env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
+want 5 && { env -u LD_LIBRARY_PATH timeout 120 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
 say "5. peers: rc $?"
-cat "$OUT/peer.log" | tail -n 9 | tee -a "$sum"
+grep -v '"what": "gemm' "$OUT/peer.log" | tail -n 12 | tee -a "$sum"
 env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 timeout 200 python3 scripts/gpu/torch_llama.py --steps 6 >"$OUT/torch.log" 2>&1
-say "   PyTorch training the 1B model (scripts/gpu/torch_llama.py): rc $? | $(tail -n 1 "$OUT/torch.log")"; }
+say "   PyTorch training the 1B model (scripts/gpu/torch_llama.py): rc $? | $(tail -n 1 "$OUT/torch.log")"
+grep '"sdpa backend"' "$OUT/torch.log" | tee -a "$sum"
+if [ "${TORCH_COMPILE:-0}" = 1 ]; then
+    env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 timeout 400 python3 scripts/gpu/torch_llama.py --steps 6 --compile \
+        >"$OUT/torch_compile.log" 2>&1
+    say "   the same under torch.compile: rc $? | $(tail -n 1 "$OUT/torch_compile.log")"
+fi; }
 if want 6 && [ -x bin/bench_cuda_attention ]; then # plrun's attention alone, the peer's shape (make bench builds it)
     timeout 60 bin/bench_cuda_attention >"$OUT/attn.log" 2>&1
     say "6. plrun's attention alone: rc $?"
@@ -106,5 +128,10 @@ say "8. traced 1B run (each kernel synchronised): rc $? | $(grep -E '^time|^setu
 env -u LD_LIBRARY_PATH python3 scripts/gpu/trace_summary.py "$OUT/l1b_trace.json" 2>&1 | head -n 14 | tee -a "$sum"
 rm -f "$OUT/l1b_trace.json"
 }
+# the row of bench/gpu-results.csv, from this call's logs
+if want 4 && [ -s "$OUT/l1b.jsonl" ]; then
+    env -u LD_LIBRARY_PATH python3 scripts/gpu/csv_row.py "$OUT" bench/gpu-results.csv >"$OUT/csv.log" 2>&1
+    say "csv: rc $? | $(tail -n 1 "$OUT/csv.log")"
+fi
 rm -rf "$t"
-(cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl gpu.txt 2>/dev/null)
+(cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl *.csv gpu.txt 2>/dev/null)
