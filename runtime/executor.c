@@ -49,6 +49,7 @@ struct plc_executor {
     uint8_t *fresh;          /* per instruction: its outputs that start from zero (backend.h) */
     plc_step_segments graph; /* step graphs: the segments (n = 0: none) ... */
     void **graphs;           /* ... and each one's graph once captured */
+    int32_t **staged;        /* with graphs, per DATA_LOAD: its tokens then targets, uploaded at the step's start */
     int64_t steps_run;       /* steps this executor ran (the first is the warm-up) */
     int loss_owner;          /* this rank's loss sum counts for the job */
     int gnorm_owner;         /* this rank reports the gradient norm */
@@ -299,6 +300,9 @@ void plc_exec_destroy(plc_executor *x)
     for (uint32_t g = 0; x->graphs && g < x->graph.n; g++)
         if (x->graphs[g]) x->be->ops->graph_free(x->be, x->graphs[g]);
     free(x->graphs);
+    for (uint32_t i = 0; x->staged && i < x->prog->ninstrs; i++)
+        if (x->staged[i]) x->be->ops->aux_free(x->be, x->staged[i]);
+    free(x->staged);
     plc_step_segments_free(&x->graph);
     free(x->pending);
     free(x->issued);
@@ -332,7 +336,18 @@ int plc_exec_set_graphs(plc_executor *x, int on, char *mode, size_t len, char *e
         snprintf(mode, len, "eager (PLC_FAULT_SKIP)");
         return 0;
     }
-    if (plc_step_graph_plan(x->prog, x->be->graph_comm, PLC_STEP_GRAPH_MIN_RUN, &x->graph))
+    /* every DATA_LOAD's batch goes to a staging buffer of its own at the
+     * step's start, and the instruction copies it in: no break in the graphs */
+    x->staged = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, sizeof *x->staged);
+    if (!x->staged) return plc_fail(err, errlen, "out of memory");
+    for (uint32_t i = 0; i < x->prog->ninstrs; i++) {
+        const plc_instr *in = &x->prog->instrs[i];
+        if (in->op != PLC_OP_DATA_LOAD) continue;
+        x->staged[i] = x->be->ops->aux_alloc(x->be, (size_t)(2 * in->arg[1] * in->arg[2]) * sizeof(int32_t));
+        if (!x->staged[i]) return plc_fail(err, errlen, "the micro-batches' staging: %s", x->be->error);
+    }
+    unsigned caps = PLC_GRAPH_DATA_STAGED | (x->be->graph_comm ? PLC_GRAPH_COMM : 0);
+    if (plc_step_graph_plan(x->prog, caps, PLC_STEP_GRAPH_MIN_RUN, &x->graph))
         return plc_fail(err, errlen, "out of memory");
     x->graphs = calloc(x->graph.n ? x->graph.n : 1, sizeof *x->graphs);
     if (!x->graphs) return plc_fail(err, errlen, "out of memory");
@@ -493,7 +508,8 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
 
 /* DATA_LOAD: samples j0 .. j0+mb-1 of the step (j0 from the data-parallel
  * rank and the micro-batch), positions of this rank's context chunks */
-static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, size_t errlen)
+static int load_micro_batch(plc_executor *x, const plc_instr *in, int32_t *dst_tok, int32_t *dst_tgt, char *err,
+                            size_t errlen)
 {
     const plc_plan *plan = x->plan;
     const int64_t mb = in->arg[1], T = in->arg[2], S = plan->model.seq_len, cp = plan->layout.cp;
@@ -531,8 +547,8 @@ static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, siz
         }
     }
     plc_backend *be = x->be;
-    if (be->ops->upload(be, x->ptr[in->buf[0]], x->host_tok, (size_t)rows * sizeof(int32_t)) ||
-        be->ops->upload(be, x->ptr[in->buf[1]], x->host_tgt, (size_t)rows * sizeof(int32_t)))
+    if (be->ops->upload(be, dst_tok, x->host_tok, (size_t)rows * sizeof(int32_t)) ||
+        be->ops->upload(be, dst_tgt, x->host_tgt, (size_t)rows * sizeof(int32_t)))
         return plc_fail(err, errlen, "%s", be->error);
     return 0;
 }
@@ -700,8 +716,14 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
         return o->zero(be, PTR(0), x->prog->buffers[in->buf[0]].bytes);
     case PLC_OP_COPY:
         return o->copy(be, PTR(0), PTR(1), x->prog->buffers[in->buf[1]].bytes);
-    case PLC_OP_DATA_LOAD:
-        return load_micro_batch(x, in, err, errlen) ? 1 : 0;
+    case PLC_OP_DATA_LOAD: {
+        int32_t *staged = x->staged ? x->staged[in - x->prog->instrs] : NULL;
+        if (staged) { /* uploaded at the step's start: a device copy, which a graph records */
+            const size_t bytes = (size_t)(a[1] * a[2]) * sizeof(int32_t);
+            return o->copy(be, PTR(0), staged, bytes) || o->copy(be, PTR(1), (char *)staged + bytes, bytes);
+        }
+        return load_micro_batch(x, in, (int32_t *)PTR(0), (int32_t *)PTR(1), err, errlen) ? 1 : 0;
+    }
     case PLC_OP_EMBED_FWD:
         return o->embed_fwd(be, PTR(0), IP(1), PTR(2), DT(0), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
     case PLC_OP_EMBED_BWD:
@@ -881,6 +903,14 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     x->comm->watch_step = x->step;
     if (be->ops->set_step && be->ops->set_step(be, &x->plan->train, plc_lr_at(&x->lr, x->step), x->step + 1))
         return plc_fail(err, errlen, "rank %d: the step's values: %s", x->comm->rank, be->error);
+    for (uint32_t i = 0; x->staged && i < p->ninstrs; i++) {
+        if (!x->staged[i]) continue;
+        const plc_instr *in = &p->instrs[i];
+        const int64_t rows = in->arg[1] * in->arg[2];
+        char derr[400] = "";
+        if (load_micro_batch(x, in, x->staged[i], x->staged[i] + rows, derr, sizeof derr))
+            return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
+    }
     /* the warm-up step, a traced step or one that watches its sums on the
      * host runs eagerly; the others replay the step graphs */
     const int graphs = x->graph.n && x->steps_run > 0 && !x->trace && !x->watch_scalars;

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-int plc_step_graph_eager_op(plc_op op, int comm_in_graph)
+int plc_step_graph_eager_op(plc_op op, unsigned caps)
 {
-    if (op == PLC_OP_DATA_LOAD) return 1;
-    return plc_op_comm(op) != PLC_COMM_NONE && !comm_in_graph;
+    if (op == PLC_OP_DATA_LOAD) return !(caps & PLC_GRAPH_DATA_STAGED);
+    return plc_op_comm(op) != PLC_COMM_NONE && !(caps & PLC_GRAPH_COMM);
 }
 
 /* the instruction that completes transfer c: the compute stream's own
@@ -32,8 +32,7 @@ void plc_step_segments_free(plc_step_segments *s)
     memset(s, 0, sizeof *s);
 }
 
-int plc_step_graph_plan(const plc_program *p, int comm_in_graph, uint32_t min_run,
-                        plc_step_segments *out)
+int plc_step_graph_plan(const plc_program *p, unsigned caps, uint32_t min_run, plc_step_segments *out)
 {
     memset(out, 0, sizeof *out);
     const uint32_t n = p->ninstrs;
@@ -48,7 +47,7 @@ int plc_step_graph_plan(const plc_program *p, int comm_in_graph, uint32_t min_ru
         return -1;
     }
     for (uint32_t i = 0; i < n; i++) {
-        eager[i] = (unsigned char)plc_step_graph_eager_op(p->instrs[i].op, comm_in_graph);
+        eager[i] = (unsigned char)plc_step_graph_eager_op(p->instrs[i].op, caps);
         wp[i] = plc_op_comm(p->instrs[i].op) != PLC_COMM_NONE ? wait_point(p, i) : i;
     }
     /* a span [c, wait point] with an eager instruction in it runs eagerly

@@ -8,7 +8,8 @@
  * sums, the clip factor, and AdamW's learning rate and step count, written
  * before each step: backend.h's set_step), so the instructions that run
  * eagerly, outside any graph, are only:
- *   DATA_LOAD   the host reads the step's batch and uploads it;
+ *   DATA_LOAD   the host reads the step's batch and uploads it (unless
+ *               staged: PLC_GRAPH_DATA_STAGED below);
  *   a transfer  when the backend cannot record its collectives;
  *   a transfer's whole span (its start through the instruction that waits
  *               for it) when anything in that span runs eagerly: a graph
@@ -39,14 +40,20 @@ typedef struct plc_step_segments {
 /* the shortest run worth a graph */
 enum { PLC_STEP_GRAPH_MIN_RUN = 4 };
 
-/* 1 when `op` runs eagerly by itself (the list above, transfers when
- * comm_in_graph is 0) */
-int plc_step_graph_eager_op(plc_op op, int comm_in_graph);
+/* what the executor and backend can record (a bit set):
+ * PLC_GRAPH_COMM         the backend records its transfers;
+ * PLC_GRAPH_DATA_STAGED  the executor uploads every micro-batch to a staging
+ *                        buffer at the step's start, and DATA_LOAD is then a
+ *                        device copy: no longer eager */
+enum { PLC_GRAPH_COMM = 1, PLC_GRAPH_DATA_STAGED = 2 };
+
+/* 1 when `op` runs eagerly by itself (the list above, less what caps
+ * allows) */
+int plc_step_graph_eager_op(plc_op op, unsigned caps);
 
 /* Cuts the program into segments (min_run: the shortest one kept).
  * 0, or -1 when out of memory. */
-int plc_step_graph_plan(const plc_program *prog, int comm_in_graph, uint32_t min_run,
-                        plc_step_segments *out);
+int plc_step_graph_plan(const plc_program *prog, unsigned caps, uint32_t min_run, plc_step_segments *out);
 void plc_step_segments_free(plc_step_segments *s);
 
 #endif

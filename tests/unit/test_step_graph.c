@@ -29,8 +29,10 @@ static void mini_init(mini *m, const plc_op *ops, uint32_t n)
 
 static void test_eager_ops(void)
 {
-    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_DATA_LOAD, 1));
+    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_DATA_LOAD, PLC_GRAPH_COMM));
     CU_ASSERT(plc_step_graph_eager_op(PLC_OP_DATA_LOAD, 0));
+    CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_DATA_LOAD, PLC_GRAPH_DATA_STAGED)); /* a device copy then */
+    CU_ASSERT(plc_step_graph_eager_op(PLC_OP_ALLGATHER, PLC_GRAPH_DATA_STAGED));
     /* the step's scalars live in the backend's memory: recorded */
     CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_ADAMW, 1));
     CU_ASSERT(!plc_step_graph_eager_op(PLC_OP_XENT_LOSS, 1));
@@ -136,10 +138,10 @@ static void test_span_to_step_end(void)
 /* every program of lowered plans: segments ordered and disjoint, no eager op
  * inside one, every transfer started in a segment completed in it and every
  * wait inside one for a transfer it started */
-static void check_program(const plc_program *p, int comm_in_graph)
+static void check_program(const plc_program *p, unsigned caps)
 {
     plc_step_segments s;
-    CU_ASSERT_FATAL(plc_step_graph_plan(p, comm_in_graph, PLC_STEP_GRAPH_MIN_RUN, &s) == 0);
+    CU_ASSERT_FATAL(plc_step_graph_plan(p, caps, PLC_STEP_GRAPH_MIN_RUN, &s) == 0);
     uint32_t prev_end = 0, captured = 0;
     for (uint32_t g = 0; g < s.n; g++) {
         CU_ASSERT(s.seg[g].first >= prev_end);
@@ -153,7 +155,7 @@ static void check_program(const plc_program *p, int comm_in_graph)
         int32_t g = s.seg_of[i];
         if (g < 0) continue;
         CU_ASSERT(i >= s.seg[g].first && i < s.seg[g].end);
-        CU_ASSERT(!plc_step_graph_eager_op(in->op, comm_in_graph));
+        CU_ASSERT(!plc_step_graph_eager_op(in->op, caps));
         if (in->wait >= 0) {
             CU_ASSERT_EQUAL(s.seg_of[in->wait], g);
         }
@@ -200,6 +202,17 @@ static void test_lowered_plans(void)
             plc_step_segments_free(&s);
         }
         CU_ASSERT(total > 0); /* the forward and backward are recorded */
+        /* with the micro-batches staged and the transfers recorded, every
+         * rank's step is one graph */
+        for (uint32_t k = 0; k < p.nprograms; k++) {
+            check_program(&p.programs[k], PLC_GRAPH_COMM | PLC_GRAPH_DATA_STAGED);
+            plc_step_segments s;
+            CU_ASSERT_FATAL(plc_step_graph_plan(&p.programs[k], PLC_GRAPH_COMM | PLC_GRAPH_DATA_STAGED,
+                                                PLC_STEP_GRAPH_MIN_RUN, &s) == 0);
+            CU_ASSERT_EQUAL(s.n, 1);
+            CU_ASSERT_EQUAL(s.captured, p.programs[k].ninstrs);
+            plc_step_segments_free(&s);
+        }
         plc_arena_free(&a);
     }
 }
