@@ -50,7 +50,7 @@ want 1 && { (cd tests && timeout 90 ../bin/unit_tests cuda_kernels) >"$OUT/unit.
 say "1. unit cuda_kernels: rc $? | $(grep -E 'asserts|tests ' "$OUT/unit.log" | tr -s ' ' | tr '\n' ' ')"; }
 
 want 2 && { timeout 120 bash tests/e2e/gpu.sh >"$OUT/e2e_gpu.log" 2>&1
-say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"; }
+say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|bitwise|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"; }
 
 want 3 && {
 bin/plc compile examples/tiny.plan -D train.precision=bf16 -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 \
