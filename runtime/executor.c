@@ -860,9 +860,11 @@ static int run_instr(plc_executor *x, uint32_t i, char *err, size_t errlen)
 /* Segment g of the step graphs: launched, or first recorded and then
  * launched. The recording holds its instructions and the completion of
  * every transfer started in it (step_graph.h: nothing else is pending at
- * its end). Its arguments are the same every step: it holds no op that
- * reads the step number but DATA_LOAD, which stays eager; ADAMW's step
- * values are in the backend's memory, written by set_step before the step. */
+ * its end). Its arguments are the same every step: what changes from step
+ * to step is in memory written before the step starts (DATA_LOAD copies
+ * from its staging buffer; ADAMW's values are the backend's, from
+ * set_step). Every lazy allocation (cuBLAS, NCCL, the CP scratch, the
+ * loss rows) was made by the warm-up step, so none happens while recording. */
 static int run_segment(plc_executor *x, uint32_t g, char *err, size_t errlen)
 {
     plc_backend *be = x->be;
