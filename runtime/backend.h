@@ -138,6 +138,22 @@ typedef struct plc_backend_ops {
      * wait() completes it (no-op for a free slot) */
     int (*comm_start)(plc_backend *be, const plc_comm_call *call, int slot);
     int (*comm_wait)(plc_backend *be, int slot);
+
+    /* before each step (NULL where not needed): the step's learning rate
+     * and Adam's 1-based step count, which every ADAMW of the step then
+     * passes too; a backend that keeps them in device memory writes them
+     * here, before anything of the step runs, so that a recorded graph
+     * reads the current step's values */
+    int (*set_step)(plc_backend *be, const plc_train *train, double lr, int64_t t);
+
+    /* step graphs (runtime/step_graph.h; NULL where the backend has none):
+     * between graph_begin and graph_end the ops are recorded, not run;
+     * graph_end ends the recording either way and gives the graph, ready to
+     * launch, or fails; graph_launch runs it on the compute stream */
+    int (*graph_begin)(plc_backend *be);
+    int (*graph_end)(plc_backend *be, void **graph);
+    int (*graph_launch)(plc_backend *be, void *graph);
+    void (*graph_free)(plc_backend *be, void *graph);
 } plc_backend_ops;
 
 struct plc_backend {
@@ -154,6 +170,8 @@ struct plc_backend {
      * 0 + its sum there instead of adding. fresh is 0 between calls. */
     int folds_zero;
     unsigned fresh;
+    /* the backend's graphs may hold its transfers (NCCL >= 2.9 on CUDA) */
+    int graph_comm;
 };
 
 /* records a failure message; returns -1 for `return plc_backend_fail(...)` */

@@ -8,15 +8,27 @@
  * Stream order follows the plan: a transfer starts on the comm stream after
  * everything issued before it on the compute stream (an event), and a wait
  * makes the compute stream wait for the transfer's completion event, so the
- * host never blocks on communication. Scalars the host must see (loss sums,
- * norms, the clip factor) are copied back synchronously.
+ * host never blocks on communication. The step's scalars stay on the
+ * device (kernels/cuda/step_scalars.cu): the loss sum, the squared norm and
+ * the clip factor are computed there with the host's double arithmetic in
+ * the host's order, and AdamW reads the step's constants from a table
+ * written before each step (set_step) and the clip factor from device
+ * memory, so no op of a step stops for the host.
  *
  * The backend runs the plan's buffers as they are typed: fp32 plans, and
  * bf16 plans (bf16 parameters and activations, fp32 gradients, optimizer
  * state and master weights), passing each op's storage dtype to the
  * kernels and ncclBfloat16 to NCCL. The CPU backend emulates the same bf16
- * storage, which is what tests/e2e/gpu.sh compares. Compiled only with
- * PLC_HAVE_CUDA. */
+ * storage, which is what tests/e2e/gpu.sh compares.
+ *
+ * Step graphs (runtime/step_graph.h): the executor records the stretches
+ * of a step that stop nowhere for the host as CUDA graphs (stream capture
+ * on the compute stream; the comm and p2p streams join the capture through
+ * the events that order them, and rejoin it before its end) and replays
+ * them from the second step on. NCCL >= 2.9 records its collectives in a
+ * graph, so transfers are captured with the compute around them when both
+ * the NCCL the backend was built with and the one it runs with are that
+ * recent. Compiled only with PLC_HAVE_CUDA. */
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -64,9 +76,15 @@ typedef struct cuda_state {
     cudaEvent_t *slot_done;    /* per instruction index */
     unsigned char *slot_used;
     float *row_loss_dev;       /* XENT_LOSS per-row losses */
-    float *row_loss_host;
     int64_t row_loss_cap;
     double *dscratch;          /* one device double */
+    /* the step's AdamW constants (plc_adamw_prepare on the host), with the
+     * plan's weight decay [0] and without [1], in device memory, and the
+     * values they were made from */
+    plc_adamw_consts *adamw_dev;
+    double step_lr, step_b1, step_b2, step_eps, step_wd;
+    int64_t step_t;
+    int step_set;
 } cuda_state;
 
 static cuda_state *st(plc_backend *be) { return (cuda_state *)be->impl; }
@@ -102,8 +120,8 @@ static void cuda_destroy(plc_backend *be)
         free(s->slot_used);
         free(s->group_nccl);
         if (s->row_loss_dev) cudaFree(s->row_loss_dev);
-        free(s->row_loss_host);
         if (s->dscratch) cudaFree(s->dscratch);
+        if (s->adamw_dev) cudaFree(s->adamw_dev);
         if (s->issued) cudaEventDestroy(s->issued);
         if (s->compute) cudaStreamDestroy(s->compute);
         if (s->comm) cudaStreamDestroy(s->comm);
@@ -327,50 +345,53 @@ static int cuda_xent_sumexp(plc_backend *be, float *row_sum, float *tl, const vo
     return K(be, plc_cuda_xent_local_sumexp(row_sum, tl, logits, cdt(dt), row_max, targets, rows, vl,
                                             vs, S(be)));
 }
-/* the per-row losses come back to the host and are summed in double, in
- * row order, exactly as the CPU backend does */
+/* the per-row losses are summed in double, in row order, into the loss sum,
+ * on the device, exactly as the CPU backend does on the host */
 static int cuda_xent_loss(plc_backend *be, void *dlogits, double *loss_sum, const void *logits,
                           plc_dtype dt, const int32_t *targets, const float *row_max,
                           const float *row_sum, const float *tl, int64_t rows, int64_t vl,
                           int64_t vs, float grad_scale)
 {
     cuda_state *s = st(be);
-    if (rows > s->row_loss_cap) {
+    if (rows > s->row_loss_cap) { /* the warm-up step's: none while a graph is recorded */
         if (s->row_loss_dev) cudaFree(s->row_loss_dev);
         s->row_loss_dev = NULL;
-        free(s->row_loss_host);
-        s->row_loss_host = malloc((size_t)rows * sizeof(float));
+        s->row_loss_cap = 0;
         CUDA_TRY(be, cudaMalloc((void **)&s->row_loss_dev, (size_t)rows * sizeof(float)));
-        if (!s->row_loss_host) return plc_backend_fail(be, "out of memory");
         s->row_loss_cap = rows;
     }
     if (K(be, plc_cuda_xent_loss_grad(s->row_loss_dev, dlogits, logits, cdt(dt), row_max, row_sum,
                                       tl, targets, rows, vl, vs, grad_scale, S(be))))
         return -1;
-    double acc;
-    if (cuda_download(be, s->row_loss_host, s->row_loss_dev, (size_t)rows * sizeof(float)) ||
-        cuda_download(be, &acc, loss_sum, sizeof acc))
-        return -1;
-    for (int64_t r = 0; r < rows; r++) acc += s->row_loss_host[r];
-    return cuda_upload(be, loss_sum, &acc, sizeof acc);
+    return K(be, plc_cuda_sum_rows_f64(loss_sum, s->row_loss_dev, rows, S(be)));
 }
 static int cuda_sumsq(plc_backend *be, double *acc, const float *x, int64_t n)
 {
     cuda_state *s = st(be);
-    double part, total;
     if (K(be, plc_cuda_sum_squares(s->ctx, s->dscratch, x, n, S(be)))) return -1;
-    if (cuda_download(be, &part, s->dscratch, sizeof part) || cuda_download(be, &total, acc, sizeof total))
-        return -1;
-    total += part;
-    return cuda_upload(be, acc, &total, sizeof total);
+    return K(be, plc_cuda_add_f64(acc, s->dscratch, S(be)));
 }
 static int cuda_clip_scale(plc_backend *be, float *scale, const double *sumsq, double max_norm)
 {
-    double ss;
-    if (cuda_download(be, &ss, sumsq, sizeof ss)) return -1;
-    double norm = sqrt(ss); /* as the CPU backend */
-    float f = max_norm > 0 && norm > max_norm ? (float)(max_norm / norm) : 1.0f;
-    return cuda_upload(be, scale, &f, sizeof f);
+    return K(be, plc_cuda_clip_scale(scale, sumsq, max_norm, S(be)));
+}
+/* the step's AdamW constants, written before anything of the step runs (the
+ * compute stream is idle: the previous step ended with a synchronize) */
+static int cuda_set_step(plc_backend *be, const plc_train *t, double lr, int64_t step_t)
+{
+    cuda_state *s = st(be);
+    plc_adamw_consts c[2] = {plc_adamw_prepare(step_t, lr, t->beta1, t->beta2, t->eps, t->weight_decay),
+                             plc_adamw_prepare(step_t, lr, t->beta1, t->beta2, t->eps, 0.0)};
+    if (!s->adamw_dev) CUDA_TRY(be, cudaMalloc((void **)&s->adamw_dev, sizeof c));
+    if (cuda_upload(be, s->adamw_dev, c, sizeof c)) return -1;
+    s->step_lr = lr;
+    s->step_b1 = t->beta1;
+    s->step_b2 = t->beta2;
+    s->step_eps = t->eps;
+    s->step_wd = t->weight_decay;
+    s->step_t = step_t;
+    s->step_set = 1;
+    return 0;
 }
 /* a bf16 parameter is updated through its fp32 master copy and rounded from
  * it again (the CPU backend does the same) */
@@ -384,10 +405,15 @@ static int cuda_adamw(plc_backend *be, void *param, plc_dtype pt, const void *gr
     if (gt != PLC_F32 || (pt != PLC_F32 && pt != PLC_BF16))
         return plc_backend_fail(be, "the CUDA optimizer takes fp32 gradients and f32/bf16 parameters, "
                                     "not %s and %s", plc_dtype_name(gt), plc_dtype_name(pt));
-    float sc;
-    if (cuda_download(be, &sc, scale, sizeof sc)) return -1;
-    if (K(be, plc_cuda_adamw(target, (const float *)grad, m, v, n, lr, b1, b2, eps, wd, t, sc, S(be))))
-        return -1;
+    /* the constants of the table set_step wrote: the same values, or the
+     * executor broke its contract (backend.h) */
+    cuda_state *s = st(be);
+    if (!s->step_set || lr != s->step_lr || t != s->step_t || b1 != s->step_b1 || b2 != s->step_b2 ||
+        eps != s->step_eps || (wd != s->step_wd && wd != 0.0))
+        return plc_backend_fail(be, "AdamW at step %lld with lr %g: not the step the backend's table was written "
+                                    "for (step %lld, lr %g)", (long long)t, lr, (long long)s->step_t, s->step_lr);
+    const plc_adamw_consts *c = s->adamw_dev + (wd == s->step_wd ? 0 : 1);
+    if (K(be, plc_cuda_adamw_dev(target, (const float *)grad, m, v, n, c, scale, S(be)))) return -1;
     if (master && pt == PLC_BF16) return K(be, plc_cuda_cast_f32_to_bf16((uint16_t *)param, master, n, S(be)));
     if (master) return cuda_copy(be, param, master, (size_t)n * sizeof(float));
     return 0;
@@ -500,6 +526,38 @@ static int cuda_comm_wait(plc_backend *be, int slot)
     return 0;
 }
 
+/* ---- step graphs: stream capture on the compute stream ------------------------ */
+static int cuda_graph_begin(plc_backend *be)
+{
+    /* thread-local: another thread's unsafe calls (none in plrun) do not
+     * break this capture, and this thread's fail it loudly */
+    CUDA_TRY(be, cudaStreamBeginCapture(st(be)->compute, cudaStreamCaptureModeThreadLocal));
+    return 0;
+}
+static int cuda_graph_end(plc_backend *be, void **graph)
+{
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t exec = NULL;
+    *graph = NULL;
+    CUDA_TRY(be, cudaStreamEndCapture(st(be)->compute, &g));
+    cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
+    cudaGraphDestroy(g);
+    if (e != cudaSuccess)
+        return plc_backend_fail(be, "CUDA: cudaGraphInstantiate: %s", cudaGetErrorString(e));
+    *graph = exec;
+    return 0;
+}
+static int cuda_graph_launch(plc_backend *be, void *graph)
+{
+    CUDA_TRY(be, cudaGraphLaunch((cudaGraphExec_t)graph, st(be)->compute));
+    return 0;
+}
+static void cuda_graph_free(plc_backend *be, void *graph)
+{
+    (void)be;
+    if (graph) cudaGraphExecDestroy((cudaGraphExec_t)graph);
+}
+
 static const plc_backend_ops cuda_ops = {
     .name = "cuda",
     .destroy = cuda_destroy,
@@ -544,6 +602,11 @@ static const plc_backend_ops cuda_ops = {
     .cast = cuda_cast,
     .comm_start = cuda_comm_start,
     .comm_wait = cuda_comm_wait,
+    .set_step = cuda_set_step,
+    .graph_begin = cuda_graph_begin,
+    .graph_end = cuda_graph_end,
+    .graph_launch = cuda_graph_launch,
+    .graph_free = cuda_graph_free,
 };
 
 /* one NCCL communicator from an id that the group's first member makes */
@@ -590,6 +653,11 @@ static int cuda_setup(plc_backend *be)
     CUDA_TRY(be, cudaStreamCreateWithFlags(&s->comm, cudaStreamNonBlocking));
     CUDA_TRY(be, cudaEventCreateWithFlags(&s->issued, cudaEventDisableTiming));
     CUDA_TRY(be, cudaMalloc((void **)&s->dscratch, sizeof(double)));
+    /* NCCL records collectives in a graph from 2.9 on: the headers' and
+     * the library's version both */
+    int nccl_version = 0;
+    be->graph_comm = NCCL_VERSION_CODE >= NCCL_VERSION(2, 9, 0) && ncclGetVersion(&nccl_version) == ncclSuccess &&
+                     nccl_version >= NCCL_VERSION(2, 9, 0);
     s->ngroups = c->ngroups;
     s->group_nccl = calloc(c->ngroups ? c->ngroups : 1, sizeof *s->group_nccl);
     if (!s->group_nccl) return plc_backend_fail(be, "out of memory");

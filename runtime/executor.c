@@ -13,6 +13,7 @@
 #include "runtime/data.h"
 #include "runtime/init.h"
 #include "runtime/shard.h"
+#include "runtime/step_graph.h"
 
 struct plc_executor {
     const plc_plan *plan;
@@ -46,6 +47,10 @@ struct plc_executor {
     char nonfinite[320];     /* this rank's description of a non-finite step, "" when none */
     uint8_t *folded;         /* per instruction: a ZERO folded into a later op (ZERO folding) */
     uint8_t *fresh;          /* per instruction: its outputs that start from zero (backend.h) */
+    plc_step_segments graph; /* step graphs: the segments (n = 0: none) ... */
+    void **graphs;           /* ... and each one's graph once captured */
+    int32_t **staged;        /* with graphs, per DATA_LOAD: its tokens then targets, uploaded at the step's start */
+    int64_t steps_run;       /* steps this executor ran (the first is the warm-up) */
     int loss_owner;          /* this rank's loss sum counts for the job */
     int gnorm_owner;         /* this rank reports the gradient norm */
 };
@@ -292,6 +297,13 @@ void plc_exec_destroy(plc_executor *x)
     free(x->ptr);
     free(x->folded);
     free(x->fresh);
+    for (uint32_t g = 0; x->graphs && g < x->graph.n; g++)
+        if (x->graphs[g]) x->be->ops->graph_free(x->be, x->graphs[g]);
+    free(x->graphs);
+    for (uint32_t i = 0; x->staged && i < x->prog->ninstrs; i++)
+        if (x->staged[i]) x->be->ops->aux_free(x->be, x->staged[i]);
+    free(x->staged);
+    plc_step_segments_free(&x->graph);
     free(x->pending);
     free(x->issued);
     free(x->chunk_tok);
@@ -312,6 +324,38 @@ void *plc_exec_buffer(const plc_executor *x, int32_t id)
 }
 plc_backend *plc_exec_backend(const plc_executor *x) { return x->be; }
 void plc_exec_set_trace(plc_executor *x, plc_trace *tr) { x->trace = tr; }
+
+int plc_exec_set_graphs(plc_executor *x, int on, char *mode, size_t len, char *err, size_t errlen)
+{
+    const plc_backend_ops *o = x->be->ops;
+    if (!on || !o->graph_begin) {
+        snprintf(mode, len, "%s", !o->graph_begin ? "eager (no step graphs on this backend)" : "eager (--no-graph)");
+        return 0;
+    }
+    if (x->fault_op >= 0) {
+        snprintf(mode, len, "eager (PLC_FAULT_SKIP)");
+        return 0;
+    }
+    /* every DATA_LOAD's batch goes to a staging buffer of its own at the
+     * step's start, and the instruction copies it in: no break in the graphs */
+    x->staged = calloc(x->prog->ninstrs ? x->prog->ninstrs : 1, sizeof *x->staged);
+    if (!x->staged) return plc_fail(err, errlen, "out of memory");
+    for (uint32_t i = 0; i < x->prog->ninstrs; i++) {
+        const plc_instr *in = &x->prog->instrs[i];
+        if (in->op != PLC_OP_DATA_LOAD) continue;
+        x->staged[i] = x->be->ops->aux_alloc(x->be, (size_t)(2 * in->arg[1] * in->arg[2]) * sizeof(int32_t));
+        if (!x->staged[i]) return plc_fail(err, errlen, "the micro-batches' staging: %s", x->be->error);
+    }
+    unsigned caps = PLC_GRAPH_DATA_STAGED | (x->be->graph_comm ? PLC_GRAPH_COMM : 0);
+    if (plc_step_graph_plan(x->prog, caps, PLC_STEP_GRAPH_MIN_RUN, &x->graph))
+        return plc_fail(err, errlen, "out of memory");
+    x->graphs = calloc(x->graph.n ? x->graph.n : 1, sizeof *x->graphs);
+    if (!x->graphs) return plc_fail(err, errlen, "out of memory");
+    snprintf(mode, len, "%u graph%s over %u of %u instructions, captured after the warm-up step; transfers %s",
+             x->graph.n, x->graph.n == 1 ? "" : "s", x->graph.captured, x->prog->ninstrs,
+             x->be->graph_comm ? "inside them" : "eager (NCCL < 2.9)");
+    return 0;
+}
 
 /* ---- initialisation --------------------------------------------------------- */
 /* Weights are generated run by run (shard.h) and never exist whole on the
@@ -464,7 +508,8 @@ int plc_exec_init_weights(plc_executor *x, char *err, size_t errlen)
 
 /* DATA_LOAD: samples j0 .. j0+mb-1 of the step (j0 from the data-parallel
  * rank and the micro-batch), positions of this rank's context chunks */
-static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, size_t errlen)
+static int load_micro_batch(plc_executor *x, const plc_instr *in, int32_t *dst_tok, int32_t *dst_tgt, char *err,
+                            size_t errlen)
 {
     const plc_plan *plan = x->plan;
     const int64_t mb = in->arg[1], T = in->arg[2], S = plan->model.seq_len, cp = plan->layout.cp;
@@ -502,8 +547,8 @@ static int load_micro_batch(plc_executor *x, const plc_instr *in, char *err, siz
         }
     }
     plc_backend *be = x->be;
-    if (be->ops->upload(be, x->ptr[in->buf[0]], x->host_tok, (size_t)rows * sizeof(int32_t)) ||
-        be->ops->upload(be, x->ptr[in->buf[1]], x->host_tgt, (size_t)rows * sizeof(int32_t)))
+    if (be->ops->upload(be, dst_tok, x->host_tok, (size_t)rows * sizeof(int32_t)) ||
+        be->ops->upload(be, dst_tgt, x->host_tgt, (size_t)rows * sizeof(int32_t)))
         return plc_fail(err, errlen, "%s", be->error);
     return 0;
 }
@@ -671,8 +716,14 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
         return o->zero(be, PTR(0), x->prog->buffers[in->buf[0]].bytes);
     case PLC_OP_COPY:
         return o->copy(be, PTR(0), PTR(1), x->prog->buffers[in->buf[1]].bytes);
-    case PLC_OP_DATA_LOAD:
-        return load_micro_batch(x, in, err, errlen) ? 1 : 0;
+    case PLC_OP_DATA_LOAD: {
+        int32_t *staged = x->staged ? x->staged[in - x->prog->instrs] : NULL;
+        if (staged) { /* uploaded at the step's start: a device copy, which a graph records */
+            const size_t bytes = (size_t)(a[1] * a[2]) * sizeof(int32_t);
+            return o->copy(be, PTR(0), staged, bytes) || o->copy(be, PTR(1), (char *)staged + bytes, bytes);
+        }
+        return load_micro_batch(x, in, (int32_t *)PTR(0), (int32_t *)PTR(1), err, errlen) ? 1 : 0;
+    }
     case PLC_OP_EMBED_FWD:
         return o->embed_fwd(be, PTR(0), IP(1), PTR(2), DT(0), a[0], a[1], a[3] ? tp_rank * a[2] : 0, a[2]);
     case PLC_OP_EMBED_BWD:
@@ -776,6 +827,74 @@ static int read_scalar(plc_executor *x, int32_t id, double *out)
     return x->be->ops->download(x->be, out, x->ptr[id], sizeof *out);
 }
 
+/* one instruction of the step: its wait, then the op (started, for a transfer) */
+static int run_instr(plc_executor *x, uint32_t i, char *err, size_t errlen)
+{
+    const plc_program *p = x->prog;
+    plc_backend *be = x->be;
+    x->comm->watch_instr = (int64_t)i;
+    const plc_instr *in = &p->instrs[i];
+    if (in->wait >= 0 && wait_for(x, in->wait)) return instr_error(x, (uint32_t)in->wait, be->error, err, errlen);
+    if (faulted(x, in)) return 0;
+    if (is_comm_op(in->op)) {
+        if (start_comm(x, i, in)) return instr_error(x, i, be->error, err, errlen);
+        return 0;
+    }
+    double t0 = x->trace ? plc_trace_now() - x->trace->origin : 0;
+    char derr[400] = "";
+    be->fresh = x->fresh[i];
+    int rc = run_compute(x, in, derr, sizeof derr);
+    be->fresh = 0;
+    if (rc) return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
+    if (x->watch_scalars && x->bad_instr < 0 && (in->op == PLC_OP_XENT_LOSS || in->op == PLC_OP_SUMSQ)) {
+        const double *sum = in->op == PLC_OP_SUMSQ ? DP(0) : DP(1);
+        if (sum && !isfinite(*sum)) x->bad_instr = i;
+    }
+    if (x->trace) {
+        if (be->ops->synchronize(be)) return instr_error(x, i, be->error, err, errlen);
+        plc_trace_record(x->trace, (int32_t)i, (int32_t)x->step, t0, plc_trace_now() - x->trace->origin);
+    }
+    return 0;
+}
+
+/* Segment g of the step graphs: launched, or first recorded and then
+ * launched. The recording holds its instructions and the completion of
+ * every transfer started in it (step_graph.h: nothing else is pending at
+ * its end). Its arguments are the same every step: what changes from step
+ * to step is in memory written before the step starts (DATA_LOAD copies
+ * from its staging buffer; ADAMW's values are the backend's, from
+ * set_step). Every lazy allocation (cuBLAS, NCCL, the CP scratch, the
+ * loss rows) was made by the warm-up step, so none happens while recording. */
+static int run_segment(plc_executor *x, uint32_t g, char *err, size_t errlen)
+{
+    plc_backend *be = x->be;
+    const plc_step_segment *sg = &x->graph.seg[g];
+    if (!x->graphs[g]) {
+        if (be->ops->graph_begin(be))
+            return plc_fail(err, errlen, "rank %d: recording instructions %u..%u as a graph: %s", x->comm->rank,
+                            sg->first, sg->end - 1, be->error);
+        int rc = 0;
+        for (uint32_t i = sg->first; i < sg->end && !rc; i++) rc = run_instr(x, i, err, errlen);
+        for (uint32_t i = sg->first; i < sg->end && !rc; i++)
+            if (wait_for(x, (int32_t)i)) rc = instr_error(x, i, be->error, err, errlen);
+        void *graph = NULL;
+        int erc = be->ops->graph_end(be, &graph); /* ends the recording after a failure too */
+        if (rc) {
+            if (graph) be->ops->graph_free(be, graph);
+            return -1;
+        }
+        if (erc)
+            return plc_fail(err, errlen, "rank %d: recording instructions %u..%u as a graph: %s (plrun --no-graph "
+                                         "runs them eagerly)", x->comm->rank, sg->first, sg->end - 1, be->error);
+        x->graphs[g] = graph;
+    }
+    x->comm->watch_instr = (int64_t)sg->first;
+    if (be->ops->graph_launch(be, x->graphs[g]))
+        return plc_fail(err, errlen, "rank %d: the graph of instructions %u..%u: %s", x->comm->rank, sg->first,
+                        sg->end - 1, be->error);
+    return 0;
+}
+
 int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errlen)
 {
     const plc_program *p = x->prog;
@@ -784,29 +903,28 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     x->bad_instr = -1;
     x->nonfinite[0] = '\0';
     x->comm->watch_step = x->step;
-    for (uint32_t i = 0; i < p->ninstrs; i++) {
-        x->comm->watch_instr = (int64_t)i;
+    if (be->ops->set_step && be->ops->set_step(be, &x->plan->train, plc_lr_at(&x->lr, x->step), x->step + 1))
+        return plc_fail(err, errlen, "rank %d: the step's values: %s", x->comm->rank, be->error);
+    for (uint32_t i = 0; x->staged && i < p->ninstrs; i++) {
+        if (!x->staged[i]) continue;
         const plc_instr *in = &p->instrs[i];
-        if (in->wait >= 0 && wait_for(x, in->wait)) return instr_error(x, (uint32_t)in->wait, be->error, err, errlen);
-        if (faulted(x, in)) continue;
-        if (is_comm_op(in->op)) {
-            if (start_comm(x, i, in)) return instr_error(x, i, be->error, err, errlen);
+        const int64_t rows = in->arg[1] * in->arg[2];
+        char derr[400] = "";
+        if (load_micro_batch(x, in, x->staged[i], x->staged[i] + rows, derr, sizeof derr))
+            return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
+    }
+    /* the warm-up step, a traced step or one that watches its sums on the
+     * host runs eagerly; the others replay the step graphs */
+    const int graphs = x->graph.n && x->steps_run > 0 && !x->trace && !x->watch_scalars;
+    for (uint32_t i = 0; i < p->ninstrs;) {
+        int32_t g = graphs ? x->graph.seg_of[i] : -1;
+        if (g >= 0) {
+            if (run_segment(x, (uint32_t)g, err, errlen)) return -1;
+            i = x->graph.seg[g].end;
             continue;
         }
-        double t0 = x->trace ? plc_trace_now() - x->trace->origin : 0;
-        char derr[400] = "";
-        be->fresh = x->fresh[i];
-        int rc = run_compute(x, in, derr, sizeof derr);
-        be->fresh = 0;
-        if (rc) return instr_error(x, i, derr[0] ? derr : be->error, err, errlen);
-        if (x->watch_scalars && x->bad_instr < 0 && (in->op == PLC_OP_XENT_LOSS || in->op == PLC_OP_SUMSQ)) {
-            const double *sum = in->op == PLC_OP_SUMSQ ? DP(0) : DP(1);
-            if (sum && !isfinite(*sum)) x->bad_instr = i;
-        }
-        if (x->trace) {
-            if (be->ops->synchronize(be)) return instr_error(x, i, be->error, err, errlen);
-            plc_trace_record(x->trace, (int32_t)i, (int32_t)x->step, t0, plc_trace_now() - x->trace->origin);
-        }
+        if (run_instr(x, i, err, errlen)) return -1;
+        i++;
     }
     for (uint32_t i = 0; i < p->ninstrs; i++)
         if (wait_for(x, (int32_t)i)) return instr_error(x, i, be->error, err, errlen);
@@ -844,6 +962,7 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     stats->step_time_s = elapsed;
     stats->nonfinite_rank = mx[1] > 0 ? x->comm->size - (int)mx[1] : -1;
     x->step++;
+    x->steps_run++;
     return 0;
 }
 

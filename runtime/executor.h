@@ -66,6 +66,13 @@ void *plc_exec_buffer(const plc_executor *x, int32_t id); /* backend memory */
 plc_backend *plc_exec_backend(const plc_executor *x);
 void plc_exec_set_trace(plc_executor *x, plc_trace *tr);
 
+/* Step graphs (runtime/step_graph.h): with on, and a backend that records
+ * graphs, cuts the program into segments that every step after the first
+ * replays; a step with a trace runs eagerly. `mode` gets the words for
+ * plrun's setup line ("eager (--no-graph)", "12 graphs over ..."). 0, or -1
+ * with a message. */
+int plc_exec_set_graphs(plc_executor *x, int on, char *mode, size_t len, char *err, size_t errlen);
+
 /* Checks a program against the operand contract (exec_check.c); `rank` and
  * the coordinates only label messages and pick group sizes. */
 int plc_exec_check_program(const plc_plan *plan, const plc_program *prog, const plc_comm *comm,

@@ -68,6 +68,7 @@ typedef struct plrun {
     int64_t nrecent;
     double time_sum;   /* step times after the first (warm-up), for the closing line */
     int64_t ntimed;
+    char graph_mode[200];     /* step graphs: the setup line's words */
     char err[1024];
 } plrun;
 
@@ -502,6 +503,9 @@ static int bring_up(plrun *r, mem_marks *marks, double setup[4])
     if (r->be->ops->device_memory && r->be->ops->device_memory(r->be, &marks->dev_before)) marks->dev_before = -1;
     setup[1] = plc_trace_now();
     if (plc_exec_create(&r->x, plan, &r->comm, r->be, r->data, r->err, sizeof r->err)) return fail_all(r, EXIT_INPUT);
+    if (r->args.trace_path) snprintf(r->graph_mode, sizeof r->graph_mode, "eager (--trace)");
+    else if (plc_exec_set_graphs(r->x, !r->args.no_graph, r->graph_mode, sizeof r->graph_mode, r->err, sizeof r->err))
+        return fail_all(r, EXIT_INPUT);
     marks->with_arena = plc_proc_rss_bytes();
     /* MPI's workspaces: its peak during the transfers (some are freed after each) */
     const int peak_from_arena = plc_proc_reset_peak() == 0;
@@ -569,6 +573,7 @@ static void announce(plrun *r, const char *gemm, const double setup[4])
     char ltext[512];
     say(r, "layout: %s; global batch %lld x %lld tokens\n", plc_layout_text(l, ltext, sizeof ltext),
         (long long)plan->train.global_batch, (long long)plan->model.seq_len);
+    if (strcmp(a->backend, "cpu")) say(r, "step: %s\n", r->graph_mode);
     say(r, "data: %s\n", plc_data_describe(r->data));
     say(r, "setup: %.2f s (backend and data %.2f, arena and transfers warmed %.2f, %s %.2f)\n", setup[3] - setup[0],
         setup[1] - setup[0], setup[2] - setup[1], a->resume_path || a->init_from ? "checkpoint" : "weights", setup[3] - setup[2]);

@@ -42,6 +42,8 @@ void plrun_usage(FILE *out)
             "  --export-oracle DIR    write initial weights, batches, losses and the first\n"
             "                         step's gradients for tests/oracle/torch_oracle.py\n"
             "  --threads N            CPU threads per rank (default OMP_NUM_THREADS or all)\n"
+            "  --no-graph             run every step eagerly (the CUDA backend otherwise\n"
+            "                         replays each step's stretches as recorded graphs)\n"
             "  --help, --version\n"
             "\n"
             "SIGINT or SIGTERM: the current step finishes, checkpoints are written if\n"
@@ -63,6 +65,7 @@ int plrun_parse_args(int argc, char **argv, plrun_args *a, char *err, size_t err
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(o, "--help") || !strcmp(o, "-h")) { a->help = 1; return 0; }
         if (!strcmp(o, "--version")) { a->version = 1; return 0; }
+        if (!strcmp(o, "--no-graph")) { a->no_graph = 1; continue; }
         if (o[0] == '-' && o[1]) {
             static const char *const with_value[] = {"--backend", "--steps", "--metrics", "--trace",
                                                      "--checkpoint", "--resume", "--export-oracle",

@@ -25,6 +25,7 @@ typedef struct plrun_args {
     const char *oracle_dir;    /* --export-oracle DIR */
     const char *data_root;     /* --data-root DIR: what train.data is relative to */
     int threads;               /* --threads N, 0: OMP_NUM_THREADS or all cores */
+    int no_graph;              /* --no-graph: every step eagerly (no step graphs) */
     int help, version;
 } plrun_args;
 

@@ -12,6 +12,14 @@ struct plc_cuda_ctx {
     int device;
     cublasHandle_t blas;
     double *partials; /* PLC_SUMSQ_BLOCKS doubles on the device */
+    /* cuBLAS's workspace, set after every cublasSetStream (which resets it
+     * to the library's pool): owned here, so that a GEMM recorded in a CUDA
+     * graph never allocates (NVIDIA's advice for graph capture) and a graph
+     * replays into memory that outlives it. The size of cuBLAS's own
+     * default, so the same algorithms are picked: 32 MiB on Hopper and
+     * later, 4 MiB before. */
+    void *blas_ws;
+    size_t blas_ws_bytes;
 };
 
 static char last_error[512] = "no error";
@@ -61,9 +69,14 @@ extern "C" plc_cuda_ctx *plc_cuda_create(int device)
     }
     /* fp32 GEMMs stay fp32 (no TF32): the CPU reference is fp32 */
     cublasSetMathMode(ctx->blas, CUBLAS_DEFAULT_MATH);
+    int major = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) major = 0;
+    ctx->blas_ws_bytes = (size_t)(major >= 9 ? 32 : 4) << 20;
     e = cudaMalloc((void **)&ctx->partials, PLC_SUMSQ_BLOCKS * sizeof(double));
+    if (e == cudaSuccess) e = cudaMalloc(&ctx->blas_ws, ctx->blas_ws_bytes);
     if (e != cudaSuccess) {
         plc_cuda_fail("cudaMalloc", cudaGetErrorString(e));
+        cudaFree(ctx->partials);
         cublasDestroy(ctx->blas);
         free(ctx);
         return NULL;
@@ -75,6 +88,7 @@ extern "C" void plc_cuda_destroy(plc_cuda_ctx *ctx)
 {
     if (!ctx) return;
     cudaFree(ctx->partials);
+    cudaFree(ctx->blas_ws);
     cublasDestroy(ctx->blas);
     free(ctx);
 }
@@ -101,6 +115,8 @@ extern "C" int plc_cuda_matmul(plc_cuda_ctx *ctx, void *C, plc_cuda_dtype c_dt,
     cudaDataType ct = c_dt == PLC_CUDA_BF16 ? CUDA_R_16BF : CUDA_R_32F;
     cublasStatus_t s = cublasSetStream(ctx->blas, plc_stream(stream));
     if (s != CUBLAS_STATUS_SUCCESS) return plc_cuda_fail("cublasSetStream", cublasGetStatusString(s));
+    s = cublasSetWorkspace(ctx->blas, ctx->blas_ws, ctx->blas_ws_bytes);
+    if (s != CUBLAS_STATUS_SUCCESS) return plc_cuda_fail("cublasSetWorkspace", cublasGetStatusString(s));
     int lda = (int)(trans_a ? M : K), ldb = (int)(trans_b ? K : N);
     s = cublasGemmEx(ctx->blas, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                      (int)N, (int)M, (int)K, &alpha, B, ab, ldb, A, ab, lda, &beta, C, ct, (int)N,

@@ -100,6 +100,24 @@ __global__ void adamw_k(float *param, const float *grad, float *m, float *v, int
     GRID_STRIDE(i, n) plc_adamw_element(&param[i], &m[i], &v[i], grad[i] * grad_scale, &c);
 }
 
+/* the step's constants and the clip factor read from device memory, where
+ * they were written before the step: a recorded graph replays with the
+ * current step's values (runtime/step_graph.h) */
+__global__ void adamw_dev_k(float *param, const float *grad, float *m, float *v, int64_t n,
+                            const plc_adamw_consts *cp, const float *grad_scale)
+{
+    const plc_adamw_consts c = *cp;
+    const float sc = *grad_scale;
+    GRID_STRIDE(i, n) plc_adamw_element(&param[i], &m[i], &v[i], grad[i] * sc, &c);
+}
+
+extern "C" int plc_cuda_adamw_dev(float *param, const float *grad, float *m, float *v, int64_t n,
+                                  const plc_adamw_consts *consts, const float *grad_scale, void *stream)
+{
+    EW_LAUNCH(adamw_dev_k, n, param, grad, m, v, n, consts, grad_scale);
+    return plc_cuda_check_launch(__func__);
+}
+
 extern "C" int plc_cuda_adamw(float *param, const float *grad, float *m, float *v, int64_t n,
                               double lr, double beta1, double beta2, double eps, double weight_decay,
                               int64_t t, float grad_scale, void *stream)

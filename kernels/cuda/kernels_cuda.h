@@ -24,6 +24,8 @@
 
 #include <stdint.h>
 
+#include "kernels/common/adamw.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -151,6 +153,19 @@ int plc_cuda_sum_squares(plc_cuda_ctx *ctx, double *result, const float *x, int6
 int plc_cuda_adamw(float *param, const float *grad, float *m, float *v, int64_t n,
                    double lr, double beta1, double beta2, double eps, double weight_decay,
                    int64_t t, float grad_scale, void *stream);
+/* the same update with the step's constants (plc_adamw_prepare, computed
+ * on the host) and the clip factor both in device memory */
+int plc_cuda_adamw_dev(float *param, const float *grad, float *m, float *v, int64_t n,
+                       const plc_adamw_consts *consts, const float *grad_scale, void *stream);
+
+/* ---- the step's scalars on the device (step_scalars.cu; one thread each, the
+ * host's double arithmetic in the host's order) ------------------------------------
+ * *acc += x[0] + ... + x[n-1], widened to double and added in order */
+int plc_cuda_sum_rows_f64(double *acc, const float *x, int64_t n, void *stream);
+/* *acc += *x */
+int plc_cuda_add_f64(double *acc, const double *x, void *stream);
+/* *scale = max_norm > 0 && sqrt(*sumsq) > max_norm ? max_norm / sqrt(*sumsq) : 1 */
+int plc_cuda_clip_scale(float *scale, const double *sumsq, double max_norm, void *stream);
 
 #ifdef __cplusplus
 }

@@ -11,12 +11,20 @@
 #   4. speed: a Llama-1B-class plan (scripts/gpu/llama1b.plan) with its
 #      predicted step time beside the measured one, device memory
 #      (nvidia-smi, sampled, and plrun's own report) beside the plan's arena;
-#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py), and
-#      PyTorch training the 1B model (scripts/gpu/torch_llama.py);
+#      run with step graphs (the default) and again with --no-graph: both
+#      step times, and the losses compared bit for bit;
+#   5. the peers: cuBLAS GEMMs and PyTorch's SDPA (scripts/gpu/peer.py, which
+#      names the kernel SDPA ran: scripts/gpu/sdpa_backend.py, and times each
+#      backend alone), and PyTorch training the 1B model
+#      (scripts/gpu/torch_llama.py, eager; with TORCH_COMPILE=1 also under
+#      torch.compile, minutes more);
 #   6. plrun's flash attention alone at the peer's shape
 #      (bin/bench_cuda_attention, where `make bench` built it);
 #   7. NCCL: the tiny plan on 2 ranks sharing the one GPU, against the CPU;
 #   8. where a step of the 1B plan goes (plrun --trace), last as the slowest.
+# Last, where 4 ran, one row of bench/gpu-results.csv (scripts/gpu/csv_row.py:
+# the figures of 4, 5 and 6 of this call) in $OUT/gpu-results.csv, and
+# appended to bench/gpu-results.csv of this checkout.
 # Arguments, if any, pick the checks by number (8 needs 4's plan):
 #   bash scripts/gpu/check.sh 4 7 8
 set -u
@@ -41,8 +49,8 @@ t=$(mktemp -d)
 want 1 && { (cd tests && timeout 90 ../bin/unit_tests cuda_kernels) >"$OUT/unit.log" 2>&1
 say "1. unit cuda_kernels: rc $? | $(grep -E 'asserts|tests ' "$OUT/unit.log" | tr -s ' ' | tr '\n' ' ')"; }
 
-want 2 && { timeout 120 bash tests/e2e/gpu.sh >"$OUT/e2e_gpu.log" 2>&1
-say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"; }
+want 2 && { timeout 180 bash tests/e2e/gpu.sh >"$OUT/e2e_gpu.log" 2>&1
+say "2. e2e gpu.sh: rc $? | $(grep -E 'deviation|bitwise|skipped|ok|fail' "$OUT/e2e_gpu.log" | tr '\n' ' ')"; }
 
 want 3 && {
 bin/plc compile examples/tiny.plan -D train.precision=bf16 -D cluster.gpus_per_node=1 -D layout.dp=1 -D layout.tp=1 \
@@ -68,14 +76,28 @@ say "4. 1B: rc $rc | $(grep -E '^layout|^predicted' "$OUT/l1b.compile.log" | tr 
 say "   plan: $(grep -E 'stage 0 +arena' "$OUT/l1b.compile.log" | tr -s ' ')"
 say "   device memory used, peak sampled: $(sort -n "$t/mem.txt" | tail -n 1) MiB"
 say "   measured steps: $(grep -o '"step_time_s":[^,}]*\|"tokens_per_s":[^,}]*\|"loss":[^,]*' "$OUT/l1b.jsonl" | cut -d: -f2 | paste -sd' ')"
-grep -E "^setup|^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
+grep -E "^setup|^step:|^time|^plrun|^device|^  rank" "$OUT/l1b.log" | tee -a "$sum"
+# the same without the step graphs: the time they save, and the same bits
+stdbuf -oL timeout 150 bin/plrun "$t/l1b.bin" --backend cuda --steps 6 --no-graph --metrics "$OUT/l1b_eager.jsonl" \
+    >"$OUT/l1b_eager.log" 2>&1
+rc=$?
+if cmp -s <(grep -o '"loss":[^,]*,"lr":[^,]*,"grad_norm":[^,}]*' "$OUT/l1b.jsonl" 2>/dev/null) \
+    <(grep -o '"loss":[^,]*,"lr":[^,]*,"grad_norm":[^,}]*' "$OUT/l1b_eager.jsonl" 2>/dev/null) &&
+    [ -s "$OUT/l1b_eager.jsonl" ]; then same=identical; else same="NOT identical"; fi
+say "   --no-graph: rc $rc | losses and norms against the graph run: $same | $(grep -E '^step:|^time' "$OUT/l1b_eager.log" | tr '\n' ' ')"
 }
 
-want 5 && { env -u LD_LIBRARY_PATH timeout 90 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
+want 5 && { env -u LD_LIBRARY_PATH timeout 120 python3 scripts/gpu/peer.py >"$OUT/peer.log" 2>&1
 say "5. peers: rc $?"
-cat "$OUT/peer.log" | tail -n 9 | tee -a "$sum"
+grep -v '"what": "gemm' "$OUT/peer.log" | tail -n 12 | tee -a "$sum"
 env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 timeout 200 python3 scripts/gpu/torch_llama.py --steps 6 >"$OUT/torch.log" 2>&1
-say "   PyTorch training the 1B model (scripts/gpu/torch_llama.py): rc $? | $(tail -n 1 "$OUT/torch.log")"; }
+say "   PyTorch training the 1B model (scripts/gpu/torch_llama.py): rc $? | $(tail -n 1 "$OUT/torch.log")"
+grep '"sdpa backend"' "$OUT/torch.log" | tee -a "$sum"
+if [ "${TORCH_COMPILE:-0}" = 1 ]; then
+    env -u LD_LIBRARY_PATH PYTHONUNBUFFERED=1 timeout 400 python3 scripts/gpu/torch_llama.py --steps 6 --compile \
+        >"$OUT/torch_compile.log" 2>&1
+    say "   the same under torch.compile: rc $? | $(tail -n 1 "$OUT/torch_compile.log")"
+fi; }
 if want 6 && [ -x bin/bench_cuda_attention ]; then # plrun's attention alone, the peer's shape (make bench builds it)
     timeout 60 bin/bench_cuda_attention >"$OUT/attn.log" 2>&1
     say "6. plrun's attention alone: rc $?"
@@ -96,6 +118,14 @@ dev=$(paste -d' ' <(grep -o '"loss":[^,}]*' "$t/dp2.cuda.jsonl" 2>/dev/null | cu
          NF != 2 { bad++ }
          END { printf "%d steps compared (%d unmatched), max relative loss deviation %.3e", n, bad, m }')
 say "7. NCCL, 2 ranks on one GPU: cuda $(tail -n 1 "$OUT/nccl_cuda.log"), cpu $(tail -n 1 "$OUT/nccl_cpu.log") | $dev"
+# the same 2 ranks without step graphs: NCCL recorded in a graph against NCCL eager (reported, not required
+# to match: NCCL may pick another algorithm for a recorded collective)
+timeout 60 mpirun -np 2 --oversubscribe bin/plrun "$t/dp2.bin" --backend cuda --steps 10 --no-graph \
+    --metrics "$t/dp2.eager.jsonl" >"$OUT/nccl_eager.log" 2>&1
+rc=$?
+if cmp -s <(grep -o '"loss":[^,]*' "$t/dp2.cuda.jsonl" 2>/dev/null) <(grep -o '"loss":[^,]*' "$t/dp2.eager.jsonl" 2>/dev/null) &&
+    [ -s "$t/dp2.eager.jsonl" ]; then same=identical; else same="NOT identical"; fi
+say "   2 ranks, step graphs against --no-graph (rc $rc): losses $same | $(grep -E '^step:' "$OUT/nccl_cuda.log" | head -n 1)"
 grep -iE "error|nccl|duplicate|rank [0-9]" "$OUT/nccl_cuda.log" | head -n 6 | tee -a "$sum"
 }
 
@@ -106,5 +136,10 @@ say "8. traced 1B run (each kernel synchronised): rc $? | $(grep -E '^time|^setu
 env -u LD_LIBRARY_PATH python3 scripts/gpu/trace_summary.py "$OUT/l1b_trace.json" 2>&1 | head -n 14 | tee -a "$sum"
 rm -f "$OUT/l1b_trace.json"
 }
+# the row of bench/gpu-results.csv, from this call's logs
+if want 4 && [ -s "$OUT/l1b.jsonl" ]; then
+    env -u LD_LIBRARY_PATH python3 scripts/gpu/csv_row.py "$OUT" bench/gpu-results.csv >"$OUT/csv.log" 2>&1
+    say "csv: rc $? | $(tail -n 1 "$OUT/csv.log")"
+fi
 rm -rf "$t"
-(cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl gpu.txt 2>/dev/null)
+(cd "$OUT" && tar -czf logs.tgz --exclude=logs.tgz --exclude=l1b_trace.json *.log *.jsonl *.csv gpu.txt 2>/dev/null)

@@ -2,8 +2,14 @@
 on the same GPU in the same call: cuBLAS bf16 GEMMs of the 1B plan's shapes
 (and one 8192^3 product, the card's matrix ceiling) and
 torch.nn.functional.scaled_dot_product_attention forward + backward at the
-plan's attention shape. Times are CUDA-event medians over random inputs."""
-import sys, json, torch
+plan's attention shape, with the kernel SDPA ran named (scripts/gpu/sdpa_backend.py:
+the enabled backends, PyTorch's dispatcher choice, the kernels the profiler
+saw) and each backend alone timed. Times are CUDA-event medians over random
+inputs."""
+import os, sys, json, torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import sdpa_backend  # noqa: E402
 
 def bench(fn, reps=20, warm=3):
     for _ in range(warm):
@@ -46,6 +52,12 @@ def main():
     t_fb = bench(fb)
     rows.append({"what": "sdpa forward", "s": t_f, "tflops": fl / t_f / 1e12})
     rows.append({"what": "sdpa forward+backward", "s": t_fb, "tflops": 3.5 * fl / t_fb / 1e12})
+    rows.append(sdpa_backend.report(q, kk, vv, g, is_causal=True))
+    for name, t in sdpa_backend.time_backends(bench, q, kk, vv, g, is_causal=True).items():
+        if name.endswith("_refused"):
+            rows.append({"what": "sdpa %s alone refused" % name[:-8], "why": t})
+        elif t is not None:
+            rows.append({"what": "sdpa %s alone forward+backward" % name, "s": t, "tflops": 3.5 * fl / t / 1e12})
     for r in rows:
         print(json.dumps(r))
 

@@ -8,10 +8,15 @@ micro-batch of 16 sequences of 2048 random tokens per step. Prints the
 parameter count, each step's time (CUDA events) and the mean after the
 first as JSON lines.
 
-    python3 scripts/gpu/torch_llama.py [--steps 6] [--batch 16] [--layers 16]
+With --compile the model runs under torch.compile (the "torch_compile_tok_s"
+peer of bench/gpu-results.csv; the first step includes the compilation and
+is left out of the mean, as the warm-up is). On a GPU it first names the
+attention kernel SDPA runs at the model's shape (scripts/gpu/sdpa_backend.py).
+
+    python3 scripts/gpu/torch_llama.py [--steps 6] [--batch 16] [--layers 16] [--compile]
     python3 scripts/gpu/torch_llama.py --small   # a CPU-sized check
 """
-import argparse, json, math, time
+import argparse, json, math, os, sys, time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -101,6 +106,7 @@ def main():
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--layers", type=int, default=16)
     ap.add_argument("--small", action="store_true")
+    ap.add_argument("--compile", action="store_true")
     a = ap.parse_args()
     cfg = dict(layers=a.layers, h=2048, ffn=8192, heads=32, kv=8, vocab=32000, seq=2048)
     if a.small:
@@ -113,6 +119,21 @@ def main():
         if p.dim() == 2:
             nn.init.normal_(p, std=0.02)
     n = sum(p.numel() for p in model.parameters())
+    if cuda:  # the kernel SDPA runs at the model's attention shape, under the same autocast dtype
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import sdpa_backend
+        hd = cfg["h"] // cfg["heads"]
+        q = torch.randn(a.batch, cfg["heads"], cfg["seq"], hd, device=dev, dtype=torch.bfloat16, requires_grad=True)
+        kv = [torch.randn(a.batch, cfg["kv"], cfg["seq"], hd, device=dev, dtype=torch.bfloat16, requires_grad=True)
+              for _ in range(2)]
+        try:
+            rep = sdpa_backend.report(q, kv[0], kv[1], torch.randn_like(q), is_causal=True, enable_gqa=True)
+        except (TypeError, RuntimeError) as e:  # no enable_gqa before 2.5: the model repeats K/V itself
+            rep = {"what": "sdpa backend", "error": str(e).splitlines()[0][:160]}
+        print(json.dumps(rep), flush=True)
+        del q, kv
+    if a.compile:
+        model = torch.compile(model)
     try:
         opt = torch.optim.AdamW(model.parameters(), lr=3e-4, weight_decay=0.1, fused=cuda)
     except (TypeError, RuntimeError):
@@ -144,7 +165,7 @@ def main():
         print(json.dumps({"step": step + 1, "loss": round(loss.item(), 4), "s": round(dt, 4)}), flush=True)
     rest = times[1:] or times
     mean = sum(rest) / len(rest)
-    print(json.dumps({"what": "pytorch eager step", "mean_s": mean, "tokens_per_s": a.batch * cfg["seq"] / mean,
+    print(json.dumps({"what": "pytorch %s step" % ("compile" if a.compile else "eager"), "mean_s": mean, "tokens_per_s": a.batch * cfg["seq"] / mean,
                       "peak_mem_mib": torch.cuda.max_memory_allocated() / 2**20 if cuda else None}), flush=True)
 
 

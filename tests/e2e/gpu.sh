@@ -13,6 +13,10 @@
 #   bf16_tc: the bf16 spec with one head of 64 and flash2 attention, which
 #         runs on the tensor cores; the same tolerance (its P and dS keep
 #         about 16 bits; measured 4.5e-6 on an H200, bench/gpu-results.md).
+#   graphs: each of those plans again with --no-graph: the losses and
+#         gradient norms bit for bit those of the run that replays its step
+#         graphs (the same kernels with the same arguments; docs/runtime.md,
+#         "Step graphs"), and the setup lines say which mode ran.
 #   over: one rank more than the node has GPUs is refused at start, with the
 #         counts (exit 1), where mpirun and nvidia-smi are found.
 # Skips where plrun has no CUDA backend or the machine no GPU.
@@ -51,6 +55,25 @@ compare() {
 compare fp32 1e-6
 compare bf16 1e-4
 compare bf16_tc 1e-4
+
+# graphs NAME: the run above (step graphs) against one with --no-graph, bitwise
+graphs() {
+    local name=$1
+    grep -q "^step: [0-9]* graphs\? over [0-9]* of [0-9]* instructions" "$tmp/$name.gpu.log" ||
+        { cat "$tmp/$name.gpu.log"; die "no step graphs named in the setup lines ($name)"; }
+    "$PLRUN" "$tmp/$name.bin" --backend cuda --steps 10 --no-graph --metrics "$tmp/$name.eager.jsonl" \
+        >"$tmp/$name.eager.log" 2>&1 || { cat "$tmp/$name.eager.log"; die "plrun --backend cuda --no-graph failed ($name)"; }
+    grep -q "^step: eager (--no-graph)" "$tmp/$name.eager.log" ||
+        { cat "$tmp/$name.eager.log"; die "--no-graph not named in the setup lines ($name)"; }
+    grep -o '"loss":[^,}]*,"lr":[^,}]*,"grad_norm":[^,}]*' "$tmp/$name.gpu.jsonl" >"$tmp/$name.graph.bits"
+    grep -o '"loss":[^,}]*,"lr":[^,}]*,"grad_norm":[^,}]*' "$tmp/$name.eager.jsonl" >"$tmp/$name.eager.bits"
+    [ "$(wc -l <"$tmp/$name.graph.bits")" -eq 10 ] && cmp -s "$tmp/$name.graph.bits" "$tmp/$name.eager.bits" ||
+        { paste "$tmp/$name.graph.bits" "$tmp/$name.eager.bits"; die "step graphs and --no-graph differ ($name)"; }
+    echo "$name: step graphs and --no-graph bitwise identical over 10 steps ($(grep -o '^step: [0-9]* graphs\? over [0-9]* of [0-9]*' "$tmp/$name.gpu.log" | cut -d' ' -f2-))"
+}
+graphs fp32
+graphs bf16
+graphs bf16_tc
 
 # more ranks on the node than GPUs: two pick the same GPU (by its bus id),
 # refused at start with the pair and the counts, exit 1

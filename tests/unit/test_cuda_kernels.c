@@ -2,7 +2,9 @@
  * (the fp32 reference) when a GPU is present. Without one (or in a build
  * without CUDA) it prints one line saying so and registers no test. */
 #include <CUnit/CUnit.h>
+#include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 #ifdef PLC_HAVE_CUDA
 
@@ -409,6 +411,78 @@ static void test_gpt_block(void)
     free(px), free(tab), free(pg), free(py), free(py0), free(dtab);
 }
 
+/* The step's scalars on the device (step_scalars.cu, adamw_dev): the host's
+ * double arithmetic to the bit, and AdamW recorded in a CUDA graph once and
+ * replayed over three steps with its constants rewritten in device memory
+ * before each launch: the same bits as the eager kernel given each step's
+ * values (nothing of a step is baked into the graph). */
+static void test_step_scalars_graph(void)
+{
+    enum { R = 3001, N = 4099 };
+    float rows[R];
+    tk_fill(rows, R, 21, 3.0f);
+    double acc = 1.25, part = 0.1875, host = acc;
+    for (int r = 0; r < R; r++) host += (double)rows[r];
+    double *dacc = UP(&acc, 1), *dpart = UP(&part, 1);
+    float *drows = UP(rows, R);
+    CU_ASSERT(plc_cuda_sum_rows_f64(dacc, drows, R, NULL) == 0);
+    double got = 0;
+    CU_ASSERT_FATAL(cudaMemcpy(&got, dacc, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(memcmp(&got, &host, sizeof got) == 0);
+    host += part;
+    CU_ASSERT(plc_cuda_add_f64(dacc, dpart, NULL) == 0);
+    CU_ASSERT_FATAL(cudaMemcpy(&got, dacc, sizeof got, cudaMemcpyDeviceToHost) == cudaSuccess);
+    CU_ASSERT(memcmp(&got, &host, sizeof got) == 0);
+    const double sumsqs[] = {0.0, 0.7, 2.0, 1e6, 123.456}, norms[] = {0.0, 1.0, 5.0};
+    float *dscale = ZEROS(float, 1);
+    for (size_t i = 0; i < sizeof sumsqs / sizeof sumsqs[0]; i++)
+        for (size_t j = 0; j < sizeof norms / sizeof norms[0]; j++) {
+            double nrm = sqrt(sumsqs[i]);
+            float want = norms[j] > 0 && nrm > norms[j] ? (float)(norms[j] / nrm) : 1.0f, f = 0;
+            double *dss = UP(&sumsqs[i], 1);
+            CU_ASSERT(plc_cuda_clip_scale(dscale, dss, norms[j], NULL) == 0);
+            CU_ASSERT_FATAL(cudaMemcpy(&f, dscale, sizeof f, cudaMemcpyDeviceToHost) == cudaSuccess);
+            CU_ASSERT(memcmp(&f, &want, sizeof f) == 0);
+            cudaFree(dss);
+        }
+    cudaFree(dacc), cudaFree(dpart), cudaFree(drows);
+
+    float p[N], g[N], zero[N], sc = 0.75f;
+    tk_fill(p, N, 22, 1.0f), tk_fill(g, N, 23, 1.0f);
+    memset(zero, 0, sizeof zero);
+    float *gp = UP(p, N), *gm = UP(zero, N), *gv = UP(zero, N), *gg = UP(g, N); /* the graph's */
+    float *ep = UP(p, N), *em = UP(zero, N), *ev = UP(zero, N);                  /* the eager one's */
+    float *dsc = UP(&sc, 1);
+    plc_adamw_consts *table = (plc_adamw_consts *)dev_upload(NULL, sizeof(plc_adamw_consts));
+    cudaStream_t stream;
+    CU_ASSERT_FATAL(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+    cudaGraph_t graph = NULL;
+    cudaGraphExec_t exec = NULL;
+    CU_ASSERT_FATAL(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    CU_ASSERT(plc_cuda_adamw_dev(gp, gg, gm, gv, N, table, dsc, stream) == 0);
+    CU_ASSERT_FATAL(cudaStreamEndCapture(stream, &graph) == cudaSuccess);
+    CU_ASSERT_FATAL(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+    for (int64_t t = 1; t <= 3; t++) {
+        double lr = 1e-2 / (double)t; /* a schedule: different every step */
+        plc_adamw_consts c = plc_adamw_prepare(t, lr, 0.9, 0.95, 1e-8, 0.1);
+        CU_ASSERT_FATAL(cudaMemcpyAsync(table, &c, sizeof c, cudaMemcpyHostToDevice, stream) == cudaSuccess);
+        CU_ASSERT_FATAL(cudaGraphLaunch(exec, stream) == cudaSuccess);
+        CU_ASSERT(plc_cuda_adamw(ep, gg, em, ev, N, lr, 0.9, 0.95, 1e-8, 0.1, t, sc, stream) == 0);
+    }
+    CU_ASSERT_FATAL(cudaStreamSynchronize(stream) == cudaSuccess);
+    float a[N], b[N];
+    float *pairs[3][2] = {{gp, ep}, {gm, em}, {gv, ev}};
+    for (int k = 0; k < 3; k++) {
+        CU_ASSERT_FATAL(cudaMemcpy(a, pairs[k][0], sizeof a, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CU_ASSERT_FATAL(cudaMemcpy(b, pairs[k][1], sizeof b, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CU_ASSERT(memcmp(a, b, sizeof a) == 0);
+    }
+    CU_ASSERT(memcmp(a, zero, sizeof a) != 0); /* the update ran */
+    cudaGraphExecDestroy(exec), cudaGraphDestroy(graph), cudaStreamDestroy(stream);
+    cudaFree(gp), cudaFree(gm), cudaFree(gv), cudaFree(gg), cudaFree(ep), cudaFree(em), cudaFree(ev);
+    cudaFree(dsc), cudaFree(table), cudaFree(dscale);
+}
+
 static int suite_init(void) { return (ctx = plc_cuda_create(0)) ? 0 : 1; }
 static int suite_clean(void)
 {
@@ -431,6 +505,7 @@ void register_test_cuda_kernels(void)
     CU_add_test(s, "adamw, sum of squares, bf16 casts and bf16 flash", test_optimizer_bf16);
     CU_add_test(s, "bf16 flash attention on tensor cores against the fp32 CPU kernels", test_attention_tc);
     CU_add_test(s, "layernorm, gelu, bias, positions (GPT block) against the CPU", test_gpt_block);
+    CU_add_test(s, "the step's scalars on the device; AdamW replayed from a graph", test_step_scalars_graph);
 }
 
 #else
