@@ -63,7 +63,7 @@ static int derive(lw_ctx *c)
     }
     if (too_large(c)) return -1;
     sizes(c);
-    return 0;
+    return lw_moe_sizes(c);
 }
 
 /* the per-rank sizes of the layout (lw_ctx's derived sizes) */
