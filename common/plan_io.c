@@ -138,6 +138,13 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
     wb_u32(b, m->tie_embeddings ? 1u : 0u);
     wb_f64(b, m->norm_eps); wb_f64(b, m->rope_theta);
     wb_u32(b, (uint32_t)m->arch); wb_u32(b, (uint32_t)m->positions);
+    const plc_moe *e = &m->moe; /* mixture of experts (version 5) */
+    wb_i64(b, e->experts); wb_i64(b, e->top_k); wb_i64(b, e->shared_experts);
+    wb_i64(b, e->expert_ffn_hidden); wb_i64(b, e->shared_ffn_hidden);
+    wb_i64(b, e->dense_layers); wb_i64(b, e->moe_every);
+    wb_u32(b, (uint32_t)e->router); wb_i64(b, e->router_groups); wb_i64(b, e->router_groups_top);
+    wb_f64(b, e->route_scale); wb_f64(b, e->aux_loss); wb_u32(b, e->expert_bias ? 1u : 0u);
+    wb_f64(b, e->capacity_factor);
     /* train */
     const plc_train *t = &p->train;
     wb_i64(b, t->global_batch);
@@ -668,6 +675,24 @@ static void read_meta(rcur *c, plc_plan *p)
     if (positions > PLC_POS_LEARNED) rc_fail(c, "positions %u out of range", positions);
     m->arch = (plc_arch)arch;
     m->positions = (plc_positions)positions;
+    plc_moe *e = &m->moe;
+    e->experts = rc_i64(c); e->top_k = rc_i64(c); e->shared_experts = rc_i64(c);
+    e->expert_ffn_hidden = rc_i64(c); e->shared_ffn_hidden = rc_i64(c);
+    e->dense_layers = rc_i64(c); e->moe_every = rc_i64(c);
+    uint32_t router = rc_u32(c);
+    if (router > PLC_ROUTER_SIGMOID) rc_fail(c, "router %u out of range", router);
+    e->router = (plc_router)router;
+    e->router_groups = rc_i64(c); e->router_groups_top = rc_i64(c);
+    e->route_scale = rc_f64(c); e->aux_loss = rc_f64(c);
+    uint32_t bias = rc_u32(c);
+    if (bias > 1) rc_fail(c, "expert_bias is %u, not 0 or 1", bias);
+    e->expert_bias = bias == 1;
+    e->capacity_factor = rc_f64(c);
+    if (e->experts < 0 || e->experts > (1 << 20) || e->top_k < 0 || e->top_k > e->experts || e->shared_experts < 0 ||
+        e->expert_ffn_hidden < 0 || e->shared_ffn_hidden < 0 || e->dense_layers < 0 || e->moe_every < 0 ||
+        !(e->capacity_factor >= 0))
+        rc_fail(c, "mixture-of-experts fields out of range (experts %lld, top_k %lld)", (long long)e->experts,
+                (long long)e->top_k);
     plc_train *t = &p->train;
     t->global_batch = rc_i64(c);
     uint32_t prec = rc_u32(c);
