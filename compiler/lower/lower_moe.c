@@ -19,9 +19,12 @@
  *   out [R,h] = sum_j weight_j y[pos_j] (+ the shared experts' MLP)  MOE_UNPERMUTE
  *
  * The backward runs it in reverse; the combine weights' gradient is summed
- * over tp (each rank holds a part of y), the router's input gradient is
- * added after the tp reduction (it is whole on every rank), and the
- * load-balancing loss enters at MOE_ROUTE_BWD. */
+ * over tp (each rank holds a part of y), and the load-balancing loss
+ * enters at MOE_ROUTE_BWD. The router's gradients are whole on every tp
+ * rank: without sp its input gradient is added after the tp reduction and
+ * its weight gradient is the replicated tensor's; with sp (whose reduction
+ * scatters rows, and whose replicated gradients are summed over tp) the
+ * logits' gradient is scaled by 1/tp first and both join the partial sums. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -63,7 +66,6 @@ int lw_moe_sizes(lw_ctx *c)
     if (e->expert_bias)
         return mfail(c, "expert-bias balancing is modelled but not lowered: plrun has no update rule for the bias; use aux_loss");
     if (L->cp > 1) return mfail(c, "a mixture-of-experts layer under cp = %lld is not lowered (its load-balancing loss is per whole sequence)", (long long)L->cp);
-    if (c->sp) return mfail(c, "a mixture-of-experts layer under sequence parallelism is not lowered: set sp = false");
     if (e->expert_ffn_hidden % L->tp)
         return mfail(c, "tp = %lld does not divide the experts' FFN width %lld", (long long)L->tp,
                      (long long)e->expert_ffn_hidden);
@@ -210,8 +212,10 @@ int32_t lw_moe_bwd(lw_ctx *c, int64_t l, lw_act *a, int32_t dd)
             A(R, E, k, mo->router == PLC_ROUTER_SIGMOID, c->Sl), mo->route_scale);
     lw_last(c->P)->farg[1] = mo->aux_loss * c->loss_scale;
     int64_t router = TID(PLC_ROLE_ROUTER, l);
+    if (c->sp) lw_emit(c->P, PLC_OP_SCALE, COMPUTE, B(dlogits), A(R * E), 1.0 / (double)c->L.tp);
     matmul(c, lw_weight_grad(c, router), a->hn2, dlogits, h, E, R, 1, 0, 1.0);
+    if (c->sp) matmul(c, dh2, dlogits, lw_weight(c, router), R, h, E, 0, 1, 1.0); /* a tp-th of it per rank */
     dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
-    matmul(c, dh2, dlogits, lw_weight(c, router), R, h, E, 0, 1, 1.0); /* whole on every tp rank: after */
+    if (!c->sp) matmul(c, dh2, dlogits, lw_weight(c, router), R, h, E, 0, 1, 1.0); /* whole: after */
     return dh2;
 }

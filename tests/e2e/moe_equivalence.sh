@@ -45,11 +45,12 @@ train {
 PLAN
 
 failures=0
-run_layout() { # run_layout NAME dp tp pp zero recompute micro_batch
-    local name=$1 dp=$2 tp=$3 pp=$4 zero=$5 rc=$6 mb=$7
+run_layout() { # run_layout NAME dp tp pp zero recompute micro_batch (a name ending _sp: sequence parallel)
+    local name=$1 dp=$2 tp=$3 pp=$4 zero=$5 rc=$6 mb=$7 sp=off
+    case $name in *_sp) sp=on ;; esac
     local ranks=$((dp * tp * pp)) plan="$tmp/$name.bin" log="$tmp/$name.log"
     if ! "$PLC" compile "$tmp/moe.plan" -D cluster.gpus_per_node="$ranks" -D layout.dp="$dp" -D layout.tp="$tp" \
-        -D layout.pp="$pp" -D layout.cp=1 -D layout.sp=off -D layout.zero="$zero" -D layout.recompute="$rc" \
+        -D layout.pp="$pp" -D layout.cp=1 -D layout.sp="$sp" -D layout.zero="$zero" -D layout.recompute="$rc" \
         -D layout.vpp=1 -D layout.schedule=1f1b -D layout.micro_batch="$mb" -o "$plan" >"$log" 2>&1; then
         echo "plc compile failed for $name:"; sed 's/^/    /' "$log" | tail -n 15
         failures=$((failures + 1)); return 1
@@ -70,6 +71,7 @@ layouts=(
     "dp2_zero2       2  1  1  2    none      1"
     "dp2_zero3       2  1  1  3    none      1"
     "tp2             1  2  1  0    none      1"
+    "tp2_sp          1  2  1  0    none      1"
     "pp2             1  1  2  0    none      1"
     "recompute_full  1  1  1  0    full      1"
     "tp2_pp2_dp2     2  2  2  0    none      1"
