@@ -21,9 +21,10 @@
  *   SwiGLU or GELU activations, their output before the combine), the
  *   shared experts', in place of the dense FFN's. Rows per rank: with a
  *   capacity factor c, c x the fair share (the capacity: what the engine
- *   allocates and drops beyond); dropless, the fair share x
+ *   allocates and drops beyond); dropless with ep > 1, the fair share x
  *   PLC_MOE_IMBALANCE, a stated factor (not fitted), which also slows the
- *   experts' GEMMs (the busiest rank gates the combine).
+ *   experts' GEMMs (the busiest rank gates the combine); with ep 1 every
+ *   expert is on the rank and its rows are its tokens' top-k copies.
  * - Time, per MoE layer and micro-batch: the router GEMM, the experts'
  *   GEMMs at the shape model's efficiency for one expert's rows (a grouped
  *   GEMM runs each expert's tiles at that shape; without moe_grouped_gemm
@@ -115,7 +116,9 @@ double plc_moe_rows(const plc_job *job, const plc_layout *l)
     const plc_moe *e = &job->model.moe;
     if (e->experts <= 0) return 0.0;
     double fair = tokens_in(job, l) * (double)e->top_k;
-    return fair * (e->capacity_factor > 0 ? e->capacity_factor : PLC_MOE_IMBALANCE);
+    if (e->capacity_factor > 0) return fair * e->capacity_factor;
+    /* with every expert on the rank (ep 1) its rows are exactly its tokens' */
+    return plc_layout_ep(l) > 1 ? fair * PLC_MOE_IMBALANCE : fair;
 }
 
 double plc_moe_act_layer_delta(const plc_job *job, const plc_layout *l)

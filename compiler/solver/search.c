@@ -74,6 +74,12 @@ static int job_usable(const plc_job *job, char *why, size_t size)
         return -1;
     }
     if (job->train.global_batch < 1) { snprintf(why, size, "global_batch must be positive"); return -1; }
+    /* an engine that runs no MoE layer runs no layout of a model with experts */
+    if (job->model.moe.experts > 0 && job->engine.moe <= 0) {
+        plc_rule_input in = {.model = &job->model, .engine = &job->engine, .engine_id = job->train.engine};
+        plc_rule_message(&in, (plc_verdict){PLC_RULE_ENGINE_MOE, "ep"}, why, size);
+        return -1;
+    }
     if (job->cluster.hw.mem_bytes <= 0 || job->cluster.hw.flops_bf16 <= 0 || job->cluster.hw.hbm_bw <= 0) {
         snprintf(why, size, "the hardware entry lacks memory, bf16_flops or hbm_bw");
         return -1;
