@@ -13,6 +13,7 @@ const char *const plc_objective_names[] = {"time", "memory", NULL};
 const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", NULL};
 const char *const plc_arch_names[] = {"llama", "gpt", NULL};
 const char *const plc_positions_names[] = {"rope", "learned", NULL};
+const char *const plc_router_names[] = {"softmax", "sigmoid", NULL};
 
 /* one name per enum value, and the NULL */
 #define COUNT_OF(table) (sizeof(table) / sizeof(table[0]))
@@ -24,6 +25,7 @@ _Static_assert(COUNT_OF(plc_objective_names) == PLC_OBJ_COUNT + 1, "an objective
 _Static_assert(COUNT_OF(plc_engine_names) == PLC_ENGINE_COUNT + 1, "an engine without a name");
 _Static_assert(COUNT_OF(plc_arch_names) == PLC_ARCH_GPT + 2, "an architecture without a name");
 _Static_assert(COUNT_OF(plc_positions_names) == PLC_POS_LEARNED + 2, "a position encoding without a name");
+_Static_assert(COUNT_OF(plc_router_names) == PLC_ROUTER_SIGMOID + 2, "a router without a name");
 
 #define NAME_OF(table, v) ((unsigned)(v) < COUNT_OF(table) - 1 ? table[v] : NULL)
 

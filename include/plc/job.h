@@ -482,6 +482,7 @@ extern const char *const plc_objective_names[];
 extern const char *const plc_engine_names[];
 extern const char *const plc_arch_names[];
 extern const char *const plc_positions_names[];
+extern const char *const plc_router_names[];
 
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);
  * NULL for an out-of-range value. */
