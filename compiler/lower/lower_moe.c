@@ -46,25 +46,56 @@ static int mfail(lw_ctx *c, const char *fmt, ...)
     return -1;
 }
 
+static int say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int say(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int plc_lower_model_check(const plc_job *job, char *err, size_t errlen)
+{
+    const plc_model *m = &job->model;
+    const plc_moe *e = &m->moe;
+    if (e->experts <= 0) return 0;
+    if (m->arch != PLC_ARCH_LLAMA)
+        return say(err, errlen, "plrun lowers mixture-of-experts layers in the Llama block only (arch = llama)");
+    if (job->train.precision != PLC_PREC_FP32)
+        return say(err, errlen, "plrun runs mixture-of-experts layers in fp32 only: lower the plan with precision = fp32");
+    if (e->top_k < 1 || e->top_k > e->experts)
+        return say(err, errlen, "experts_per_token = %lld must lie in 1 .. experts = %lld", (long long)e->top_k,
+                   (long long)e->experts);
+    if (e->expert_ffn_hidden <= 0)
+        return say(err, errlen, "the experts' FFN width is %lld", (long long)e->expert_ffn_hidden);
+    if (e->shared_experts > 0 && e->shared_ffn_hidden <= 0)
+        return say(err, errlen, "%lld shared experts of width %lld", (long long)e->shared_experts,
+                   (long long)e->shared_ffn_hidden);
+    if (e->router_groups > 0)
+        return say(err, errlen,
+                   "group-limited routing (router_groups = %lld) is modelled but not lowered: plrun has no kernel for it",
+                   (long long)e->router_groups);
+    if (e->expert_bias)
+        return say(err, errlen,
+                   "expert-bias balancing is modelled but not lowered: plrun has no update rule for the bias; use aux_loss");
+    return 0;
+}
+
 int lw_moe_sizes(lw_ctx *c)
 {
     const plc_moe *e = &c->m.moe;
     c->E = c->topk = c->Fel = c->Fsl = c->moe_cap = c->moe_rows = 0;
     if (e->experts <= 0) return 0;
     const plc_layout *L = &c->L;
-    if (c->gpt) return mfail(c, "the mixture-of-experts layer is lowered for the Llama block only (arch = llama)");
-    if (c->act_dt != PLC_F32) return mfail(c, "plrun runs mixture-of-experts layers in fp32 only: lower the plan with precision = fp32");
-    if (e->top_k < 1 || e->top_k > e->experts)
-        return mfail(c, "experts_per_token = %lld must lie in 1 .. experts = %lld", (long long)e->top_k,
-                     (long long)e->experts);
-    if (e->expert_ffn_hidden <= 0) return mfail(c, "the experts' FFN width is %lld", (long long)e->expert_ffn_hidden);
-    if (e->shared_experts > 0 && e->shared_ffn_hidden <= 0)
-        return mfail(c, "%lld shared experts of width %lld", (long long)e->shared_experts, (long long)e->shared_ffn_hidden);
-    if (e->router_groups > 0)
-        return mfail(c, "group-limited routing (router_groups = %lld) is modelled but not lowered: plrun has no kernel for it",
-                     (long long)e->router_groups);
-    if (e->expert_bias)
-        return mfail(c, "expert-bias balancing is modelled but not lowered: plrun has no update rule for the bias; use aux_loss");
+    if (plc_lower_model_check(c->job, c->err, c->errlen)) return -1;
+    if (plc_layout_ep(L) > 1)
+        return mfail(c, "ep = %lld: the lowering runs ep = 1 only (each rank holds every expert); the all-to-all dispatch over ep is not lowered yet",
+                     (long long)plc_layout_ep(L));
+    if (plc_layout_etp(L) != L->tp)
+        return mfail(c, "etp = %lld with tp = %lld: the lowering splits each expert's FFN over tp like the dense MLP, so etp must equal tp",
+                     (long long)plc_layout_etp(L), (long long)L->tp);
     if (L->cp > 1) return mfail(c, "a mixture-of-experts layer under cp = %lld is not lowered (its load-balancing loss is per whole sequence)", (long long)L->cp);
     if (e->expert_ffn_hidden % L->tp)
         return mfail(c, "tp = %lld does not divide the experts' FFN width %lld", (long long)L->tp,

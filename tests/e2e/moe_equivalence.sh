@@ -50,7 +50,7 @@ run_layout() { # run_layout NAME dp tp pp zero recompute micro_batch (a name end
     case $name in *_sp) sp=on ;; esac
     local ranks=$((dp * tp * pp)) plan="$tmp/$name.bin" log="$tmp/$name.log"
     if ! "$PLC" compile "$tmp/moe.plan" -D cluster.gpus_per_node="$ranks" -D layout.dp="$dp" -D layout.tp="$tp" \
-        -D layout.pp="$pp" -D layout.cp=1 -D layout.sp="$sp" -D layout.zero="$zero" -D layout.recompute="$rc" \
+        -D layout.pp="$pp" -D layout.etp="$tp" -D layout.cp=1 -D layout.sp="$sp" -D layout.zero="$zero" -D layout.recompute="$rc" \
         -D layout.vpp=1 -D layout.schedule=1f1b -D layout.micro_batch="$mb" -o "$plan" >"$log" 2>&1; then
         echo "plc compile failed for $name:"; sed 's/^/    /' "$log" | tail -n 15
         failures=$((failures + 1)); return 1

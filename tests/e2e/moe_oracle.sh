@@ -88,15 +88,17 @@ dropped=$(grep -o '"moe_dropped":[0-9]*' "$tmp/cap.jsonl" | head -n 1 | cut -d: 
 [ -n "$dropped" ] && [ "$dropped" -ge 128 ] || die "capacity 0.5 dropped '${dropped:-none}' copies in step 1, expected >= 128"
 echo "capacity_factor 0.5: $dropped copies dropped in step 1 (>= 128)"
 grep -q moe_dropped "$tmp/softmax_single/metrics.jsonl" && die "a dropless run reports a drop count"
-# what the lowering does not run is refused with a reason and exit status 1
-refused() { # refused WHAT OVERRIDES...
-    local what=$1; shift
+# what the lowering does not run is refused
+# (before the search: the model and precision; a layout the lowering
+# refuses, cp > 1 here, fits nowhere: exit 2)
+refused() { # refused STATUS WHAT OVERRIDES...
+    local want=$1 what=$2; shift 2
     "$PLC" compile "$tmp/softmax.plan" "$@" -o "$tmp/refused.bin" >"$tmp/refused.log" 2>&1
     local rc=$?
-    [ "$rc" = 1 ] && grep -q "$what" "$tmp/refused.log" ||
-        { cat "$tmp/refused.log"; die "expected exit 1 and '$what' (got $rc)"; }
+    [ "$rc" = "$want" ] && grep -q "$what" "$tmp/refused.log" ||
+        { cat "$tmp/refused.log"; die "expected exit $want and '$what' (got $rc)"; }
 }
-refused "mixture-of-experts layers in fp32 only" -D cluster.gpus_per_node=1 -D layout.tp=1 -D layout.pp=1 -D train.precision=bf16
-refused "under cp = 2 is not lowered" -D cluster.gpus_per_node=2 -D layout.tp=1 -D layout.pp=1 -D layout.cp=2
-refused "expert-bias balancing is modelled but not lowered" -D cluster.gpus_per_node=1 -D layout.tp=1 -D layout.pp=1 -D model.expert_bias=true
+refused 1 "mixture-of-experts layers in fp32 only" -D cluster.gpus_per_node=1 -D layout.tp=1 -D layout.pp=1 -D train.precision=bf16
+refused 1 "expert-bias balancing is modelled but not lowered" -D cluster.gpus_per_node=1 -D layout.tp=1 -D layout.pp=1 -D model.expert_bias=true
+refused 2 "no layout fits" -D cluster.gpus_per_node=2 -D layout.tp=1 -D layout.pp=1 -D layout.cp=2
 echo "ok: plrun's MoE layers agree with the PyTorch oracle"
