@@ -258,6 +258,11 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
     if (parse_fault(x, err, errlen)) return -1;
 
     if (plc_exec_check_program(plan, x->prog, comm, err, errlen)) return -1;
+    for (uint32_t i = 0; i < x->prog->ninstrs && !be->ops->moe_route; i++)
+        if (x->prog->instrs[i].op >= PLC_OP_MOE_ROUTE && x->prog->instrs[i].op <= PLC_OP_MOE_MM_DW)
+            return plc_fail(err, errlen,
+                            "rank %d: the plan has mixture-of-experts layers, which the %s backend does not run: "
+                            "run it with --backend cpu", comm->rank, be->ops->name);
 
     /* which ranks report: each token's loss is counted by tensor-parallel
      * rank 0 only (its shards all hold the same loss); the gradient norm by
