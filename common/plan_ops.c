@@ -112,8 +112,8 @@ static const plc_op_contract contracts[PLC_OP_COUNT] = {
     [PLC_OP_MOE_ROUTE] = {{B(F32, A0, A1), B(I32, A0, A2), B(I32, A0, A2), B(F32, A0, A2), B(I32, A1), B(F32, A0, A1)},
                           {DIM, POS, POS, FLAG, POS, POS, FLAG},
                           LOCAL, W0 | W1 | W2 | W3 | W4, NOIP},
-    [PLC_OP_MOE_ROUTE_BWD] = {{B(F32, A0, A1), B(F32, A0, A2), B(F32, A0, A1), B(I32, A0, A2)},
-                              {DIM, POS, POS, FLAG, POS},
+    [PLC_OP_MOE_ROUTE_BWD] = {{B(F32, A0, A1), B(F32, A0, A2), B(F32, A0, A1), B(I32, A0, A2), OPT(F32, PLC_FAC_A6, A1)},
+                              {DIM, POS, POS, FLAG, POS, POS, POS},
                               LOCAL, W0, NOIP},
     [PLC_OP_MOE_PERMUTE] = {{B(F32, A3, A1), B(F32, A0, A1), B(I32, A0, A2)}, {DIM, DIM, POS, DIM}, LOCAL, W0, NOIP},
     [PLC_OP_MOE_PERMUTE_BWD] = {{B(F32, A0, A1), B(F32, A3, A1), B(I32, A0, A2)}, {DIM, DIM, POS, DIM}, LOCAL, W0, NOIP},
@@ -130,6 +130,7 @@ static const plc_op_contract contracts[PLC_OP_COUNT] = {
     [PLC_OP_MOE_MM_DW] = {{B(F32, A0, A2, A3), B(F32, A1, A2), B(F32, A1, A3), B(I32, A0)},
                           {POS, DIM, DIM, DIM},
                           LOCAL, W0, NOIP},
+    [PLC_OP_MOE_SEQ_COUNTS] = {{B(F32, A4, A1), B(I32, A0, A2)}, {DIM, POS, POS, POS, POS}, LOCAL, W0, NOIP},
 };
 
 const plc_op_contract *plc_op_contract_of(plc_op op)
@@ -410,9 +411,17 @@ static int check_op_rules(const plc_plan *p, const plc_program *g, const plc_ins
         if (in->buf[2] >= 0 && in->buf[2] == in->buf[1]) return fail(err, errlen, "MOE_ROUTE's expert and pos share a buffer");
         break;
     case PLC_OP_MOE_ROUTE_BWD:
+    case PLC_OP_MOE_SEQ_COUNTS: {
+        int64_t seqs = in->op == PLC_OP_MOE_SEQ_COUNTS ? a[4] : a[6];
         if (a[2] > a[1]) return fail(err, errlen, "top-%lld of %lld experts", (long long)a[2], (long long)a[1]);
-        if (a[0] % a[4]) return fail(err, errlen, "%lld rows are not whole sequences of %lld", (long long)a[0], (long long)a[4]);
+        if (a[4 - (in->op == PLC_OP_MOE_SEQ_COUNTS)] * seqs != a[0])
+            return fail(err, errlen, "%lld rows are not %lld sequences of %lld", (long long)a[0], (long long)seqs,
+                        (long long)a[4 - (in->op == PLC_OP_MOE_SEQ_COUNTS)]);
+        if (in->op == PLC_OP_MOE_ROUTE_BWD && a[5] < a[4])
+            return fail(err, errlen, "a whole sequence of %lld rows is shorter than its %lld rows here", (long long)a[5],
+                        (long long)a[4]);
         break;
+    }
     case PLC_OP_MOE_MM:
     case PLC_OP_MOE_MM_DW:
         for (int k = 1; k < 4; k++)

@@ -252,13 +252,19 @@ int64_t plc_k_moe_route(float *scores, int32_t *expert, int32_t *pos, float *wei
                         const float *logits, int64_t rows, int64_t E, int64_t k, int router,
                         int64_t capacity, float scale);
 /* dlogits (written) from dweight, plus the gradient of the load-balancing
- * loss aux * E * sum_e f_e * sum_t p_te over each sequence of seq_rows
- * rows: f_e its share of the sequence's rows * k choosing e, p_te the
- * softmax probability (router 0) or the score over the token's sum of
- * scores (router 1). */
+ * loss aux * E * sum_e f_e * sum_t p_te over each sequence (seq_rows rows
+ * here, seq_full in all: more under context parallelism): f_e its share of
+ * the sequence's seq_full * k choices taking e, counted from `expert`, or
+ * read from choices [seqs, E] (the sequence's whole count) when not NULL;
+ * p_te the softmax probability (router 0) or the score over the token's
+ * sum of scores (router 1). */
 void plc_k_moe_route_backward(float *dlogits, const float *dweight, const float *scores,
-                              const int32_t *expert, int64_t rows, int64_t E, int64_t k, int router,
-                              int64_t seq_rows, float scale, float aux);
+                              const int32_t *expert, const float *choices, int64_t rows, int64_t E,
+                              int64_t k, int router, int64_t seq_rows, int64_t seq_full, float scale,
+                              float aux);
+/* choices [rows / seq_rows, E] = each sequence's copies per expert */
+void plc_k_moe_seq_counts(float *choices, const int32_t *expert, int64_t rows, int64_t E, int64_t k,
+                          int64_t seq_rows);
 /* xp [prow, h] = each token's copies at their rows, other rows zero */
 void plc_k_moe_permute(float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h,
                        int64_t k, int64_t prow);

@@ -141,8 +141,10 @@ typedef struct plc_backend_ops {
                      int32_t *counts, const float *logits, int64_t rows, int64_t E, int64_t k,
                      int router, int64_t capacity, float scale, int64_t *dropped);
     int (*moe_route_bwd)(plc_backend *be, float *dlogits, const float *dweight, const float *scores,
-                         const int32_t *expert, int64_t rows, int64_t E, int64_t k, int router,
-                         int64_t seq_rows, float scale, float aux);
+                         const int32_t *expert, const float *choices, int64_t rows, int64_t E, int64_t k,
+                         int router, int64_t seq_rows, int64_t seq_full, float scale, float aux);
+    int (*moe_seq_counts)(plc_backend *be, float *choices, const int32_t *expert, int64_t rows, int64_t E,
+                          int64_t k, int64_t seq_rows);
     int (*moe_permute)(plc_backend *be, float *xp, const float *x, const int32_t *pos, int64_t rows,
                        int64_t h, int64_t k, int64_t prow);
     int (*moe_permute_bwd)(plc_backend *be, float *dx, const float *dxp, const int32_t *pos,

@@ -389,10 +389,17 @@ static int cpu_moe_route(plc_backend *be, float *scores, int32_t *expert, int32_
     return done(be);
 }
 static int cpu_moe_route_bwd(plc_backend *be, float *dlogits, const float *dweight, const float *scores,
-                             const int32_t *expert, int64_t rows, int64_t E, int64_t k, int router, int64_t seq_rows,
-                             float scale, float aux)
+                             const int32_t *expert, const float *choices, int64_t rows, int64_t E, int64_t k,
+                             int router, int64_t seq_rows, int64_t seq_full, float scale, float aux)
 {
-    plc_k_moe_route_backward(dlogits, dweight, scores, expert, rows, E, k, router, seq_rows, scale, aux);
+    plc_k_moe_route_backward(dlogits, dweight, scores, expert, choices, rows, E, k, router, seq_rows, seq_full, scale,
+                             aux);
+    return done(be);
+}
+static int cpu_moe_seq_counts(plc_backend *be, float *choices, const int32_t *expert, int64_t rows, int64_t E,
+                              int64_t k, int64_t seq_rows)
+{
+    plc_k_moe_seq_counts(choices, expert, rows, E, k, seq_rows);
     return done(be);
 }
 static int cpu_moe_permute(plc_backend *be, float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h,
@@ -486,6 +493,7 @@ static const plc_backend_ops cpu_ops = {
     .cast = cpu_cast,
     .moe_route = cpu_moe_route,
     .moe_route_bwd = cpu_moe_route_bwd,
+    .moe_seq_counts = cpu_moe_seq_counts,
     .moe_permute = cpu_moe_permute,
     .moe_permute_bwd = cpu_moe_permute_bwd,
     .moe_unpermute = cpu_moe_unpermute,

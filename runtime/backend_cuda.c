@@ -519,11 +519,16 @@ static int cuda_moe_route(plc_backend *be, float *scores, int32_t *expert, int32
     return 0;
 }
 static int cuda_moe_route_bwd(plc_backend *be, float *dlogits, const float *dweight, const float *scores,
-                              const int32_t *expert, int64_t rows, int64_t E, int64_t k, int router, int64_t seq_rows,
-                              float scale, float aux)
+                              const int32_t *expert, const float *choices, int64_t rows, int64_t E, int64_t k,
+                              int router, int64_t seq_rows, int64_t seq_full, float scale, float aux)
 {
-    return K(be, plc_cuda_moe_route_backward(dlogits, dweight, scores, expert, rows, E, k, router, seq_rows, scale,
-                                             aux, S(be)));
+    return K(be, plc_cuda_moe_route_backward(dlogits, dweight, scores, expert, choices, rows, E, k, router, seq_rows,
+                                             seq_full, scale, aux, S(be)));
+}
+static int cuda_moe_seq_counts(plc_backend *be, float *choices, const int32_t *expert, int64_t rows, int64_t E,
+                               int64_t k, int64_t seq_rows)
+{
+    return K(be, plc_cuda_moe_seq_counts(choices, expert, rows, E, k, seq_rows, S(be)));
 }
 static int cuda_moe_permute(plc_backend *be, float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h,
                             int64_t k, int64_t prow)
@@ -601,6 +606,7 @@ static const plc_backend_ops cuda_ops = {
     .cast = cuda_cast,
     .moe_route = cuda_moe_route,
     .moe_route_bwd = cuda_moe_route_bwd,
+    .moe_seq_counts = cuda_moe_seq_counts,
     .moe_permute = cuda_moe_permute,
     .moe_permute_bwd = cuda_moe_permute_bwd,
     .moe_unpermute = cuda_moe_unpermute,

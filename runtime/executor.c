@@ -259,7 +259,7 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
 
     if (plc_exec_check_program(plan, x->prog, comm, err, errlen)) return -1;
     for (uint32_t i = 0; i < x->prog->ninstrs && !be->ops->moe_route; i++)
-        if (x->prog->instrs[i].op >= PLC_OP_MOE_ROUTE && x->prog->instrs[i].op <= PLC_OP_MOE_MM_DW)
+        if (x->prog->instrs[i].op >= PLC_OP_MOE_ROUTE && x->prog->instrs[i].op <= PLC_OP_MOE_SEQ_COUNTS)
             return plc_fail(err, errlen,
                             "rank %d: the plan has mixture-of-experts layers, which the %s backend does not run: "
                             "run it with --backend cpu", comm->rank, be->ops->name);
@@ -669,8 +669,10 @@ static int run_moe(plc_executor *x, const plc_instr *in)
         return o->moe_route(be, FP(0), (int32_t *)PTR(1), (int32_t *)PTR(2), FP(3), (int32_t *)PTR(4), FP(5), a[0],
                             a[1], a[2], (int)a[3], a[4], s0, a[6] ? &x->moe_dropped : &uncounted);
     case PLC_OP_MOE_ROUTE_BWD:
-        return o->moe_route_bwd(be, FP(0), FP(1), FP(2), IP(3), a[0], a[1], a[2], (int)a[3], a[4], s0,
+        return o->moe_route_bwd(be, FP(0), FP(1), FP(2), IP(3), FP(4), a[0], a[1], a[2], (int)a[3], a[4], a[5], s0,
                                 (float)in->farg[1]);
+    case PLC_OP_MOE_SEQ_COUNTS:
+        return o->moe_seq_counts(be, FP(0), IP(1), a[0], a[1], a[2], a[3]);
     case PLC_OP_MOE_PERMUTE:
         return o->moe_permute(be, FP(0), FP(1), IP(2), a[0], a[1], a[2], a[3]);
     case PLC_OP_MOE_PERMUTE_BWD:
@@ -806,6 +808,7 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
     case PLC_OP_MOE_UNPERMUTE_BWD:
     case PLC_OP_MOE_MM:
     case PLC_OP_MOE_MM_DW:
+    case PLC_OP_MOE_SEQ_COUNTS:
         return run_moe(x, in);
     default:
         return plc_backend_fail(be, "op %d is not a compute op", (int)in->op);

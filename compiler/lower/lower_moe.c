@@ -96,7 +96,6 @@ int lw_moe_sizes(lw_ctx *c)
     if (plc_layout_etp(L) != L->tp)
         return mfail(c, "etp = %lld with tp = %lld: the lowering splits each expert's FFN over tp like the dense MLP, so etp must equal tp",
                      (long long)plc_layout_etp(L), (long long)L->tp);
-    if (L->cp > 1) return mfail(c, "a mixture-of-experts layer under cp = %lld is not lowered (its load-balancing loss is per whole sequence)", (long long)L->cp);
     if (e->expert_ffn_hidden % L->tp)
         return mfail(c, "tp = %lld does not divide the experts' FFN width %lld", (long long)L->tp,
                      (long long)e->expert_ffn_hidden);
@@ -238,9 +237,16 @@ int32_t lw_moe_bwd(lw_ctx *c, int64_t l, lw_act *a, int32_t dd)
         matmul(c, lw_weight_grad(c, su), a->hn2, dsu, h, c->Fsl, R, 1, 0, 1.0);
     }
     /* the router: the weights' gradient and the load-balancing loss's */
+    int32_t choices = -1; /* cp: each sequence's choices per expert, summed over its chunks */
+    if (c->g_cp >= 0 && mo->aux_loss > 0) {
+        choices = tmp(c, PLC_F32, c->mb, E, "expert_choices");
+        lw_emit(c->P, PLC_OP_MOE_SEQ_COUNTS, COMPUTE, B(choices, e->expert), A(R, E, k, c->Sl, c->mb), 0.0);
+        lw_emit(c->P, PLC_OP_ALLREDUCE, COMPUTE, B(choices), A(c->mb * E, 0), 0.0);
+        lw_last(c->P)->group = c->g_cp;
+    }
     int32_t dlogits = tmp(c, PLC_F32, R, E, "d_router_logits");
-    lw_emit(c->P, PLC_OP_MOE_ROUTE_BWD, COMPUTE, B(dlogits, dw, e->scores, e->expert),
-            A(R, E, k, mo->router == PLC_ROUTER_SIGMOID, c->Sl), mo->route_scale);
+    lw_emit(c->P, PLC_OP_MOE_ROUTE_BWD, COMPUTE, B(dlogits, dw, e->scores, e->expert, choices),
+            A(R, E, k, mo->router == PLC_ROUTER_SIGMOID, c->Sl, c->S, c->mb), mo->route_scale);
     lw_last(c->P)->farg[1] = mo->aux_loss * c->loss_scale;
     int64_t router = TID(PLC_ROLE_ROUTER, l);
     if (c->sp) lw_emit(c->P, PLC_OP_SCALE, COMPUTE, B(dlogits), A(R * E), 1.0 / (double)c->L.tp);

@@ -64,17 +64,25 @@ int64_t plc_k_moe_route(float *scores, int32_t *expert, int32_t *pos, float *wei
     return dropped;
 }
 
+void plc_k_moe_seq_counts(float *choices, const int32_t *expert, int64_t rows, int64_t E, int64_t k,
+                          int64_t seq_rows)
+{
+    memset(choices, 0, (size_t)(rows / seq_rows * E) * sizeof *choices);
+    for (int64_t i = 0; i < rows * k; i++) choices[(i / k) / seq_rows * E + expert[i]] += 1.0f;
+}
+
 void plc_k_moe_route_backward(float *dlogits, const float *dweight, const float *scores,
-                              const int32_t *expert, int64_t rows, int64_t E, int64_t k, int router,
-                              int64_t seq_rows, float scale, float aux)
+                              const int32_t *expert, const float *choices, int64_t rows, int64_t E,
+                              int64_t k, int router, int64_t seq_rows, int64_t seq_full, float scale,
+                              float aux)
 {
     double f[E > 0 ? E : 1], g[E > 0 ? E : 1];
     for (int64_t t = 0; t < rows; t++) {
         if (t % seq_rows == 0) { /* the sequence's share of copies per expert */
-            for (int64_t e = 0; e < E; e++) f[e] = 0;
-            for (int64_t u = t; u < t + seq_rows; u++)
+            for (int64_t e = 0; e < E; e++) f[e] = choices ? choices[t / seq_rows * E + e] : 0;
+            for (int64_t u = t; !choices && u < t + seq_rows; u++)
                 for (int64_t j = 0; j < k; j++) f[expert[u * k + j]] += 1.0;
-            for (int64_t e = 0; e < E; e++) f[e] /= (double)(seq_rows * k);
+            for (int64_t e = 0; e < E; e++) f[e] /= (double)(seq_full * k);
         }
         const float *p = scores + t * E;
         const int32_t *x = expert + t * k;

@@ -160,8 +160,10 @@ int plc_cuda_moe_route(float *scores, int32_t *expert, int32_t *pos, float *weig
                        const float *logits, int64_t rows, int64_t E, int64_t k, int router, int64_t capacity,
                        float scale, long long *dropped_dev, void *stream);
 int plc_cuda_moe_route_backward(float *dlogits, const float *dweight, const float *scores, const int32_t *expert,
-                                int64_t rows, int64_t E, int64_t k, int router, int64_t seq_rows, float scale,
-                                float aux, void *stream);
+                                const float *choices, int64_t rows, int64_t E, int64_t k, int router,
+                                int64_t seq_rows, int64_t seq_full, float scale, float aux, void *stream);
+int plc_cuda_moe_seq_counts(float *choices, const int32_t *expert, int64_t rows, int64_t E, int64_t k,
+                            int64_t seq_rows, void *stream);
 int plc_cuda_moe_permute(float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h, int64_t k,
                          int64_t prow, void *stream);
 int plc_cuda_moe_permute_backward(float *dx, const float *dxp, const int32_t *pos, int64_t rows, int64_t h,

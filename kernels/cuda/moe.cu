@@ -95,14 +95,17 @@ extern "C" int plc_cuda_moe_route(float *scores, int32_t *expert, int32_t *pos, 
 
 /* one block per sequence: f_e in shared memory, then a thread per token */
 __global__ void moe_route_bwd_k(float *dlogits, const float *dweight, const float *scores, const int32_t *expert,
-                                int64_t E, int64_t k, int router, int64_t seq_rows, float scale, float aux)
+                                const float *choices, int64_t E, int64_t k, int router, int64_t seq_rows,
+                                int64_t seq_full, float scale, float aux)
 {
     extern __shared__ double f[]; /* [E] */
     const int64_t t0 = (int64_t)blockIdx.x * seq_rows;
     for (int64_t e = threadIdx.x; e < E; e += blockDim.x) {
         double c = 0;
-        for (int64_t i = t0 * k; i < (t0 + seq_rows) * k; i++) c += expert[i] == (int32_t)e;
-        f[e] = c / (double)(seq_rows * k);
+        if (choices) c = choices[(int64_t)blockIdx.x * E + e];
+        else
+            for (int64_t i = t0 * k; i < (t0 + seq_rows) * k; i++) c += expert[i] == (int32_t)e;
+        f[e] = c / (double)(seq_full * k);
     }
     __syncthreads();
     const double ae = (double)aux * (double)E;
@@ -146,13 +149,37 @@ __global__ void moe_route_bwd_k(float *dlogits, const float *dweight, const floa
 }
 
 extern "C" int plc_cuda_moe_route_backward(float *dlogits, const float *dweight, const float *scores,
-                                           const int32_t *expert, int64_t rows, int64_t E, int64_t k, int router,
-                                           int64_t seq_rows, float scale, float aux, void *stream)
+                                           const int32_t *expert, const float *choices, int64_t rows, int64_t E,
+                                           int64_t k, int router, int64_t seq_rows, int64_t seq_full, float scale,
+                                           float aux, void *stream)
 {
     if (rows <= 0) return 0;
     if (E * (int64_t)sizeof(double) > 48 * 1024) return plc_cuda_fail(__func__, "too many experts for shared memory");
     moe_route_bwd_k<<<(unsigned)(rows / seq_rows), 128, (size_t)E * sizeof(double), plc_stream(stream)>>>(
-        dlogits, dweight, scores, expert, E, k, router, seq_rows, scale, aux);
+        dlogits, dweight, scores, expert, choices, E, k, router, seq_rows, seq_full, scale, aux);
+    return plc_cuda_check_launch(__func__);
+}
+
+/* one thread per (sequence, expert), its copies in order */
+__global__ void moe_seq_counts_k(float *choices, const int32_t *expert, int64_t seqs, int64_t E, int64_t k,
+                                 int64_t seq_rows)
+{
+    GRID_STRIDE(i, seqs * E)
+    {
+        int64_t b = i / E, e = i % E;
+        float c = 0;
+        for (int64_t j = b * seq_rows * k; j < (b + 1) * seq_rows * k; j++) c += expert[j] == (int32_t)e ? 1.0f : 0.0f;
+        choices[i] = c;
+    }
+}
+
+extern "C" int plc_cuda_moe_seq_counts(float *choices, const int32_t *expert, int64_t rows, int64_t E, int64_t k,
+                                       int64_t seq_rows, void *stream)
+{
+    int64_t seqs = rows / seq_rows;
+    if (seqs <= 0) return 0;
+    moe_seq_counts_k<<<plc_blocks(seqs * E, MOE_THREADS), MOE_THREADS, 0, plc_stream(stream)>>>(choices, expert, seqs,
+                                                                                              E, k, seq_rows);
     return plc_cuda_check_launch(__func__);
 }
 

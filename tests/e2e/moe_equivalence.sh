@@ -2,8 +2,9 @@
 # Issue 35's layouts of a mixture-of-experts model (ep = 1): a tiny MoE
 # Llama (4 routed experts, top-2, a shared expert, a dense first layer, the
 # load-balancing loss) runs 10 fp32 steps under dp, tp (the experts' FFN
-# split like the dense MLP: etp = tp), pp, dp with ZeRO 1-3, full recompute
-# and tp x pp x dp; every step's loss must match the single-rank run within
+# split like the dense MLP: etp = tp) with and without sp, pp, cp (the
+# load-balancing loss's choices summed over a sequence's chunks), dp with
+# ZeRO 1-3, full recompute and tp x pp x dp; every step's loss must match the single-rank run within
 # 1e-5 relative, and a multi-rank plan run twice must give bitwise identical
 # losses. Prints layout -> max relative deviation.
 set -u
@@ -45,12 +46,12 @@ train {
 PLAN
 
 failures=0
-run_layout() { # run_layout NAME dp tp pp zero recompute micro_batch (a name ending _sp: sequence parallel)
-    local name=$1 dp=$2 tp=$3 pp=$4 zero=$5 rc=$6 mb=$7 sp=off
+run_layout() { # run_layout NAME dp tp pp cp zero recompute micro_batch (a name ending _sp: sequence parallel)
+    local name=$1 dp=$2 tp=$3 pp=$4 cp=$5 zero=$6 rc=$7 mb=$8 sp=off
     case $name in *_sp) sp=on ;; esac
-    local ranks=$((dp * tp * pp)) plan="$tmp/$name.bin" log="$tmp/$name.log"
+    local ranks=$((dp * tp * pp * cp)) plan="$tmp/$name.bin" log="$tmp/$name.log"
     if ! "$PLC" compile "$tmp/moe.plan" -D cluster.gpus_per_node="$ranks" -D layout.dp="$dp" -D layout.tp="$tp" \
-        -D layout.pp="$pp" -D layout.etp="$tp" -D layout.cp=1 -D layout.sp="$sp" -D layout.zero="$zero" -D layout.recompute="$rc" \
+        -D layout.pp="$pp" -D layout.etp="$tp" -D layout.cp="$cp" -D layout.sp="$sp" -D layout.zero="$zero" -D layout.recompute="$rc" \
         -D layout.vpp=1 -D layout.schedule=1f1b -D layout.micro_batch="$mb" -o "$plan" >"$log" 2>&1; then
         echo "plc compile failed for $name:"; sed 's/^/    /' "$log" | tail -n 15
         failures=$((failures + 1)); return 1
@@ -62,19 +63,21 @@ run_layout() { # run_layout NAME dp tp pp zero recompute micro_batch (a name end
     losses "$tmp/$name.jsonl" >"$tmp/$name.loss"
 }
 
-#        name            dp tp pp zero recompute mb
+#        name            dp tp pp cp zero recompute mb
 layouts=(
-    "single          1  1  1  0    none      1"
-    "single_mb2      1  1  1  0    none      2"
-    "dp2             2  1  1  0    none      1"
-    "dp2_zero1       2  1  1  1    none      1"
-    "dp2_zero2       2  1  1  2    none      1"
-    "dp2_zero3       2  1  1  3    none      1"
-    "tp2             1  2  1  0    none      1"
-    "tp2_sp          1  2  1  0    none      1"
-    "pp2             1  1  2  0    none      1"
-    "recompute_full  1  1  1  0    full      1"
-    "tp2_pp2_dp2     2  2  2  0    none      1"
+    "single          1  1  1  1  0    none      1"
+    "single_mb2      1  1  1  1  0    none      2"
+    "dp2             2  1  1  1  0    none      1"
+    "dp2_zero1       2  1  1  1  1    none      1"
+    "dp2_zero2       2  1  1  1  2    none      1"
+    "dp2_zero3       2  1  1  1  3    none      1"
+    "tp2             1  2  1  1  0    none      1"
+    "tp2_sp          1  2  1  1  0    none      1"
+    "pp2             1  1  2  1  0    none      1"
+    "cp2             1  1  1  2  0    none      1"
+    "cp2_dp2_zero2   2  1  1  2  2    none      1"
+    "recompute_full  1  1  1  1  0    full      1"
+    "tp2_pp2_dp2     2  2  2  1  0    none      1"
 )
 echo "MoE layouts against the single-rank loss curve ($STEPS steps, tolerance $TOL):"
 for row in "${layouts[@]}"; do

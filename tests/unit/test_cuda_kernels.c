@@ -76,7 +76,9 @@ static void test_moe(void)
         plc_k_moe_unpermute_backward(dy, dwt, dout, y, pos, wt, T, H, K, P);
         plc_k_moe_permute_backward(dx, y, pos, T, H, K);
         plc_k_moe_matmul_dw(dW, xp, g, cnt, E, H, F);
-        plc_k_moe_route_backward(dz, dw, sc, ex, T, E, K, router, SEQ, 1.5f, 0.1f);
+        plc_k_moe_route_backward(dz, dw, sc, ex, NULL, T, E, K, router, SEQ, SEQ, 1.5f, 0.1f);
+        float ch[T / SEQ * E];
+        plc_k_moe_seq_counts(ch, ex, T, E, K, SEQ);
 
         float *dzl = UP(z, T * E), *dxh = UP(x, T * H), *dWt = UP(W, E * H * F), *ddo = UP(dout, T * H),
               *ddw = UP(dw, T * K);
@@ -94,7 +96,10 @@ static void test_moe(void)
         CU_ASSERT(plc_cuda_moe_unpermute_backward(gdy, gdwt, ddo, gy, gpos, gwt, T, H, K, P, NULL) == 0);
         CU_ASSERT(plc_cuda_moe_permute_backward(gdx, gy, gpos, T, H, K, NULL) == 0);
         CU_ASSERT(plc_cuda_moe_matmul_dw(ctx, gdW, gxp, gg, gcnt, E, H, F, NULL) == 0);
-        CU_ASSERT(plc_cuda_moe_route_backward(gdz, ddw, gsc, gex, T, E, K, router, SEQ, 1.5f, 0.1f, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_route_backward(gdz, ddw, gsc, gex, NULL, T, E, K, router, SEQ, SEQ, 1.5f, 0.1f, NULL) == 0);
+        float *gch = ZEROS(float, T / SEQ * E);
+        CU_ASSERT(plc_cuda_moe_seq_counts(gch, gex, T, E, K, SEQ, NULL) == 0);
+        expect_close("moe sequence choices", gch, ch, T / SEQ * E, 0);
         CU_ASSERT_FATAL(cudaMemcpy(&hdrop, gdrop, sizeof hdrop, cudaMemcpyDeviceToHost) == cudaSuccess);
         CU_ASSERT_EQUAL(hdrop, dropped);
         expect_equal_i32("moe expert", gex, ex, T * K);

@@ -147,7 +147,14 @@ static void test_route_backward_fd(void)
         memset(f, 0, sizeof f);
         for (int t = 0; t < T; t++)
             for (int j = 0; j < K; j++) f[(t / SEQ) * E + ex[t * K + j]] += 1.0 / (SEQ * K);
-        plc_k_moe_route_backward(dz, dw, scores, ex, T, E, K, router, SEQ, scale, aux);
+        plc_k_moe_route_backward(dz, dw, scores, ex, NULL, T, E, K, router, SEQ, SEQ, scale, aux);
+        /* the same from the sequences' counted choices (as cp's all-reduced ones) */
+        float ch[(T / SEQ) * E], dz2[T * E];
+        plc_k_moe_seq_counts(ch, ex, T, E, K, SEQ);
+        for (int b = 0; b < T / SEQ; b++)
+            for (int e = 0; e < E; e++) CU_ASSERT_DOUBLE_EQUAL(ch[b * E + e], f[b * E + e] * SEQ * K, 1e-6);
+        plc_k_moe_route_backward(dz2, dw, scores, ex, ch, T, E, K, router, SEQ, SEQ, scale, aux);
+        CU_ASSERT(memcmp(dz, dz2, sizeof dz) == 0);
         double worst = 0;
         for (int i = 0; i < T * E; i++) {
             float zp[T * E], zm[T * E];
