@@ -92,6 +92,8 @@ const char *plc_layout_text(const plc_layout *l, char *buf, size_t size)
     if (size) buf[0] = '\0';
     for (int d = 0; d < PLC_LD_COUNT && n < size; d++) {
         char v[32];
+        /* ep and etp where they are more than 1 (a dense model's texts do not change) */
+        if (PLC_LAYOUT_MOE_DIM(d) && plc_layout_get(l, (plc_layout_dim)d) <= 1) continue;
         int k = snprintf(buf + n, size - n, "%s%s=%s", d ? " " : "", plc_layout_dim_key((plc_layout_dim)d),
                          plc_layout_value_text((plc_layout_dim)d, plc_layout_get(l, (plc_layout_dim)d), v, sizeof v));
         if (k < 0) break;

@@ -36,6 +36,7 @@
 #define W1 (1u << 1)
 #define W2 (1u << 2)
 #define W3 (1u << 3)
+#define W4 (1u << 4)
 #define W5 (1u << 5)
 #define NOIP 0, {{0}}
 #define IP1(w, r) 1, {{w, r}}
@@ -107,6 +108,29 @@ static const plc_op_contract contracts[PLC_OP_COUNT] = {
     [PLC_OP_BROADCAST] = {{B(ANY, A0)}, {DIM, DIM}, COLL, W0, NOIP},
     [PLC_OP_SEND] = {{B(ANY, A0)}, {DIM}, PEER, 0, NOIP},
     [PLC_OP_RECV] = {{B(ANY, A0)}, {DIM}, PEER, W0, NOIP},
+    /* mixture of experts (f32): E experts, top-k, prow permuted rows */
+    [PLC_OP_MOE_ROUTE] = {{B(F32, A0, A1), B(I32, A0, A2), B(I32, A0, A2), B(F32, A0, A2), B(I32, A1), B(F32, A0, A1)},
+                          {DIM, POS, POS, FLAG, POS, POS, FLAG},
+                          LOCAL, W0 | W1 | W2 | W3 | W4, NOIP},
+    [PLC_OP_MOE_ROUTE_BWD] = {{B(F32, A0, A1), B(F32, A0, A2), B(F32, A0, A1), B(I32, A0, A2), OPT(F32, PLC_FAC_A6, A1)},
+                              {DIM, POS, POS, FLAG, POS, POS, POS},
+                              LOCAL, W0, NOIP},
+    [PLC_OP_MOE_PERMUTE] = {{B(F32, A3, A1), B(F32, A0, A1), B(I32, A0, A2)}, {DIM, DIM, POS, DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_MOE_PERMUTE_BWD] = {{B(F32, A0, A1), B(F32, A3, A1), B(I32, A0, A2)}, {DIM, DIM, POS, DIM}, LOCAL, W0, NOIP},
+    [PLC_OP_MOE_UNPERMUTE] = {{B(F32, A0, A1), B(F32, A3, A1), B(I32, A0, A2), B(F32, A0, A2)},
+                              {DIM, DIM, POS, DIM},
+                              LOCAL, W0, NOIP},
+    [PLC_OP_MOE_UNPERMUTE_BWD] = {{B(F32, A3, A1), B(F32, A0, A2), B(F32, A0, A1), B(F32, A3, A1), B(I32, A0, A2),
+                                   B(F32, A0, A2)},
+                                  {DIM, DIM, POS, DIM},
+                                  LOCAL, W0 | W1, NOIP},
+    [PLC_OP_MOE_MM] = {{B(F32, A1, A3), B(F32, A1, A2), B(F32, A0, A2, A3), B(I32, A0)},
+                       {POS, DIM, DIM, DIM, FLAG},
+                       LOCAL, W0, NOIP},
+    [PLC_OP_MOE_MM_DW] = {{B(F32, A0, A2, A3), B(F32, A1, A2), B(F32, A1, A3), B(I32, A0)},
+                          {POS, DIM, DIM, DIM},
+                          LOCAL, W0, NOIP},
+    [PLC_OP_MOE_SEQ_COUNTS] = {{B(F32, A4, A1), B(I32, A0, A2)}, {DIM, POS, POS, POS, POS}, LOCAL, W0, NOIP},
 };
 
 const plc_op_contract *plc_op_contract_of(plc_op op)
@@ -378,6 +402,32 @@ static int check_op_rules(const plc_plan *p, const plc_program *g, const plc_ins
     case PLC_OP_REDUCE_SCATTER:
     case PLC_OP_ALLGATHER:
         if (b0->dtype != b1->dtype) return fail(err, errlen, "source and destination dtypes differ");
+        break;
+    case PLC_OP_MOE_ROUTE:
+        if (a[2] > a[1]) return fail(err, errlen, "top-%lld of %lld experts", (long long)a[2], (long long)a[1]);
+        if (a[5] < a[0] * a[2] && a[5] < a[1] * a[4])
+            return fail(err, errlen, "%lld permuted rows hold neither the %lld routed rows nor %lld experts' capacity of %lld",
+                        (long long)a[5], (long long)(a[0] * a[2]), (long long)a[1], (long long)a[4]);
+        if (in->buf[2] >= 0 && in->buf[2] == in->buf[1]) return fail(err, errlen, "MOE_ROUTE's expert and pos share a buffer");
+        break;
+    case PLC_OP_MOE_ROUTE_BWD:
+    case PLC_OP_MOE_SEQ_COUNTS: {
+        int64_t seqs = in->op == PLC_OP_MOE_SEQ_COUNTS ? a[4] : a[6];
+        if (a[2] > a[1]) return fail(err, errlen, "top-%lld of %lld experts", (long long)a[2], (long long)a[1]);
+        if (a[4 - (in->op == PLC_OP_MOE_SEQ_COUNTS)] * seqs != a[0])
+            return fail(err, errlen, "%lld rows are not %lld sequences of %lld", (long long)a[0], (long long)seqs,
+                        (long long)a[4 - (in->op == PLC_OP_MOE_SEQ_COUNTS)]);
+        if (in->op == PLC_OP_MOE_ROUTE_BWD && a[5] < a[4])
+            return fail(err, errlen, "a whole sequence of %lld rows is shorter than its %lld rows here", (long long)a[5],
+                        (long long)a[4]);
+        break;
+    }
+    case PLC_OP_MOE_MM:
+    case PLC_OP_MOE_MM_DW:
+        for (int k = 1; k < 4; k++)
+            if (a[k] > INT_MAX)
+                return fail(err, errlen, "expert matmul dimension arg%d = %lld does not fit BLAS's int (at most %d)", k,
+                            (long long)a[k], INT_MAX);
         break;
     case PLC_OP_BROADCAST:
         if (a[1] >= group) return fail(err, errlen, "root %lld is outside the group of %lld", (long long)a[1], (long long)group);

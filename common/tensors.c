@@ -20,15 +20,54 @@ static const plc_tensor_role gpt_roles[] = {
     PLC_ROLE_WV,        PLC_ROLE_BV,          PLC_ROLE_WO,     PLC_ROLE_BO,     PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B,
     PLC_ROLE_W_FC,      PLC_ROLE_B_FC,        PLC_ROLE_W_PROJ, PLC_ROLE_B_PROJ,
 };
+static const plc_tensor_role moe_roles[] = {
+    PLC_ROLE_ATTN_NORM, PLC_ROLE_WQ,       PLC_ROLE_WK,     PLC_ROLE_WV,       PLC_ROLE_WO,
+    PLC_ROLE_MLP_NORM,  PLC_ROLE_ROUTER,   PLC_ROLE_EXP_GATE, PLC_ROLE_EXP_UP, PLC_ROLE_EXP_DOWN,
+    PLC_ROLE_SH_GATE,   PLC_ROLE_SH_UP,    PLC_ROLE_SH_DOWN,
+};
 #define NROLES(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
 static int64_t per_layer(const plc_model *m) { return is_gpt(m) ? NROLES(gpt_roles) : NROLES(llama_roles); }
 int64_t plc_tensors_per_layer(const plc_model *m) { return per_layer(m); }
-static const plc_tensor_role *layer_roles(const plc_model *m) { return is_gpt(m) ? gpt_roles : llama_roles; }
+
+static int64_t moe_every(const plc_model *m) { return m->moe.moe_every > 0 ? m->moe.moe_every : 1; }
+
+bool plc_layer_is_moe(const plc_model *m, int64_t layer)
+{
+    if (m->moe.experts <= 0 || layer < m->moe.dense_layers || layer >= m->layers) return false;
+    return (layer - m->moe.dense_layers) % moe_every(m) == 0;
+}
+
+/* MoE layers among layers [0, l) */
+static int64_t moe_before(const plc_model *m, int64_t l)
+{
+    if (m->moe.experts <= 0 || l <= m->moe.dense_layers) return 0;
+    return (l - m->moe.dense_layers + moe_every(m) - 1) / moe_every(m);
+}
+
+static int64_t moe_per_layer(const plc_model *m) { return m->moe.shared_experts > 0 ? 13 : 10; }
+
+int64_t plc_layer_tensor_count(const plc_model *m, int64_t layer)
+{
+    if (layer < 0 || layer >= m->layers) return 0;
+    return plc_layer_is_moe(m, layer) ? moe_per_layer(m) : per_layer(m);
+}
+
+static const plc_tensor_role *layer_roles(const plc_model *m, int64_t layer)
+{
+    if (plc_layer_is_moe(m, layer)) return moe_roles;
+    return is_gpt(m) ? gpt_roles : llama_roles;
+}
 /* ids before the first layer: tok_emb, and pos_emb when positions are learned */
 static int64_t first_layer_id(const plc_model *m) { return 1 + (m->positions == PLC_POS_LEARNED); }
+/* the first id of layer l (l = layers: the final norm's) */
+static int64_t layer_base(const plc_model *m, int64_t l)
+{
+    int64_t moe = moe_before(m, l);
+    return first_layer_id(m) + per_layer(m) * (l - moe) + moe_per_layer(m) * moe;
+}
 /* the final norm's tensors: weight, and bias in GPT */
-static int64_t final_norm_id(const plc_model *m) { return first_layer_id(m) + per_layer(m) * m->layers; }
+static int64_t final_norm_id(const plc_model *m) { return layer_base(m, m->layers); }
 static int64_t lm_head_id(const plc_model *m) { return final_norm_id(m) + 1 + is_gpt(m); }
 
 const char *plc_tensor_role_name(const plc_model *m, plc_tensor_role r)
@@ -36,7 +75,8 @@ const char *plc_tensor_role_name(const plc_model *m, plc_tensor_role r)
     static const char *const names[PLC_ROLE_COUNT] = {
         "tok_emb", "attn_norm", "wq",   "wk",     "wv",     "wo",     "mlp_norm", "w_gate",       "w_up",
         "w_down",  "final_norm", "lm_head", "pos_emb", "ln1_b", "bq", "bk", "bv", "bo", "ln2_b", "w_fc",
-        "b_fc",    "w_proj",     "b_proj",  "final_norm_b",
+        "b_fc",    "w_proj",     "b_proj",  "final_norm_b", "router", "experts.w_gate", "experts.w_up",
+        "experts.w_down", "shared.w_gate", "shared.w_up", "shared.w_down",
     };
     if (is_gpt(m)) {
         if (r == PLC_ROLE_ATTN_NORM) return "ln1_w";
@@ -79,6 +119,13 @@ void plc_tensor_role_shape(const plc_model *m, plc_tensor_role role, int64_t sha
     case PLC_ROLE_W_DOWN:
     case PLC_ROLE_W_PROJ: shape[0] = m->ffn_hidden; shape[1] = m->hidden; break;
     case PLC_ROLE_LM_HEAD: shape[0] = m->hidden; shape[1] = m->vocab; break;
+    case PLC_ROLE_ROUTER: shape[0] = m->hidden; shape[1] = m->moe.experts; break;
+    case PLC_ROLE_EXP_GATE:
+    case PLC_ROLE_EXP_UP:
+    case PLC_ROLE_EXP_DOWN: shape[0] = m->moe.experts * m->hidden; shape[1] = m->moe.expert_ffn_hidden; break;
+    case PLC_ROLE_SH_GATE:
+    case PLC_ROLE_SH_UP: shape[0] = m->hidden; shape[1] = m->moe.shared_experts * m->moe.shared_ffn_hidden; break;
+    case PLC_ROLE_SH_DOWN: shape[0] = m->moe.shared_experts * m->moe.shared_ffn_hidden; shape[1] = m->hidden; break;
     case PLC_ROLE_COUNT: shape[0] = 0; break;
     }
 }
@@ -127,9 +174,15 @@ static plc_tensor_role role_of(const plc_model *m, int64_t id, int64_t *layer)
     *layer = -1;
     if (id == 0) return PLC_ROLE_TOK_EMB;
     if (id < first) return PLC_ROLE_POS_EMB;
-    if (id < fin) {
-        *layer = (id - first) / per_layer(m);
-        return layer_roles(m)[(id - first) % per_layer(m)];
+    if (id < fin) { /* the last layer whose base is at most id */
+        int64_t lo = 0, hi = m->layers - 1;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo + 1) / 2;
+            if (layer_base(m, mid) <= id) lo = mid;
+            else hi = mid - 1;
+        }
+        *layer = lo;
+        return layer_roles(m, lo)[id - layer_base(m, lo)];
     }
     if (id == fin) return PLC_ROLE_FINAL_NORM;
     if (id < lm_head_id(m)) return PLC_ROLE_FINAL_NORM_B;
@@ -168,7 +221,8 @@ bool plc_tensor_get(const plc_model *m, int64_t id, plc_tensor_info *out)
     out->init = !vector ? PLC_INIT_NORMAL : is_norm_weight(out->role) ? PLC_INIT_ONES : PLC_INIT_ZEROS;
     out->weight_decay = !vector;
     out->init_std = vector ? 0.0 : PLC_INIT_STD;
-    if (out->role == PLC_ROLE_WO || out->role == PLC_ROLE_W_DOWN || out->role == PLC_ROLE_W_PROJ)
+    if (out->role == PLC_ROLE_WO || out->role == PLC_ROLE_W_DOWN || out->role == PLC_ROLE_W_PROJ ||
+        out->role == PLC_ROLE_EXP_DOWN || out->role == PLC_ROLE_SH_DOWN)
         out->init_std = PLC_INIT_STD / sqrt(2.0 * (double)m->layers);
     return true;
 }
@@ -185,8 +239,8 @@ int64_t plc_tensor_id(const plc_model *m, plc_tensor_role role, int64_t layer)
     default: break;
     }
     if (layer < 0 || layer >= m->layers) return -1;
-    for (int64_t i = 0; i < per_layer(m); i++)
-        if (layer_roles(m)[i] == role) return first_layer_id(m) + per_layer(m) * layer + i;
+    for (int64_t i = 0; i < plc_layer_tensor_count(m, layer); i++)
+        if (layer_roles(m, layer)[i] == role) return layer_base(m, layer) + i;
     return -1;
 }
 
@@ -210,8 +264,9 @@ plc_shard_kind plc_tensor_tp_split(plc_tensor_role r)
 {
     switch (r) {
     case PLC_ROLE_WQ: case PLC_ROLE_WK: case PLC_ROLE_WV: case PLC_ROLE_W_GATE: case PLC_ROLE_W_UP:
-    case PLC_ROLE_W_FC: case PLC_ROLE_LM_HEAD: return PLC_SHARD_COLS;
-    case PLC_ROLE_WO: case PLC_ROLE_W_DOWN: case PLC_ROLE_W_PROJ: case PLC_ROLE_TOK_EMB:
+    case PLC_ROLE_W_FC: case PLC_ROLE_LM_HEAD: case PLC_ROLE_EXP_GATE: case PLC_ROLE_EXP_UP:
+    case PLC_ROLE_EXP_DOWN: case PLC_ROLE_SH_GATE: case PLC_ROLE_SH_UP: return PLC_SHARD_COLS;
+    case PLC_ROLE_WO: case PLC_ROLE_W_DOWN: case PLC_ROLE_SH_DOWN: case PLC_ROLE_W_PROJ: case PLC_ROLE_TOK_EMB:
     case PLC_ROLE_BQ: case PLC_ROLE_BK: case PLC_ROLE_BV: case PLC_ROLE_B_FC: return PLC_SHARD_ROWS;
     default: return PLC_SHARD_NONE;
     }

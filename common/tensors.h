@@ -39,6 +39,19 @@ typedef enum plc_tensor_role {
     PLC_ROLE_W_PROJ,
     PLC_ROLE_B_PROJ,
     PLC_ROLE_FINAL_NORM_B,
+    /* a mixture-of-experts layer's feed-forward (model.moe, docs/model.md):
+     * the router [hidden, experts]; the routed experts' three matrices, each
+     * expert's [hidden, expert_ffn_hidden] block stacked, [experts * hidden,
+     * expert_ffn_hidden] (w_down stored transposed: an expert's output is
+     * s @ w_down_e^T); the shared experts as one SwiGLU MLP of width
+     * shared_experts * shared_ffn_hidden */
+    PLC_ROLE_ROUTER,
+    PLC_ROLE_EXP_GATE,
+    PLC_ROLE_EXP_UP,
+    PLC_ROLE_EXP_DOWN,
+    PLC_ROLE_SH_GATE,
+    PLC_ROLE_SH_UP,
+    PLC_ROLE_SH_DOWN,
     PLC_ROLE_COUNT
 } plc_tensor_role;
 
@@ -65,7 +78,7 @@ typedef struct plc_tensor_info {
 } plc_tensor_info;
 
 /* Global tensor ids, in order: tok_emb; pos_emb (learned positions); the
- * layers, 9 tensors each (Llama: attn_norm, wq, wk, wv, wo, mlp_norm,
+ * layers, 9 tensors each (an MoE layer: plc_layer_tensor_count) (Llama: attn_norm, wq, wk, wv, wo, mlp_norm,
  * w_gate, w_up, w_down) or 16 (GPT: ln1_w, ln1_b, wq, bq, wk, bk, wv, bv,
  * wo, bo, ln2_w, ln2_b, w_fc, b_fc, w_proj, b_proj); the final norm
  * (final_norm, or final_norm_w and final_norm_b); lm_head when untied.
@@ -73,9 +86,20 @@ typedef struct plc_tensor_info {
  * GPT block's Hugging Face GPT-2's (`wte.weight`, `h.{l}.ln_1.weight`,
  * `h.{l}.mlp.c_fc.weight`, ...; q, k, v as `h.{l}.attn.q.weight`, ...). */
 
-/* tensors of one layer: 9 (Llama) or 16 (GPT); at most PLC_MAX_LAYER_TENSORS */
+/* tensors of one dense layer: 9 (Llama) or 16 (GPT); at most PLC_MAX_LAYER_TENSORS */
 #define PLC_MAX_LAYER_TENSORS 16
 int64_t plc_tensors_per_layer(const plc_model *m);
+
+/* Mixture of experts (plc_moe, plc/job.h). A layer is an MoE layer when the
+ * model has experts, the layer is not among the first dense_layers and
+ * (layer - dense_layers) % moe_every == 0. An MoE layer (Llama block) holds
+ * attn_norm, wq, wk, wv, wo, mlp_norm, router, experts.w_gate,
+ * experts.w_up, experts.w_down, and with shared experts shared.w_gate,
+ * shared.w_up, shared.w_down: 10 or 13 tensors, in that id order, in place
+ * of the dense layer's 9. */
+bool plc_layer_is_moe(const plc_model *m, int64_t layer);
+/* tensors of layer `layer` (9, 10, 13 or 16), 0 out of range */
+int64_t plc_layer_tensor_count(const plc_model *m, int64_t layer);
 
 /* number of global tensors: 2 + 9 L for Llama, plus lm_head when
  * embeddings are untied; GPT: 3 + 16 L, one more with learned positions */

@@ -237,6 +237,57 @@ void plc_k_adamw(float *param, const float *grad, float *m, float *v, int64_t n,
 void plc_k_cast_f32_to_bf16(uint16_t *out, const float *in, int64_t n);
 void plc_k_cast_bf16_to_f32(float *out, const uint16_t *in, int64_t n);
 
+/* ---- mixture of experts (kernels/cpu/moe.c; docs/model.md) ------------------
+ * rows tokens, E experts, top-k each. Routing: scores = softmax(logits) over
+ * the E experts (router 0) or sigmoid(logits) (router 1); a token's k
+ * experts are its k highest scores (ties: the lower expert); its combine
+ * weights are those k scores normalised to sum 1, times `scale`. Its copy
+ * for its j-th expert e takes the next free row of e's block of the
+ * permuted buffer, tokens in order; a copy past `capacity` rows of its
+ * expert is dropped (pos = -1, weight kept for the gradient's sake but
+ * unused). Expert e's block starts after the kept rows of experts < e. */
+
+/* writes scores, expert, pos, weight and counts; returns the copies dropped */
+int64_t plc_k_moe_route(float *scores, int32_t *expert, int32_t *pos, float *weight, int32_t *counts,
+                        const float *logits, int64_t rows, int64_t E, int64_t k, int router,
+                        int64_t capacity, float scale);
+/* dlogits (written) from dweight, plus the gradient of the load-balancing
+ * loss aux * E * sum_e f_e * sum_t p_te over each sequence (seq_rows rows
+ * here, seq_full in all: more under context parallelism): f_e its share of
+ * the sequence's seq_full * k choices taking e, counted from `expert`, or
+ * read from choices [seqs, E] (the sequence's whole count) when not NULL;
+ * p_te the softmax probability (router 0) or the score over the token's
+ * sum of scores (router 1). */
+void plc_k_moe_route_backward(float *dlogits, const float *dweight, const float *scores,
+                              const int32_t *expert, const float *choices, int64_t rows, int64_t E,
+                              int64_t k, int router, int64_t seq_rows, int64_t seq_full, float scale,
+                              float aux);
+/* choices [rows / seq_rows, E] = each sequence's copies per expert */
+void plc_k_moe_seq_counts(float *choices, const int32_t *expert, int64_t rows, int64_t E, int64_t k,
+                          int64_t seq_rows);
+/* xp [prow, h] = each token's copies at their rows, other rows zero */
+void plc_k_moe_permute(float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h,
+                       int64_t k, int64_t prow);
+/* dx [rows, h] += the rows of dxp of each token's copies, in j order */
+void plc_k_moe_permute_backward(float *dx, const float *dxp, const int32_t *pos, int64_t rows,
+                                int64_t h, int64_t k);
+/* out [rows, h] = sum over j of weight[t, j] y[pos[t, j]] (dropped copies: none) */
+void plc_k_moe_unpermute(float *out, const float *y, const int32_t *pos, const float *weight,
+                         int64_t rows, int64_t h, int64_t k);
+/* dy [prow, h] = weight dout at the copies' rows, other rows zero;
+ * dweight [rows, k] = dout . y at the copy's row (0 for a dropped one) */
+void plc_k_moe_unpermute_backward(float *dy, float *dweight, const float *dout, const float *y,
+                                  const int32_t *pos, const float *weight, int64_t rows,
+                                  int64_t h, int64_t k, int64_t prow);
+/* per expert e, on its counts[e] rows (blocks in expert order):
+ * C_e = A_e W_e + beta C_e, W_e [K, N] the e-th block of W, or A_e W_e^T
+ * (W_e [N, K]) when transw; beta 0 zeroes C's rows past the counted ones */
+void plc_k_moe_matmul(float *C, const float *A, const float *W, const int32_t *counts, int64_t E,
+                      int64_t prow, int64_t K, int64_t N, int transw, float beta);
+/* dW_e [K, N] += A_e^T B_e */
+void plc_k_moe_matmul_dw(float *dW, const float *A, const float *B, const int32_t *counts,
+                         int64_t E, int64_t K, int64_t N);
+
 #ifdef __cplusplus
 }
 #endif

@@ -134,6 +134,31 @@ typedef struct plc_backend_ops {
     int (*cast)(plc_backend *be, void *dst, plc_dtype dst_dtype, const void *src,
                 plc_dtype src_dtype, int64_t n);
 
+    /* mixture of experts (kernels/kernels.h's MoE section; fp32 only). NULL
+     * in a backend that does not run them: the executor refuses the plan.
+     * moe_route adds the copies it dropped to *dropped (a host counter). */
+    int (*moe_route)(plc_backend *be, float *scores, int32_t *expert, int32_t *pos, float *weight,
+                     int32_t *counts, const float *logits, int64_t rows, int64_t E, int64_t k,
+                     int router, int64_t capacity, float scale, int64_t *dropped);
+    int (*moe_route_bwd)(plc_backend *be, float *dlogits, const float *dweight, const float *scores,
+                         const int32_t *expert, const float *choices, int64_t rows, int64_t E, int64_t k,
+                         int router, int64_t seq_rows, int64_t seq_full, float scale, float aux);
+    int (*moe_seq_counts)(plc_backend *be, float *choices, const int32_t *expert, int64_t rows, int64_t E,
+                          int64_t k, int64_t seq_rows);
+    int (*moe_permute)(plc_backend *be, float *xp, const float *x, const int32_t *pos, int64_t rows,
+                       int64_t h, int64_t k, int64_t prow);
+    int (*moe_permute_bwd)(plc_backend *be, float *dx, const float *dxp, const int32_t *pos,
+                           int64_t rows, int64_t h, int64_t k);
+    int (*moe_unpermute)(plc_backend *be, float *out, const float *y, const int32_t *pos,
+                         const float *weight, int64_t rows, int64_t h, int64_t k);
+    int (*moe_unpermute_bwd)(plc_backend *be, float *dy, float *dweight, const float *dout,
+                             const float *y, const int32_t *pos, const float *weight, int64_t rows,
+                             int64_t h, int64_t k, int64_t prow);
+    int (*moe_matmul)(plc_backend *be, float *C, const float *A, const float *W, const int32_t *counts,
+                      int64_t E, int64_t prow, int64_t K, int64_t N, int transw, float beta);
+    int (*moe_matmul_dw)(plc_backend *be, float *dW, const float *A, const float *B,
+                         const int32_t *counts, int64_t E, int64_t K, int64_t N);
+
     /* communication: start the call as request `slot` (an instruction index);
      * wait() completes it (no-op for a free slot) */
     int (*comm_start)(plc_backend *be, const plc_comm_call *call, int slot);

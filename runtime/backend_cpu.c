@@ -380,6 +380,66 @@ static int cpu_cast(plc_backend *be, void *dst, plc_dtype dt, const void *src, p
     return 0;
 }
 
+/* ---- mixture of experts (fp32 on host memory: the kernels as they are) ------- */
+static int cpu_moe_route(plc_backend *be, float *scores, int32_t *expert, int32_t *pos, float *weight,
+                         int32_t *counts, const float *logits, int64_t rows, int64_t E, int64_t k, int router,
+                         int64_t capacity, float scale, int64_t *dropped)
+{
+    *dropped += plc_k_moe_route(scores, expert, pos, weight, counts, logits, rows, E, k, router, capacity, scale);
+    return done(be);
+}
+static int cpu_moe_route_bwd(plc_backend *be, float *dlogits, const float *dweight, const float *scores,
+                             const int32_t *expert, const float *choices, int64_t rows, int64_t E, int64_t k,
+                             int router, int64_t seq_rows, int64_t seq_full, float scale, float aux)
+{
+    plc_k_moe_route_backward(dlogits, dweight, scores, expert, choices, rows, E, k, router, seq_rows, seq_full, scale,
+                             aux);
+    return done(be);
+}
+static int cpu_moe_seq_counts(plc_backend *be, float *choices, const int32_t *expert, int64_t rows, int64_t E,
+                              int64_t k, int64_t seq_rows)
+{
+    plc_k_moe_seq_counts(choices, expert, rows, E, k, seq_rows);
+    return done(be);
+}
+static int cpu_moe_permute(plc_backend *be, float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h,
+                           int64_t k, int64_t prow)
+{
+    plc_k_moe_permute(xp, x, pos, rows, h, k, prow);
+    return done(be);
+}
+static int cpu_moe_permute_bwd(plc_backend *be, float *dx, const float *dxp, const int32_t *pos, int64_t rows,
+                               int64_t h, int64_t k)
+{
+    plc_k_moe_permute_backward(dx, dxp, pos, rows, h, k);
+    return done(be);
+}
+static int cpu_moe_unpermute(plc_backend *be, float *out, const float *y, const int32_t *pos, const float *weight,
+                             int64_t rows, int64_t h, int64_t k)
+{
+    plc_k_moe_unpermute(out, y, pos, weight, rows, h, k);
+    return done(be);
+}
+static int cpu_moe_unpermute_bwd(plc_backend *be, float *dy, float *dweight, const float *dout, const float *y,
+                                 const int32_t *pos, const float *weight, int64_t rows, int64_t h, int64_t k,
+                                 int64_t prow)
+{
+    plc_k_moe_unpermute_backward(dy, dweight, dout, y, pos, weight, rows, h, k, prow);
+    return done(be);
+}
+static int cpu_moe_matmul(plc_backend *be, float *C, const float *A, const float *W, const int32_t *counts, int64_t E,
+                          int64_t prow, int64_t K, int64_t N, int transw, float beta)
+{
+    plc_k_moe_matmul(C, A, W, counts, E, prow, K, N, transw, beta);
+    return done(be);
+}
+static int cpu_moe_matmul_dw(plc_backend *be, float *dW, const float *A, const float *B, const int32_t *counts,
+                             int64_t E, int64_t K, int64_t N)
+{
+    plc_k_moe_matmul_dw(dW, A, B, counts, E, K, N);
+    return done(be);
+}
+
 /* ---- communication: MPI on host memory --------------------------------------- */
 static int cpu_comm_start(plc_backend *be, const plc_comm_call *call, int slot)
 {
@@ -431,6 +491,15 @@ static const plc_backend_ops cpu_ops = {
     .clip_scale = cpu_clip_scale,
     .adamw = cpu_adamw,
     .cast = cpu_cast,
+    .moe_route = cpu_moe_route,
+    .moe_route_bwd = cpu_moe_route_bwd,
+    .moe_seq_counts = cpu_moe_seq_counts,
+    .moe_permute = cpu_moe_permute,
+    .moe_permute_bwd = cpu_moe_permute_bwd,
+    .moe_unpermute = cpu_moe_unpermute,
+    .moe_unpermute_bwd = cpu_moe_unpermute_bwd,
+    .moe_matmul = cpu_moe_matmul,
+    .moe_matmul_dw = cpu_moe_matmul_dw,
     .comm_start = cpu_comm_start,
     .comm_wait = cpu_comm_wait,
 };

@@ -85,6 +85,7 @@ typedef struct cuda_state {
     double step_lr, step_b1, step_b2, step_eps, step_wd;
     int64_t step_t;
     int step_set;
+    long long *moe_dropped;    /* MOE_ROUTE's dropped copies (device), allocated at its first call */
 } cuda_state;
 
 static cuda_state *st(plc_backend *be) { return (cuda_state *)be->impl; }
@@ -122,6 +123,7 @@ static void cuda_destroy(plc_backend *be)
         if (s->row_loss_dev) cudaFree(s->row_loss_dev);
         if (s->dscratch) cudaFree(s->dscratch);
         if (s->adamw_dev) cudaFree(s->adamw_dev);
+        if (s->moe_dropped) cudaFree(s->moe_dropped);
         if (s->issued) cudaEventDestroy(s->issued);
         if (s->compute) cudaStreamDestroy(s->compute);
         if (s->comm) cudaStreamDestroy(s->comm);
@@ -558,6 +560,66 @@ static void cuda_graph_free(plc_backend *be, void *graph)
     if (graph) cudaGraphExecDestroy((cudaGraphExec_t)graph);
 }
 
+/* ---- mixture of experts (fp32; kernels/cuda/moe.cu) ---------------------------- */
+static int cuda_moe_route(plc_backend *be, float *scores, int32_t *expert, int32_t *pos, float *weight,
+                          int32_t *counts, const float *logits, int64_t rows, int64_t E, int64_t k, int router,
+                          int64_t capacity, float scale, int64_t *dropped)
+{
+    cuda_state *s = st(be);
+    if (!s->moe_dropped) CUDA_TRY(be, cudaMalloc((void **)&s->moe_dropped, sizeof *s->moe_dropped));
+    if (K(be, plc_cuda_moe_route(scores, expert, pos, weight, counts, logits, rows, E, k, router, capacity, scale,
+                                 s->moe_dropped, S(be))))
+        return -1;
+    long long d = 0;
+    CUDA_TRY(be, cudaMemcpyAsync(&d, s->moe_dropped, sizeof d, cudaMemcpyDeviceToHost, s->compute));
+    CUDA_TRY(be, cudaStreamSynchronize(s->compute));
+    *dropped += (int64_t)d;
+    return 0;
+}
+static int cuda_moe_route_bwd(plc_backend *be, float *dlogits, const float *dweight, const float *scores,
+                              const int32_t *expert, const float *choices, int64_t rows, int64_t E, int64_t k,
+                              int router, int64_t seq_rows, int64_t seq_full, float scale, float aux)
+{
+    return K(be, plc_cuda_moe_route_backward(dlogits, dweight, scores, expert, choices, rows, E, k, router, seq_rows,
+                                             seq_full, scale, aux, S(be)));
+}
+static int cuda_moe_seq_counts(plc_backend *be, float *choices, const int32_t *expert, int64_t rows, int64_t E,
+                               int64_t k, int64_t seq_rows)
+{
+    return K(be, plc_cuda_moe_seq_counts(choices, expert, rows, E, k, seq_rows, S(be)));
+}
+static int cuda_moe_permute(plc_backend *be, float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h,
+                            int64_t k, int64_t prow)
+{
+    return K(be, plc_cuda_moe_permute(xp, x, pos, rows, h, k, prow, S(be)));
+}
+static int cuda_moe_permute_bwd(plc_backend *be, float *dx, const float *dxp, const int32_t *pos, int64_t rows,
+                                int64_t h, int64_t k)
+{
+    return K(be, plc_cuda_moe_permute_backward(dx, dxp, pos, rows, h, k, S(be)));
+}
+static int cuda_moe_unpermute(plc_backend *be, float *out, const float *y, const int32_t *pos, const float *weight,
+                              int64_t rows, int64_t h, int64_t k)
+{
+    return K(be, plc_cuda_moe_unpermute(out, y, pos, weight, rows, h, k, S(be)));
+}
+static int cuda_moe_unpermute_bwd(plc_backend *be, float *dy, float *dweight, const float *dout, const float *y,
+                                  const int32_t *pos, const float *weight, int64_t rows, int64_t h, int64_t k,
+                                  int64_t prow)
+{
+    return K(be, plc_cuda_moe_unpermute_backward(dy, dweight, dout, y, pos, weight, rows, h, k, prow, S(be)));
+}
+static int cuda_moe_matmul(plc_backend *be, float *C, const float *A, const float *W, const int32_t *counts,
+                           int64_t E, int64_t prow, int64_t Kd, int64_t N, int transw, float beta)
+{
+    return K(be, plc_cuda_moe_matmul(st(be)->ctx, C, A, W, counts, E, prow, Kd, N, transw, beta, S(be)));
+}
+static int cuda_moe_matmul_dw(plc_backend *be, float *dW, const float *A, const float *B, const int32_t *counts,
+                              int64_t E, int64_t Kd, int64_t N)
+{
+    return K(be, plc_cuda_moe_matmul_dw(st(be)->ctx, dW, A, B, counts, E, Kd, N, S(be)));
+}
+
 static const plc_backend_ops cuda_ops = {
     .name = "cuda",
     .destroy = cuda_destroy,
@@ -600,6 +662,15 @@ static const plc_backend_ops cuda_ops = {
     .clip_scale = cuda_clip_scale,
     .adamw = cuda_adamw,
     .cast = cuda_cast,
+    .moe_route = cuda_moe_route,
+    .moe_route_bwd = cuda_moe_route_bwd,
+    .moe_seq_counts = cuda_moe_seq_counts,
+    .moe_permute = cuda_moe_permute,
+    .moe_permute_bwd = cuda_moe_permute_bwd,
+    .moe_unpermute = cuda_moe_unpermute,
+    .moe_unpermute_bwd = cuda_moe_unpermute_bwd,
+    .moe_matmul = cuda_moe_matmul,
+    .moe_matmul_dw = cuda_moe_matmul_dw,
     .comm_start = cuda_comm_start,
     .comm_wait = cuda_comm_wait,
     .set_step = cuda_set_step,

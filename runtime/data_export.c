@@ -52,9 +52,26 @@ char *plc_oracle_config_json(const plc_model *m, const plc_train *t, int64_t ste
         t->beta1, t->beta2, t->eps, t->weight_decay, t->lr_peak, t->lr_floor, (long long)t->warmup_steps,    \
         (long long)t->decay_steps, t->grad_clip, (long long)steps,                                           \
         plc_arch_names[m->arch], plc_positions_names[m->positions] /* in range: the loader checks */
+    /* a mixture-of-experts model's keys, before the closing brace (none for a dense one) */
+    const plc_moe *e = &m->moe;
+    char moe[512] = "";
+    if (e->experts > 0)
+        snprintf(moe, sizeof moe,
+                 ",\"experts\":%lld,\"experts_per_token\":%lld,\"shared_experts\":%lld,\"expert_ffn_hidden\":%lld,"
+                 "\"shared_expert_ffn_hidden\":%lld,\"dense_layers\":%lld,\"moe_every\":%lld,\"router\":\"%s\","
+                 "\"route_scale\":%.17g,\"aux_loss\":%.17g",
+                 (long long)e->experts, (long long)e->top_k, (long long)e->shared_experts,
+                 (long long)e->expert_ffn_hidden, (long long)e->shared_ffn_hidden, (long long)e->dense_layers,
+                 (long long)(e->moe_every > 0 ? e->moe_every : 1), e->router == PLC_ROUTER_SIGMOID ? "sigmoid" : "softmax",
+                 e->route_scale, e->aux_loss);
     int n = snprintf(NULL, 0, fmt, PLC_CONFIG_ARGS);
-    char *s = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (s) snprintf(s, (size_t)n + 1, fmt, PLC_CONFIG_ARGS);
+    size_t extra = strlen(moe);
+    char *s = n >= 0 ? malloc((size_t)n + extra + 1) : NULL;
+    if (s) {
+        snprintf(s, (size_t)n + 1, fmt, PLC_CONFIG_ARGS);
+        memcpy(s + n - 1, moe, extra);
+        memcpy(s + n - 1 + extra, "}", 2);
+    }
 #undef PLC_CONFIG_ARGS
     return s;
 }

@@ -52,6 +52,7 @@ struct plc_executor {
     int32_t **staged;        /* with graphs, per DATA_LOAD: its tokens then targets, uploaded at the step's start */
     int64_t steps_run;       /* steps this executor ran (the first is the warm-up) */
     int loss_owner;          /* this rank's loss sum counts for the job */
+    int64_t moe_dropped;     /* token copies this rank's MoE routers dropped this step */
     int gnorm_owner;         /* this rank reports the gradient norm */
 };
 
@@ -262,6 +263,11 @@ int plc_exec_create(plc_executor **out, const plc_plan *plan, plc_comm *comm, pl
     if (parse_fault(x, err, errlen)) return -1;
 
     if (plc_exec_check_program(plan, x->prog, comm, err, errlen)) return -1;
+    for (uint32_t i = 0; i < x->prog->ninstrs && !be->ops->moe_route; i++)
+        if (x->prog->instrs[i].op >= PLC_OP_MOE_ROUTE && x->prog->instrs[i].op <= PLC_OP_MOE_SEQ_COUNTS)
+            return plc_fail(err, errlen,
+                            "rank %d: the plan has mixture-of-experts layers, which the %s backend does not run: "
+                            "run it with --backend cpu", comm->rank, be->ops->name);
 
     /* which ranks report: each token's loss is counted by tensor-parallel
      * rank 0 only (its shards all hold the same loss); the gradient norm by
@@ -692,6 +698,43 @@ static int attn_cp_batched(plc_executor *x, const plc_instr *in)
     return 0;
 }
 
+/* a mixture-of-experts op (plan.h's MOE_* rows; fp32 only) */
+static int run_moe(plc_executor *x, const plc_instr *in)
+{
+    plc_backend *be = x->be;
+    const plc_backend_ops *o = be->ops;
+    const int64_t *a = in->arg;
+    const float s0 = (float)in->farg[0];
+    if (!o->moe_route)
+        return plc_backend_fail(be, "the %s backend does not run mixture-of-experts ops (run it with --backend cpu)",
+                                o->name);
+    int64_t uncounted = 0;
+    switch (in->op) {
+    case PLC_OP_MOE_ROUTE:
+        return o->moe_route(be, FP(0), (int32_t *)PTR(1), (int32_t *)PTR(2), FP(3), (int32_t *)PTR(4), FP(5), a[0],
+                            a[1], a[2], (int)a[3], a[4], s0, a[6] ? &x->moe_dropped : &uncounted);
+    case PLC_OP_MOE_ROUTE_BWD:
+        return o->moe_route_bwd(be, FP(0), FP(1), FP(2), IP(3), FP(4), a[0], a[1], a[2], (int)a[3], a[4], a[5], s0,
+                                (float)in->farg[1]);
+    case PLC_OP_MOE_SEQ_COUNTS:
+        return o->moe_seq_counts(be, FP(0), IP(1), a[0], a[1], a[2], a[3]);
+    case PLC_OP_MOE_PERMUTE:
+        return o->moe_permute(be, FP(0), FP(1), IP(2), a[0], a[1], a[2], a[3]);
+    case PLC_OP_MOE_PERMUTE_BWD:
+        return o->moe_permute_bwd(be, FP(0), FP(1), IP(2), a[0], a[1], a[2]);
+    case PLC_OP_MOE_UNPERMUTE:
+        return o->moe_unpermute(be, FP(0), FP(1), IP(2), FP(3), a[0], a[1], a[2]);
+    case PLC_OP_MOE_UNPERMUTE_BWD:
+        return o->moe_unpermute_bwd(be, FP(0), FP(1), FP(2), FP(3), IP(4), FP(5), a[0], a[1], a[2], a[3]);
+    case PLC_OP_MOE_MM:
+        return o->moe_matmul(be, FP(0), FP(1), FP(2), IP(3), a[0], a[1], a[2], a[3], (int)a[4], s0);
+    case PLC_OP_MOE_MM_DW:
+        return o->moe_matmul_dw(be, FP(0), FP(1), FP(2), IP(3), a[0], a[2], a[3]);
+    default:
+        return plc_backend_fail(be, "op %d is not a mixture-of-experts op", (int)in->op);
+    }
+}
+
 static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t errlen)
 {
     plc_backend *be = x->be;
@@ -808,6 +851,16 @@ static int run_compute(plc_executor *x, const plc_instr *in, char *err, size_t e
     case PLC_OP_CAST:
         return o->cast(be, PTR(0), x->prog->buffers[in->buf[0]].dtype, PTR(1),
                        x->prog->buffers[in->buf[1]].dtype, a[0]);
+    case PLC_OP_MOE_ROUTE:
+    case PLC_OP_MOE_ROUTE_BWD:
+    case PLC_OP_MOE_PERMUTE:
+    case PLC_OP_MOE_PERMUTE_BWD:
+    case PLC_OP_MOE_UNPERMUTE:
+    case PLC_OP_MOE_UNPERMUTE_BWD:
+    case PLC_OP_MOE_MM:
+    case PLC_OP_MOE_MM_DW:
+    case PLC_OP_MOE_SEQ_COUNTS:
+        return run_moe(x, in);
     default:
         return plc_backend_fail(be, "op %d is not a compute op", (int)in->op);
     }
@@ -931,12 +984,14 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     if (be->ops->synchronize(be)) return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
 
     /* the job's loss and norm, reduced once per step */
-    double loss = 0, sumsq = 0, vals[3];
+    double loss = 0, sumsq = 0, vals[4];
     if (read_scalar(x, p->loss_buf, &loss) || read_scalar(x, p->gnorm_buf, &sumsq))
         return plc_fail(err, errlen, "rank %d: %s", x->comm->rank, be->error);
     vals[0] = x->loss_owner ? loss : 0;
     vals[1] = x->gnorm_owner ? sumsq : 0;
     vals[2] = x->gnorm_owner ? 1 : 0;
+    vals[3] = x->co.tp == 0 ? (double)x->moe_dropped : 0; /* tp ranks route the same tokens */
+    x->moe_dropped = 0;
     /* the lowest rank whose own sums are not finite describes where */
     const int bad_loss = x->loss_owner && !isfinite(loss), bad_norm = x->gnorm_owner && !isfinite(sumsq);
     if (bad_loss || bad_norm) {
@@ -949,7 +1004,7 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     double mx[2] = {plc_trace_now() - t_start,
                     x->nonfinite[0] ? (double)(x->comm->size - x->comm->rank) : 0.0};
     x->comm->watch_instr = -2; /* the step's reductions */
-    if (plc_comm_sum_f64(x->comm, vals, 3) || plc_comm_max_f64(x->comm, mx, 2))
+    if (plc_comm_sum_f64(x->comm, vals, 4) || plc_comm_max_f64(x->comm, mx, 2))
         return plc_fail(err, errlen, "rank %d: the reduction of the step's loss failed: %s", x->comm->rank,
                         x->comm->error);
     x->comm->watch_instr = -1;
@@ -961,6 +1016,7 @@ int plc_exec_step(plc_executor *x, plc_step_stats *stats, char *err, size_t errl
     stats->lr = plc_lr_at(&x->lr, x->step);
     stats->step_time_s = elapsed;
     stats->nonfinite_rank = mx[1] > 0 ? x->comm->size - (int)mx[1] : -1;
+    stats->moe_dropped = (int64_t)vals[3];
     x->step++;
     x->steps_run++;
     return 0;

@@ -29,6 +29,7 @@ typedef struct plc_step_stats {
     double lr;
     double step_time_s;  /* wall time of the slowest rank */
     int nonfinite_rank;  /* the lowest rank whose loss or norm sum is not finite, -1 */
+    int64_t moe_dropped; /* token copies the MoE routers dropped over an expert's capacity (tp replicas once) */
 } plc_step_stats;
 
 /* Builds the executor of this rank (comm must be set up for the plan).

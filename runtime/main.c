@@ -243,7 +243,8 @@ static int run_steps(plrun *r, int64_t total)
         if (r->comm.rank == 0) {
             plc_step_metrics m = {st.step, st.loss, st.lr, st.grad_norm,
                                   tokens / st.step_time_s, flops_tok * tokens / st.step_time_s,
-                                  st.step_time_s};
+                                  st.step_time_s, plan->model.moe.experts > 0 && plan->model.moe.capacity_factor > 0,
+                                  st.moe_dropped};
             if (plc_metrics_step(&r->log, &m, r->err, sizeof r->err)) return fail_rank(r, EXIT_INPUT);
         }
         /* a signal on any rank stops every rank after the same step */

@@ -51,9 +51,11 @@ int plc_metrics_format_line(char *buf, size_t n, const plc_step_metrics *m, int6
         flops[fl + 1] = '\0';
     }
     int width = snprintf(NULL, 0, "%lld", (long long)total_steps);
-    return snprintf(buf, n, "step %*lld/%lld  loss %.6f  lr %.3e  grad norm %.4f  %s tok/s  %sFLOP/s  %.1f ms", width,
+    char dropped[40] = "";
+    if (m->moe_capped) snprintf(dropped, sizeof dropped, "  dropped %lld", (long long)m->moe_dropped);
+    return snprintf(buf, n, "step %*lld/%lld  loss %.6f  lr %.3e  grad norm %.4f  %s tok/s  %sFLOP/s  %.1f ms%s", width,
                     (long long)m->step + 1, (long long)total_steps, m->loss, m->lr, m->grad_norm, tok, flops,
-                    m->step_time_s * 1e3);
+                    m->step_time_s * 1e3, dropped);
 }
 
 /* a JSON number, or null where JSON has none */
@@ -71,10 +73,12 @@ int plc_metrics_format_json(char *buf, size_t n, const plc_step_metrics *m)
     json_num(v[3], sizeof v[3], m->tokens_per_s);
     json_num(v[4], sizeof v[4], m->model_flops_per_s);
     json_num(v[5], sizeof v[5], m->step_time_s);
+    char dropped[48] = "";
+    if (m->moe_capped) snprintf(dropped, sizeof dropped, ",\"moe_dropped\":%lld", (long long)m->moe_dropped);
     return snprintf(buf, n,
                     "{\"step\":%lld,\"loss\":%s,\"lr\":%s,\"grad_norm\":%s,\"tokens_per_s\":%s,"
-                    "\"model_flops_per_s\":%s,\"step_time_s\":%s}",
-                    (long long)m->step, v[0], v[1], v[2], v[3], v[4], v[5]);
+                    "\"model_flops_per_s\":%s,\"step_time_s\":%s%s}",
+                    (long long)m->step, v[0], v[1], v[2], v[3], v[4], v[5], dropped);
 }
 
 int plc_metrics_format_progress(char *buf, size_t n, int64_t done, int64_t total, double eta_s)

@@ -7,6 +7,9 @@
  *  - with --metrics FILE, one JSON object per step and line:
  *      {"step":12,"loss":4.1234560012817383,"lr":0.00029999999999999997,
  *       "grad_norm":1.2345,"tokens_per_s":41234.5,"model_flops_per_s":3.21e9,"step_time_s":0.0981}
+ *    a plan whose MoE layers have a capacity adds the token copies its
+ *    routers dropped over it: "  dropped 12" in the line, "moe_dropped":12
+ *    in JSON (never silently: the count is summed over every rank);
  *    numbers printed with %.17g (they read back to the same double); a
  *    non-finite value is written as null (JSON has no NaN).
  * Steps are reported 1-based in the log line and 0-based ("step") in JSON,
@@ -23,6 +26,8 @@ typedef struct plc_step_metrics {
     int64_t step; /* 0-based */
     double loss, lr, grad_norm;
     double tokens_per_s, model_flops_per_s, step_time_s;
+    bool moe_capped;     /* the plan's MoE layers have a capacity: moe_dropped is reported */
+    int64_t moe_dropped; /* token copies dropped over an expert's capacity this step */
 } plc_step_metrics;
 
 typedef struct plc_metrics_log {

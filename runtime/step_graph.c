@@ -10,6 +10,10 @@
 int plc_step_graph_eager_op(plc_op op, unsigned caps)
 {
     if (op == PLC_OP_DATA_LOAD) return !(caps & PLC_GRAPH_DATA_STAGED);
+    /* the MoE ops whose CUDA form reads a run-time count back to the host:
+     * the route its dropped copies, the expert matmuls each expert's rows
+     * (kernels/cuda/moe.cu), which a recorded graph cannot replay */
+    if (op == PLC_OP_MOE_ROUTE || op == PLC_OP_MOE_MM || op == PLC_OP_MOE_MM_DW) return 1;
     return plc_op_comm(op) != PLC_COMM_NONE && !(caps & PLC_GRAPH_COMM);
 }
 

@@ -11,6 +11,10 @@
  *   DATA_LOAD   the host reads the step's batch and uploads it (unless
  *               staged: PLC_GRAPH_DATA_STAGED below);
  *   a transfer  when the backend cannot record its collectives;
+ *   MOE_ROUTE, MOE_MM, MOE_MM_DW
+ *               the mixture of experts' run-time counts: the CUDA forms
+ *               read the dropped copies and each expert's rows back to
+ *               the host;
  *   a transfer's whole span (its start through the instruction that waits
  *               for it) when anything in that span runs eagerly: a graph
  *               neither starts a transfer it does not wait for nor waits for

@@ -19,6 +19,11 @@ int plc_cli_compile(const char *cmd, const plc_job *job, plc_arena *a, plc_compi
                         "compile with -D train.engine=plrun\n", plc_engine_name(job->train.engine));
         return PLC_EXIT_INPUT;
     }
+    char why[256];
+    if (plc_lower_model_check(job, why, sizeof why)) { /* what no layout changes: said before the search */
+        fprintf(stderr, "plc %s: error: %s: %s\n", cmd, job->path, why);
+        return PLC_EXIT_INPUT;
+    }
     plc_solution sol;
     /* the solver's best few: the first whose plan fits exactly is compiled */
     plc_solve_opts so = {.top = 8, .all = false, .judge = plc_cli_judge()};

@@ -63,7 +63,7 @@ static int derive(lw_ctx *c)
     }
     if (too_large(c)) return -1;
     sizes(c);
-    return 0;
+    return lw_moe_sizes(c);
 }
 
 /* the per-rank sizes of the layout (lw_ctx's derived sizes) */
@@ -368,6 +368,8 @@ int lw_lower_template(const plc_job *job, const plc_layout *l, plc_arena *a, lw_
     sizes(c);
     c->M = 1; /* one micro-batch: the step's batch does not shape a layer */
     if (job->train.precision == PLC_PREC_FP8) c->act_dt = c->param_dt = PLC_BF16; /* as solved: fp8 matmuls, bf16 activations */
+    if (c->m.moe.experts > 0) c->m.moe.dense_layers = 0; /* the template's layer is an MoE layer, as most are */
+    if (lw_moe_sizes(c)) return -1;
     c->ntensors = plc_tensor_count(&c->m);
     if (lw_schedule_build(&c->L, c->m.layers, c->M, a, &c->sched, err, errlen)) return -1;
     c->send_lag = plc_pipe_send_lag(&c->sched.sh, c->M);

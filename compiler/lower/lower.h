@@ -69,6 +69,12 @@ void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last
 #include "plc/plan.h"
 #include "plc/status.h"
 
+/* The model and precision refusals of the lowering that no layout changes
+ * (a mixture-of-experts layer: Llama block, fp32, no group-limited routing
+ * or expert bias; lower_moe.c): 0, or -1 with the reason in err. plc
+ * compile asks before its search; plc_lower refuses the same. */
+int plc_lower_model_check(const plc_job *job, char *err, size_t errlen);
+
 /* Lowers job + layout to *out (allocated in *a). pred may be NULL (zeros);
  * stage_stats, when not NULL, receives layout->pp memory-plan summaries.
  * Returns PLC_OK, or with a message in err: PLC_E_INPUT the layout breaks

@@ -13,6 +13,8 @@
  * lower_schedule.c pipeline placement and the per-stage unit order (the
  *                  solver's pipeline_order.c, declared in solver.h)
  * lower_layer.c    embedding, transformer layer, head: forward, backward, recompute
+ * lower_moe.c      a mixture-of-experts layer's feed-forward: router, top-k,
+ *                  permutation, expert and shared-expert FFNs, combine
  * lower_comm.c     tp/sp/cp collectives, gradient sync (dp, ZeRO), send/recv
  * lower_optim.c    the step epilogue: norm, clipping, AdamW, parameter gathers
  * lower_unit.c     plrun's figures of a layer and the head, from a lowered template
@@ -94,10 +96,19 @@ typedef struct lw_tensor {
     int32_t sync_op;     /* comm instruction completing this tensor's gradient, -1 none */
 } lw_tensor;
 
+/* an MoE layer's activations (lower_moe.c): the router's scores [R, E],
+ * each token copy's expert, permuted row and weight [R, k], the rows kept
+ * per expert [E]; the permuted rows xp [P, h], the experts' gate, up,
+ * SwiGLU [P, Fel] and output y [P, h] */
+typedef struct lw_moe_act {
+    int32_t scores, expert, pos, weight, counts, xp, g, u, s, y;
+} lw_moe_act;
+
 /* activations of one (layer, micro-batch) kept from forward to backward */
 typedef struct lw_act {
     int32_t x_in, rstd1, hn, q, k, v, att, stats, x_mid, rstd2, hn2, g, u, s;
     int32_t mean1, mean2; /* LayerNorm (GPT); g is then fc + bias, s its GELU */
+    lw_moe_act moe;       /* an MoE layer's; g, u, s are then its shared experts' */
 } lw_act;
 
 /* A template's lowering (lw_lower_template): where each visit of the stage
@@ -138,6 +149,10 @@ typedef struct lw_ctx {
     bool sp, vocab_sharded;
     plc_dtype act_dt, param_dt, grad_dt;
     double loss_scale;      /* 1 / (global_batch * seq_len) */
+    /* mixture of experts (lower_moe.c): experts, top-k, the expert and
+     * shared FFN widths per tp rank, an expert's capacity in rows and the
+     * rows of the permuted buffers (the bound: R k dropless) */
+    int64_t E, topk, Fel, Fsl, moe_cap, moe_rows;
 
     /* groups: ids in the plan, -1 when the group has one member */
     plc_group groups[16];
@@ -193,6 +208,15 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
 int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out);
 void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x);
 int32_t lw_head_bwd(lw_ctx *c, int64_t m);
+
+/* lower_moe.c: lw_moe_sizes checks what the lowering runs of model.moe
+ * and sets the sizes above (0, or -1 with a message in c->err); the
+ * forward returns the feed-forward's output before the tp reduction (-1
+ * in a recompute, which stops once the backward's activations are back);
+ * the backward returns d(hn2) after it */
+int lw_moe_sizes(lw_ctx *c);
+int32_t lw_moe_fwd(lw_ctx *c, int64_t l, lw_act *a, bool recompute);
+int32_t lw_moe_bwd(lw_ctx *c, int64_t l, lw_act *a, int32_t dd);
 
 /* lower_comm.c */
 int32_t lw_group(lw_ctx *c, uint32_t dims, uint32_t flags, const char *name);

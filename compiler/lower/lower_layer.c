@@ -202,6 +202,15 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
     a->rstd2 = act(c, PLC_F32, Rs, 1, "rstd2");
     norm_fwd(c, a->hn2, &a->mean2, a->rstd2, a->x_mid, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs, "mean2");
     a->hn2 = lw_tp_allgather_rows(c, a->hn2, h, "hn2_full");
+    if (plc_layer_is_moe(&c->m, l)) { /* router and experts (lower_moe.c) */
+        int32_t d = lw_moe_fwd(c, l, a, recompute);
+        if (recompute) return -1;
+        d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
+        int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
+        lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
+        lw_visit_end(c);
+        return x_out;
+    }
     if (c->gpt) { /* fc + bias, GELU */
         a->g = act(c, c->act_dt, R, c->Fl, "fc");
         matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, c->Fl, h, 0, 0, 0.0);
@@ -245,7 +254,10 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
     bias_bwd(c, dx_out, PLC_ROLE_B_PROJ, l, Rs, h);
     int32_t dd = lw_tp_allgather_rows(c, dx_out, h, "d_mlp_out");
     int32_t dh2;
-    if (c->gpt) {
+    bool moe = plc_layer_is_moe(&c->m, l);
+    if (moe) {
+        dh2 = lw_moe_bwd(c, l, a, dd); /* reduced over tp */
+    } else if (c->gpt) {
         int32_t ds = tmp(c, c->act_dt, R, Fl, "d_gelu");
         matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, Fl, h, 0, 1, 0.0);
         matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_PROJ, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
@@ -270,7 +282,7 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
         matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_GATE, l)), a->hn2, dg, h, Fl, R, 1, 0, 1.0);
         matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_UP, l)), a->hn2, du, h, Fl, R, 1, 0, 1.0);
     }
-    dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
+    if (!moe) dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
     int32_t dx_mid = tmp(c, c->act_dt, Rs, h, "d_x_mid");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_mid, dx_out), LW_NOARGS, 0.0);
     norm_bwd(c, dx_mid, dh2, a->x_mid, a->mean2, a->rstd2, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs);

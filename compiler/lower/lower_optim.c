@@ -27,7 +27,7 @@ int lw_key_tensors(const lw_ctx *c, int32_t key, int64_t out[LW_KEY_TENSORS])
         }
     } else {
         /* a layer's tensors have consecutive ids, its first norm first */
-        int64_t first = TID(PLC_ROLE_ATTN_NORM, key), per = plc_tensors_per_layer(&c->m);
+        int64_t first = TID(PLC_ROLE_ATTN_NORM, key), per = plc_layer_tensor_count(&c->m, key);
         for (int64_t i = 0; i < per; i++) out[n++] = first + i;
     }
     return n;

@@ -547,7 +547,7 @@ static const replay_entry *long_step(const rp *r, int64_t m1, int64_t step)
  * the visits, while ZeRO 1's shards are made between them; fp32 or not): a
  * template's lowering costs some 40 us, and a search shares it among many
  * layouts. */
-#define UNIT_KEY 20
+#define UNIT_KEY 28
 #define UNIT_CACHE 16384
 typedef struct unit_entry {
     bool used;
@@ -566,7 +566,11 @@ static bool unit_figures_cached(const plc_job *job, const plc_layout *l, plc_uni
     int64_t k[UNIT_KEY] = {m->hidden, m->ffn_hidden, m->heads, m->kv_heads, m->vocab, m->seq_len, m->arch,
                            m->positions, m->tie_embeddings, l->tp, l->cp, l->sp && l->tp > 1, l->micro_batch, zero,
                            zero ? nzs : 1, l->recompute, l->attention >= PLC_ATTN_FLASH1,
-                           job->train.precision == PLC_PREC_FP32, 0, 0};
+                           job->train.precision == PLC_PREC_FP32, plc_layout_ep(l), plc_layout_etp(l),
+                           /* a mixture-of-experts layer's shape (compiler/lower/lower_moe.c) */
+                           m->moe.experts, m->moe.top_k, m->moe.expert_ffn_hidden,
+                           m->moe.shared_experts * m->moe.shared_ffn_hidden, (int64_t)(m->moe.capacity_factor * 1e6),
+                           m->moe.router, m->moe.expert_bias, m->moe.router_groups};
     uint64_t h = hash_words(k, sizeof k);
     if (!cache) cache = calloc(UNIT_CACHE, sizeof *cache); /* one per thread, kept for its life */
     unit_entry *e = cache ? &cache[h % UNIT_CACHE] : NULL;
@@ -647,7 +651,7 @@ static void figures(const plc_job *job, const plc_layout *l, figs *f)
 }
 
 typedef struct figs_key {
-    int64_t v[24];
+    int64_t v[34];
 } figs_key;
 
 #define FIGS_CACHE 512
@@ -665,10 +669,14 @@ static void figures_cached(const plc_job *job, const plc_layout *l, figs *f)
     figs_key k;
     memset(&k, 0, sizeof k);
     int64_t nzs = l->dp * l->cp, zero = nzs > 1 ? l->zero : 0;
-    int64_t v[24] = {m->hidden, m->ffn_hidden, m->heads, m->kv_heads, m->vocab, m->seq_len, m->layers, m->arch,
+    int64_t v[34] = {m->hidden, m->ffn_hidden, m->heads, m->kv_heads, m->vocab, m->seq_len, m->layers, m->arch,
                      m->positions, m->tie_embeddings, l->tp, l->cp, l->sp, l->micro_batch, zero, zero ? nzs : 1,
                      l->recompute, l->attention, l->pp > 1, (int64_t)(d.act * 8), (int64_t)(d.weight * 8),
-                     (int64_t)(d.fp8_weights * 8), l->schedule, 0};
+                     (int64_t)(d.fp8_weights * 8), l->schedule, 0,
+                     /* the expert dimensions and an MoE layer's shape (compiler/lower/lower_moe.c) */
+                     plc_layout_ep(l), plc_layout_etp(l), m->moe.experts, m->moe.top_k, m->moe.expert_ffn_hidden,
+                     m->moe.shared_experts * m->moe.shared_ffn_hidden, (int64_t)(m->moe.capacity_factor * 1e6),
+                     m->moe.router, m->moe.dense_layers, m->moe.moe_every};
     memcpy(k.v, v, sizeof v);
     uint64_t h = hash_words(&k, sizeof k);
     if (!cache) cache = calloc(FIGS_CACHE, sizeof *cache); /* one per thread, kept for its life */

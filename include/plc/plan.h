@@ -203,7 +203,16 @@ typedef enum plc_phase {
     X(ALLGATHER,    "buf0=dst [count*size] buf1=src [count] group; arg0=count")               \
     X(BROADCAST,    "buf0=data group; arg0=count arg1=root (index in group)")                  \
     X(SEND,         "buf0=data; arg0=count peer=destination pipeline rank (same tp/cp/dp)")    \
-    X(RECV,         "buf0=data; arg0=count peer=source pipeline rank")
+    X(RECV,         "buf0=data; arg0=count peer=source pipeline rank")                     \
+    X(MOE_ROUTE,    "buf0=scores [rows,E] (softmax probabilities or sigmoid scores) buf1=expert [rows,k] (I32) buf2=pos [rows,k] (I32: its row of the permuted buffer, -1 dropped) buf3=weight [rows,k] buf4=counts [E] (I32: rows kept per expert) buf5=logits [rows,E]; arg0=rows arg1=E arg2=k arg3=router (0 softmax, 1 sigmoid) arg4=capacity per expert (copies past it are dropped) arg5=permuted rows arg6=1: plrun counts the dropped copies (0 in a recompute) farg0=route scale") \
+    X(MOE_ROUTE_BWD, "buf0=dlogits [rows,E] (written) buf1=dweight [rows,k] buf2=scores buf3=expert buf4=choices [seqs,E] or -1; arg0=rows arg1=E arg2=k arg3=router arg4=rows of a sequence here arg5=a whole sequence's rows (cp: seq_len) arg6=seqs farg0=route scale farg1=aux-loss coefficient x gradient scale. The load-balancing loss is per sequence: its choices per expert are buf4's (summed over cp), or counted here") \
+    X(MOE_PERMUTE,  "buf0=xp [prow,h] (written; rows no token fills are zero) buf1=x [rows,h] buf2=pos [rows,k]; arg0=rows arg1=h arg2=k arg3=prow (permuted rows)") \
+    X(MOE_PERMUTE_BWD, "buf0=dx [rows,h] += buf1=dxp [prow,h] buf2=pos; args as MOE_PERMUTE") \
+    X(MOE_UNPERMUTE, "buf0=out [rows,h] (written: the weighted sum of each token's expert rows) buf1=y [prow,h] buf2=pos buf3=weight; args as MOE_PERMUTE") \
+    X(MOE_UNPERMUTE_BWD, "buf0=dy [prow,h] (written) buf1=dweight [rows,k] (written) buf2=dout [rows,h] buf3=y buf4=pos buf5=weight; args as MOE_PERMUTE") \
+    X(MOE_MM,       "buf0=C [prow,N] buf1=A [prow,K] buf2=W [E,K*N] buf3=counts [E]; per expert e, its rows of A (after those of experts < e): C = A W_e (W_e [K,N]) or, arg4=1, A W_e^T (W_e [N,K]) + beta C; arg0=E arg1=prow arg2=K arg3=N arg4=transW farg0=beta (0: rows past the counted ones are zeroed)") \
+    X(MOE_MM_DW,    "buf0=dW [E,K*N] += buf1=A [prow,K] buf2=B [prow,N] buf3=counts; dW_e += A_e^T B_e; arg0=E arg1=prow arg2=K arg3=N") \
+    X(MOE_SEQ_COUNTS, "buf0=choices [seqs,E] (F32, written: each sequence's copies per expert) buf1=expert [rows,k]; arg0=rows arg1=E arg2=k arg3=rows of a sequence here arg4=seqs")
 
 typedef enum plc_op {
 #define PLC_OP_ENUM(name, operands) PLC_OP_##name,

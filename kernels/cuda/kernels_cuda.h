@@ -167,6 +167,32 @@ int plc_cuda_add_f64(double *acc, const double *x, void *stream);
 /* *scale = max_norm > 0 && sqrt(*sumsq) > max_norm ? max_norm / sqrt(*sumsq) : 1 */
 int plc_cuda_clip_scale(float *scale, const double *sumsq, double max_norm, void *stream);
 
+/* ---- mixture of experts (kernels/cuda/moe.cu; fp32): kernels.h's MoE section.
+ * The route writes the copies it dropped to *dropped_dev (device); the
+ * expert matmuls read the counts back to the host (synchronising the
+ * stream) and run one cuBLAS GEMM per expert. */
+int plc_cuda_moe_route(float *scores, int32_t *expert, int32_t *pos, float *weight, int32_t *counts,
+                       const float *logits, int64_t rows, int64_t E, int64_t k, int router, int64_t capacity,
+                       float scale, long long *dropped_dev, void *stream);
+int plc_cuda_moe_route_backward(float *dlogits, const float *dweight, const float *scores, const int32_t *expert,
+                                const float *choices, int64_t rows, int64_t E, int64_t k, int router,
+                                int64_t seq_rows, int64_t seq_full, float scale, float aux, void *stream);
+int plc_cuda_moe_seq_counts(float *choices, const int32_t *expert, int64_t rows, int64_t E, int64_t k,
+                            int64_t seq_rows, void *stream);
+int plc_cuda_moe_permute(float *xp, const float *x, const int32_t *pos, int64_t rows, int64_t h, int64_t k,
+                         int64_t prow, void *stream);
+int plc_cuda_moe_permute_backward(float *dx, const float *dxp, const int32_t *pos, int64_t rows, int64_t h,
+                                  int64_t k, void *stream);
+int plc_cuda_moe_unpermute(float *out, const float *y, const int32_t *pos, const float *weight, int64_t rows,
+                           int64_t h, int64_t k, void *stream);
+int plc_cuda_moe_unpermute_backward(float *dy, float *dweight, const float *dout, const float *y,
+                                    const int32_t *pos, const float *weight, int64_t rows, int64_t h, int64_t k,
+                                    int64_t prow, void *stream);
+int plc_cuda_moe_matmul(plc_cuda_ctx *ctx, float *C, const float *A, const float *W, const int32_t *counts,
+                        int64_t E, int64_t prow, int64_t K, int64_t N, int transw, float beta, void *stream);
+int plc_cuda_moe_matmul_dw(plc_cuda_ctx *ctx, float *dW, const float *A, const float *B, const int32_t *counts,
+                           int64_t E, int64_t K, int64_t N, void *stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -149,15 +149,25 @@ CONFIG_KEYS = {
 }
 CONFIG_DEFAULTS = {"norm_eps": 1e-5, "rope_theta": 10000.0, "tie_embeddings": False, "grad_clip": 0.0,
                    "arch": "llama", "positions": "rope"}
+# a mixture-of-experts model's keys (docs/model.md); experts = 0: dense
+MOE_KEYS = {"experts": int, "experts_per_token": int, "shared_experts": int, "expert_ffn_hidden": int,
+            "shared_expert_ffn_hidden": int, "dense_layers": int, "moe_every": int, "router": str,
+            "route_scale": float, "aux_loss": float}
+MOE_DEFAULTS = {"experts": 0, "experts_per_token": 1, "shared_experts": 0, "expert_ffn_hidden": 0,
+                "shared_expert_ffn_hidden": 0, "dense_layers": 0, "moe_every": 1, "router": "softmax",
+                "route_scale": 1.0, "aux_loss": 0.0}
 
 
 def make_config(raw, source):
     if not isinstance(raw, dict):
         raise OracleInputError(f"{source}: the configuration is not an object")
     cfg = dict(CONFIG_DEFAULTS)
+    cfg.update(MOE_DEFAULTS)
     for k, v in raw.items():
         if k in CONFIG_KEYS:
             cfg[k] = CONFIG_KEYS[k](v)
+        elif k in MOE_KEYS:
+            cfg[k] = MOE_KEYS[k](v)
     if "decay_steps" not in cfg and "steps" in cfg:
         cfg["decay_steps"] = cfg["steps"]
     missing = [k for k in CONFIG_KEYS if k not in cfg]
@@ -169,7 +179,17 @@ def make_config(raw, source):
         raise OracleInputError(f"{source}: arch must be llama or gpt, positions rope or learned")
     if cfg["positions"] == "rope" and (cfg["hidden"] // cfg["heads"]) % 2:
         raise OracleInputError(f"{source}: the head dimension must be even for RoPE")
+    if cfg["experts"] and (cfg["arch"] != "llama" or cfg["router"] not in ("softmax", "sigmoid") or
+                           not 1 <= cfg["experts_per_token"] <= cfg["experts"]):
+        raise OracleInputError(f"{source}: a mixture of experts needs arch llama, router softmax or sigmoid "
+                               "and 1 <= experts_per_token <= experts")
     return cfg
+
+
+def is_moe_layer(cfg, l):
+    """common/tensors.c's plc_layer_is_moe"""
+    d = cfg["dense_layers"]
+    return cfg["experts"] > 0 and l >= d and (l - d) % max(cfg["moe_every"], 1) == 0
 
 
 def load_config(path):
@@ -221,9 +241,18 @@ def tensor_table(cfg):
         p = f"layers.{l}."
         t += [(p + "attn_norm", (H,), None, False), (p + "wq", (H, q), 0.02, True),
               (p + "wk", (H, kv), 0.02, True), (p + "wv", (H, kv), 0.02, True),
-              (p + "wo", (q, H), out_std, True), (p + "mlp_norm", (H,), None, False),
-              (p + "w_gate", (H, F), 0.02, True), (p + "w_up", (H, F), 0.02, True),
-              (p + "w_down", (F, H), out_std, True)]
+              (p + "wo", (q, H), out_std, True), (p + "mlp_norm", (H,), None, False)]
+        if not is_moe_layer(cfg, l):
+            t += [(p + "w_gate", (H, F), 0.02, True), (p + "w_up", (H, F), 0.02, True),
+                  (p + "w_down", (F, H), out_std, True)]
+            continue
+        E, Fe, Fs = cfg["experts"], cfg["expert_ffn_hidden"], cfg["shared_experts"] * cfg["shared_expert_ffn_hidden"]
+        # the experts' matrices stacked [E * hidden, Fe]; w_down holds each expert's transpose
+        t += [(p + "router", (H, E), 0.02, True), (p + "experts.w_gate", (E * H, Fe), 0.02, True),
+              (p + "experts.w_up", (E * H, Fe), 0.02, True), (p + "experts.w_down", (E * H, Fe), out_std, True)]
+        if Fs:
+            t += [(p + "shared.w_gate", (H, Fs), 0.02, True), (p + "shared.w_up", (H, Fs), 0.02, True),
+                  (p + "shared.w_down", (Fs, H), out_std, True)]
     t.append(("final_norm", (H,), None, False))
     if not cfg["tie_embeddings"]:
         t.append(("lm_head", (H, V), 0.02, True))
@@ -299,10 +328,61 @@ def forward_loss_gpt(P, tokens, targets, cfg):
     return F_.cross_entropy(logits.reshape(B * S, -1), targets.reshape(B * S).long())
 
 
+def moe_ffn(P, p, h, cfg):
+    """an MoE layer's feed-forward on h [B, S, H], written per expert with
+    torch.topk and index masks (plrun permutes rows instead): returns the
+    output and the sequences' load-balancing loss, summed over the batch,
+    aux * E * sum_e f_e P_e with f_e the sequence's share of its S * k
+    choices taking e and P_e its mean probability of e (sigmoid: the score
+    over the token's sum of scores). Dropless."""
+    B, S, H = h.shape
+    E, k = cfg["experts"], cfg["experts_per_token"]
+    x = h.reshape(B * S, H)
+    z = x @ P[p + "router"]
+    if cfg["router"] == "softmax":
+        scores = torch.softmax(z, dim=-1)
+        share = scores
+    else:
+        scores = torch.sigmoid(z)
+        share = scores / scores.sum(-1, keepdim=True)
+    top, idx = torch.topk(scores, k, dim=-1)
+    w = cfg["route_scale"] * top / top.sum(-1, keepdim=True)
+    Fe = cfg["expert_ffn_hidden"]
+    wg = P[p + "experts.w_gate"].view(E, H, Fe)
+    wu = P[p + "experts.w_up"].view(E, H, Fe)
+    wd = P[p + "experts.w_down"].view(E, H, Fe)
+    out = torch.zeros_like(x)
+    for e in range(E):
+        rows, slot = (idx == e).nonzero(as_tuple=True)
+        if rows.numel() == 0:
+            continue
+        xe = x[rows]
+        g = xe @ wg[e]
+        y = (g * torch.sigmoid(g) * (xe @ wu[e])) @ wd[e].t()
+        out = out.index_add(0, rows, w[rows, slot][:, None] * y)
+    if cfg["shared_experts"]:
+        g = x @ P[p + "shared.w_gate"]
+        out = out + (g * torch.sigmoid(g) * (x @ P[p + "shared.w_up"])) @ P[p + "shared.w_down"]
+    aux = torch.zeros((), dtype=x.dtype)
+    if cfg["aux_loss"] > 0:
+        chosen = torch.zeros(B * S, E, dtype=x.dtype).scatter_(1, idx, 1.0).view(B, S, E)
+        f = chosen.sum(1) / (S * k)            # [B, E], no gradient
+        Pm = share.view(B, S, E).mean(1)       # [B, E]
+        aux = cfg["aux_loss"] * E * (f * Pm).sum()
+    return out.view(B, S, H), aux
+
+
 def forward_loss(P, tokens, targets, cfg):
     """mean cross-entropy over every token of the batch"""
+    return forward_objective(P, tokens, targets, cfg)[0]
+
+
+def forward_objective(P, tokens, targets, cfg):
+    """(mean cross-entropy, the trained objective: it plus the MoE layers'
+    load-balancing loss, per sequence, over the global batch)"""
     if cfg["arch"] == "gpt":
-        return forward_loss_gpt(P, tokens, targets, cfg)
+        ce = forward_loss_gpt(P, tokens, targets, cfg)
+        return ce, ce
     B, S = tokens.shape
     heads, kvh = cfg["heads"], cfg["kv_heads"]
     hd = cfg["hidden"] // heads
@@ -310,6 +390,7 @@ def forward_loss(P, tokens, targets, cfg):
     dtype = P["tok_emb"].dtype
     cos, sin = rope_tables(S, hd, cfg["rope_theta"], dtype)
     x = P["tok_emb"][tokens]
+    aux = 0.0
     for l in range(cfg["layers"]):
         p = f"layers.{l}."
         h = rmsnorm(x, P[p + "attn_norm"], eps)
@@ -319,12 +400,18 @@ def forward_loss(P, tokens, targets, cfg):
         a = attention(rope(q, cos, sin), rope(k, cos, sin), v, heads, kvh)
         x = x + a @ P[p + "wo"]
         h = rmsnorm(x, P[p + "mlp_norm"], eps)
+        if is_moe_layer(cfg, l):
+            y, a_l = moe_ffn(P, p, h, cfg)
+            x = x + y
+            aux = aux + a_l
+            continue
         g = h @ P[p + "w_gate"]
         x = x + (g * torch.sigmoid(g) * (h @ P[p + "w_up"])) @ P[p + "w_down"]
     x = rmsnorm(x, P["final_norm"], eps)
     head = P["tok_emb"].t() if cfg["tie_embeddings"] else P["lm_head"]
     logits = x @ head
-    return torch.nn.functional.cross_entropy(logits.reshape(B * S, -1), targets.reshape(B * S).long())
+    ce = torch.nn.functional.cross_entropy(logits.reshape(B * S, -1), targets.reshape(B * S).long())
+    return ce, ce + aux / B
 
 # ---------------------------------------------------------------- the optimizer
 
@@ -420,8 +507,8 @@ def train(params, decay, batches, cfg):
     for s, (tokens, targets) in enumerate(batches):
         for p in params.values():
             p.grad = None
-        loss = forward_loss(params, tokens, targets, cfg)
-        loss.backward()
+        loss, objective = forward_objective(params, tokens, targets, cfg)
+        objective.backward()
         if s == 0:
             grads0 = {n: p.grad.detach().clone() for n, p in params.items()}
         norm = clip_gradients(params, cfg["grad_clip"])

@@ -42,6 +42,86 @@ static void expect_close(const char *what, void *dev, const float *cpu, int64_t 
     cudaFree(dev);
 }
 
+/* int32 results equal; frees the device buffer */
+static void expect_equal_i32(const char *what, int32_t *dev, const int32_t *cpu, int64_t n)
+{
+    int32_t *h = malloc(sizeof *h * (size_t)n);
+    CU_ASSERT_FATAL(h != NULL);
+    CU_ASSERT_FATAL(cudaDeviceSynchronize() == cudaSuccess);
+    CU_ASSERT_FATAL(cudaMemcpy(h, dev, sizeof *h * (size_t)n, cudaMemcpyDeviceToHost) == cudaSuccess);
+    int same = memcmp(h, cpu, sizeof *h * (size_t)n) == 0;
+    if (!same) fprintf(stderr, "\n  %s: the GPU's integers differ from the CPU's\n", what);
+    CU_ASSERT(same);
+    free(h);
+    cudaFree(dev);
+}
+
+/* the mixture-of-experts chain (kernels/cuda/moe.cu): route with a
+ * capacity that drops copies, permute, expert matmuls, combine, and every
+ * backward, against the CPU kernels; both routers */
+static void test_moe(void)
+{
+    enum { T = 24, H = 16, E = 4, K = 2, F = 8, SEQ = 6 };
+    const int64_t P = T * K, cap = 10;
+    for (int router = 0; router < 2; router++) {
+        float z[T * E], x[T * H], W[E * H * F], dout[T * H], dw[T * K];
+        tk_fill(z, T * E, 20 + router, 3.0f), tk_fill(x, T * H, 22, 1.0f), tk_fill(W, E * H * F, 23, 1.0f);
+        tk_fill(dout, T * H, 24, 1.0f), tk_fill(dw, T * K, 25, 1.0f);
+        float sc[T * E], wt[T * K], xp[P * H], g[P * F], y[P * H], out[T * H], dy[P * H], dwt[T * K], dz[T * E];
+        float dx[T * H] = {0}, dW[E * H * F] = {0};
+        int32_t ex[T * K], pos[T * K], cnt[E];
+        int64_t dropped = plc_k_moe_route(sc, ex, pos, wt, cnt, z, T, E, K, router, cap, 1.5f);
+        plc_k_moe_permute(xp, x, pos, T, H, K, P);
+        plc_k_moe_matmul(g, xp, W, cnt, E, P, H, F, 0, 0.0f);
+        plc_k_moe_matmul(y, g, W, cnt, E, P, F, H, 1, 0.0f);
+        plc_k_moe_unpermute(out, y, pos, wt, T, H, K);
+        plc_k_moe_unpermute_backward(dy, dwt, dout, y, pos, wt, T, H, K, P);
+        plc_k_moe_permute_backward(dx, y, pos, T, H, K);
+        plc_k_moe_matmul_dw(dW, xp, g, cnt, E, H, F);
+        plc_k_moe_route_backward(dz, dw, sc, ex, NULL, T, E, K, router, SEQ, SEQ, 1.5f, 0.1f);
+        float ch[T / SEQ * E];
+        plc_k_moe_seq_counts(ch, ex, T, E, K, SEQ);
+
+        float *dzl = UP(z, T * E), *dxh = UP(x, T * H), *dWt = UP(W, E * H * F), *ddo = UP(dout, T * H),
+              *ddw = UP(dw, T * K);
+        float *gsc = ZEROS(float, T * E), *gwt = ZEROS(float, T * K), *gxp = ZEROS(float, P * H),
+              *gg = ZEROS(float, P * F), *gy = ZEROS(float, P * H), *gout = ZEROS(float, T * H),
+              *gdy = ZEROS(float, P * H), *gdwt = ZEROS(float, T * K), *gdz = ZEROS(float, T * E),
+              *gdx = ZEROS(float, T * H), *gdW = ZEROS(float, E * H * F);
+        int32_t *gex = ZEROS(int32_t, T * K), *gpos = ZEROS(int32_t, T * K), *gcnt = ZEROS(int32_t, E);
+        long long *gdrop = ZEROS(long long, 1), hdrop = -1;
+        CU_ASSERT(plc_cuda_moe_route(gsc, gex, gpos, gwt, gcnt, dzl, T, E, K, router, cap, 1.5f, gdrop, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_permute(gxp, dxh, gpos, T, H, K, P, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_matmul(ctx, gg, gxp, dWt, gcnt, E, P, H, F, 0, 0.0f, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_matmul(ctx, gy, gg, dWt, gcnt, E, P, F, H, 1, 0.0f, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_unpermute(gout, gy, gpos, gwt, T, H, K, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_unpermute_backward(gdy, gdwt, ddo, gy, gpos, gwt, T, H, K, P, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_permute_backward(gdx, gy, gpos, T, H, K, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_matmul_dw(ctx, gdW, gxp, gg, gcnt, E, H, F, NULL) == 0);
+        CU_ASSERT(plc_cuda_moe_route_backward(gdz, ddw, gsc, gex, NULL, T, E, K, router, SEQ, SEQ, 1.5f, 0.1f, NULL) == 0);
+        float *gch = ZEROS(float, T / SEQ * E);
+        CU_ASSERT(plc_cuda_moe_seq_counts(gch, gex, T, E, K, SEQ, NULL) == 0);
+        expect_close("moe sequence choices", gch, ch, T / SEQ * E, 0);
+        CU_ASSERT_FATAL(cudaMemcpy(&hdrop, gdrop, sizeof hdrop, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CU_ASSERT_EQUAL(hdrop, dropped);
+        expect_equal_i32("moe expert", gex, ex, T * K);
+        expect_equal_i32("moe pos", gpos, pos, T * K);
+        expect_equal_i32("moe counts", gcnt, cnt, E);
+        expect_close("moe scores", gsc, sc, T * E, 1e-6);
+        expect_close("moe weight", gwt, wt, T * K, 1e-6);
+        expect_close("moe permute", gxp, xp, P * H, 0);
+        expect_close("moe expert gate", gg, g, P * F, 1e-5);
+        expect_close("moe expert out", gy, y, P * H, 1e-5);
+        expect_close("moe combine", gout, out, T * H, 1e-5);
+        expect_close("moe combine backward dy", gdy, dy, P * H, 1e-5);
+        expect_close("moe combine backward dweight", gdwt, dwt, T * K, 1e-5);
+        expect_close("moe permute backward", gdx, dx, T * H, 1e-5);
+        expect_close("moe expert weight gradient", gdW, dW, E * H * F, 1e-5);
+        expect_close("moe route backward", gdz, dz, T * E, 1e-5);
+        cudaFree(dzl), cudaFree(dxh), cudaFree(dWt), cudaFree(ddo), cudaFree(ddw), cudaFree(gdrop);
+    }
+}
+
 static void test_matmul(void)
 {
     enum { M = 33, N = 17, K = 29 };
@@ -506,6 +586,7 @@ void register_test_cuda_kernels(void)
     CU_add_test(s, "bf16 flash attention on tensor cores against the fp32 CPU kernels", test_attention_tc);
     CU_add_test(s, "layernorm, gelu, bias, positions (GPT block) against the CPU", test_gpt_block);
     CU_add_test(s, "the step's scalars on the device; AdamW replayed from a graph", test_step_scalars_graph);
+    CU_add_test(s, "mixture-of-experts route, permutation, expert matmuls, combine and backwards against the CPU", test_moe);
 }
 
 #else

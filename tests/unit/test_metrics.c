@@ -13,7 +13,7 @@
 static plc_step_metrics sample(int64_t step)
 {
     plc_step_metrics m = {step, 4.1234567890123456 / (double)(step + 1), 3e-4 * (step + 1) / 7.0, 1.2345678901,
-                          41234.5678, 3.21e9, 0.0981234};
+                          41234.5678, 3.21e9, 0.0981234, false, 0};
     return m;
 }
 
@@ -46,6 +46,16 @@ static void test_formats(void)
     m.model_flops_per_s = 950;
     plc_metrics_format_line(b, sizeof b, &m, 1000);
     CU_ASSERT_PTR_NOT_NULL(strstr(b, "  950 FLOP/s  "));
+    /* a plan with MoE capacity reports its dropped copies, in the line and in JSON */
+    m.moe_capped = true;
+    m.moe_dropped = 128;
+    plc_metrics_format_line(b, sizeof b, &m, 1000);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b, "98.1 ms  dropped 128"));
+    plc_metrics_format_json(b, sizeof b, &m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b, ",\"moe_dropped\":128}"));
+    m.moe_capped = false;
+    plc_metrics_format_json(b, sizeof b, &m);
+    CU_ASSERT_PTR_NULL(strstr(b, "moe_dropped"));
     plc_metrics_format_progress(b, sizeof b, 400, 1000, 62);
     CU_ASSERT_STRING_EQUAL(b, "[########------------]  40%  step 400/1000  ETA 1m02s");
 }
