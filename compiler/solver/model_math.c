@@ -145,12 +145,6 @@ int64_t plc_params_layer_norms(const plc_model *m)
     return 2 * plc_params_norm(m) + row_biases + latent;
 }
 
-bool plc_layer_is_moe(const plc_model *m, int64_t layer)
-{
-    const plc_moe *e = &m->moe;
-    return e->experts > 0 && layer >= e->dense_layers && (layer - e->dense_layers) % e->moe_every == 0;
-}
-
 int64_t plc_moe_layer_count(const plc_model *m)
 {
     const plc_moe *e = &m->moe;

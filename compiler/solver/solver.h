@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "common/layout_rules.h"
+#include "common/tensors.h"
 #include "plc/arena.h"
 #include "plc/job.h"
 #include "plc/status.h"
@@ -442,8 +443,7 @@ int64_t plc_params_attention(const plc_model *m);
  * (attention, norms, the router and the experts, all or active). The
  * per-expert bias of aux-loss-free balancing is a buffer without gradient,
  * not a parameter (as Megatron-Core's). */
-bool plc_layer_is_moe(const plc_model *m, int64_t layer);
-int64_t plc_moe_layer_count(const plc_model *m);
+int64_t plc_moe_layer_count(const plc_model *m); /* which: plc_layer_is_moe, common/tensors.h */
 int64_t plc_params_moe_mlp(const plc_model *m, bool active);
 int64_t plc_params_moe_layer(const plc_model *m, bool active);
 
