@@ -31,7 +31,8 @@
  *   one launch per expert too), the shared experts, the permutation and
  *   un-permutation (memory-bound), and the dispatch and combine over the ep
  *   group (plc_cost_all_to_all: intra- and inter-node parts from where the
- *   group's members lie), each way, with the engine's dispatcher
+ *   group's members lie) and, with etp, the rows' all-gather and the
+ *   outputs' reduce-scatter over the etp group, each way, with the engine's dispatcher
  *   (moe_dispatcher) and the share its overlap hides (moe_comm_overlap).
  *   The time model charges them per layer averaged over the model's layers
  *   (the share of MoE layers), as it charges every per-layer cost.
@@ -115,7 +116,9 @@ double plc_moe_rows(const plc_job *job, const plc_layout *l)
 {
     const plc_moe *e = &job->model.moe;
     if (e->experts <= 0) return 0.0;
-    double fair = tokens_in(job, l) * (double)e->top_k;
+    /* an etp group's ranks each run its experts' 1 / etp on the rows of
+     * all its etp ranks' tokens */
+    double fair = tokens_in(job, l) * (double)e->top_k * (double)plc_layout_etp(l);
     if (e->capacity_factor > 0) return fair * e->capacity_factor;
     /* with every expert on the rank (ep 1) its rows are exactly its tokens' */
     return plc_layout_ep(l) > 1 ? fair * PLC_MOE_IMBALANCE : fair;
@@ -185,12 +188,23 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
     o->launch_b = 2.0 * o->launch_f;
 
     /* dispatch and combine over the ep group: the ep ranks lie etp apart
-     * (Megatron-Core's expert grid: etp fastest, then ep) */
-    if (ep > 1) {
+     * (Megatron-Core's expert grid: etp fastest, then ep); then, with etp,
+     * the rows all-gathered over the etp group (its consecutive ranks) and
+     * the experts' outputs reduce-scattered back */
+    double etp_one = 0;
+    if (etp > 1) {
+        plc_comm_group tg = plc_group_place(etp, 1, job->cluster.gpus_per_node);
+        double rows_bytes = rows * (double)h * a;
+        etp_one = 0.5 * (plc_cost_collective(hw, PLC_COLL_ALL_GATHER, rows_bytes, etp, tg.per_node) +
+                         plc_cost_collective(hw, PLC_COLL_REDUCE_SCATTER, rows_bytes, etp, tg.per_node));
+    }
+    if (ep > 1 || etp > 1) {
         plc_comm_group grp = plc_group_place(ep, etp * 1, job->cluster.gpus_per_node);
         double tok_bytes = Tin * (double)h * a;
-        double one;
-        if (eng->moe_dispatcher < 0.5) {
+        double one = 0;
+        if (ep <= 1) {
+            /* no exchange over ep */
+        } else if (eng->moe_dispatcher < 0.5) {
             /* all-gather of every rank's tokens, reduce-scatter of the outputs */
             one = 0.5 * (plc_cost_collective(hw, PLC_COLL_ALL_GATHER, tok_bytes * (double)ep, ep, grp.per_node) +
                          plc_cost_collective(hw, PLC_COLL_REDUCE_SCATTER, tok_bytes * (double)ep, ep, grp.per_node));
@@ -205,6 +219,7 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
             }
             one = plc_cost_all_to_all(hw, tok_bytes * (double)e->top_k, tok_bytes * node_copies, ep, grp.per_node);
         }
+        one += etp_one;
         /* dispatch + combine forward, their gradients backward */
         double share = eng->moe_comm_overlap > 0 ? eng->moe_comm_overlap : 0.0;
         o->a2a = 2.0 * one;
