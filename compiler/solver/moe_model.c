@@ -21,10 +21,13 @@
  *   SwiGLU or GELU activations, their output before the combine), the
  *   shared experts', in place of the dense FFN's. Rows per rank: with a
  *   capacity factor c, c x the fair share (the capacity: what the engine
- *   allocates and drops beyond); dropless with ep > 1, the fair share x
- *   PLC_MOE_IMBALANCE, a stated factor (not fitted), which also slows the
- *   experts' GEMMs (the busiest rank gates the combine); with ep 1 every
- *   expert is on the rank and its rows are its tokens' top-k copies.
+ *   allocates and drops beyond); dropless, the fair share (top-k copies of
+ *   its tokens; x etp, an etp group's ranks each taking the rows of all its
+ *   members): a rank holds many layers' buffers, and which rank is busiest
+ *   changes from layer to layer, so its sum is the mean's. The time of a
+ *   layer is the busiest rank's (the combine waits for it): dropless over
+ *   ep > 1 its experts take the fair share x PLC_MOE_IMBALANCE, a stated
+ *   factor (not fitted).
  * - Time, per MoE layer and micro-batch: the router GEMM, the experts'
  *   GEMMs at the shape model's efficiency for one expert's rows (a grouped
  *   GEMM runs each expert's tiles at that shape; without moe_grouped_gemm
@@ -119,9 +122,7 @@ double plc_moe_rows(const plc_job *job, const plc_layout *l)
     /* an etp group's ranks each run its experts' 1 / etp on the rows of
      * all its etp ranks' tokens */
     double fair = tokens_in(job, l) * (double)e->top_k * (double)plc_layout_etp(l);
-    if (e->capacity_factor > 0) return fair * e->capacity_factor;
-    /* with every expert on the rank (ep 1) its rows are exactly its tokens' */
-    return plc_layout_ep(l) > 1 ? fair * PLC_MOE_IMBALANCE : fair;
+    return e->capacity_factor > 0 ? fair * e->capacity_factor : fair;
 }
 
 double plc_moe_act_layer_delta(const plc_job *job, const plc_layout *l)
@@ -160,8 +161,10 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
     double a = plc_dtype_bytes_of(job).act;
     int64_t ep = plc_layout_ep(l), etp = plc_layout_etp(l), h = m->hidden;
     double Tin = tokens_in(job, l), rows = plc_moe_rows(job, l);
+    /* dropless over ep > 1: the busiest rank's rows gate the combine */
+    double busiest = e->capacity_factor <= 0 && ep > 1 ? rows * PLC_MOE_IMBALANCE : rows;
     int64_t local = e->experts / ep;                           /* experts a rank holds */
-    int64_t per_expert = (int64_t)ceil(rows / (double)local);  /* rows of each */
+    int64_t per_expert = (int64_t)ceil(busiest / (double)local); /* rows of each */
     int64_t fe = e->expert_ffn_hidden / etp, up = gpt(m) ? fe : 2 * fe;
 
     /* the dense FFN's two GEMMs, which the MoE block replaces */
@@ -180,7 +183,7 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
     o->matmul_b = 2.0 * (router + experts + shared) - 2.0 * dense;
     /* permute and un-permute (read and write h per row, each way), the
      * experts' activation function on their rows, the weighted sum */
-    double bytes = rows * (double)h * a * 4.0 + rows * (double)fe * a * (gpt(m) ? 3.0 : 9.0) / 3.0;
+    double bytes = busiest * (double)h * a * 4.0 + busiest * (double)fe * a * (gpt(m) ? 3.0 : 9.0) / 3.0;
     o->mem_f = plc_cost_memory_bound(hw, bytes);
     o->mem_b = 2.0 * o->mem_f;
     int launches = 6 + (eng->moe_grouped_gemm > 0 ? 2 : 2 * (int)local);
@@ -217,7 +220,10 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
                 node_copies = fmin((double)e->top_k, (double)nodes);
                 if (e->router_groups_top > 0) node_copies = fmin(node_copies, (double)e->router_groups_top);
             }
-            one = plc_cost_all_to_all(hw, tok_bytes * (double)e->top_k, tok_bytes * node_copies, ep, grp.per_node);
+            /* the busiest rank receives its share x the imbalance */
+            double skew = rows > 0 ? busiest / rows : 1.0;
+            one = plc_cost_all_to_all(hw, skew * tok_bytes * (double)e->top_k, skew * tok_bytes * node_copies, ep,
+                                      grp.per_node);
         }
         one += etp_one;
         /* dispatch + combine forward, their gradients backward */
