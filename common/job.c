@@ -13,6 +13,7 @@ const char *const plc_objective_names[] = {"time", "memory", NULL};
 const char *const plc_engine_names[] = {"plrun", "megatron", "fsdp2", "megatron_r0_8", NULL};
 const char *const plc_arch_names[] = {"llama", "gpt", NULL};
 const char *const plc_positions_names[] = {"rope", "learned", NULL};
+const char *const plc_router_names[] = {"softmax", "sigmoid", NULL};
 
 /* one name per enum value, and the NULL */
 #define COUNT_OF(table) (sizeof(table) / sizeof(table[0]))
@@ -24,6 +25,7 @@ _Static_assert(COUNT_OF(plc_objective_names) == PLC_OBJ_COUNT + 1, "an objective
 _Static_assert(COUNT_OF(plc_engine_names) == PLC_ENGINE_COUNT + 1, "an engine without a name");
 _Static_assert(COUNT_OF(plc_arch_names) == PLC_ARCH_GPT + 2, "an architecture without a name");
 _Static_assert(COUNT_OF(plc_positions_names) == PLC_POS_LEARNED + 2, "a position encoding without a name");
+_Static_assert(COUNT_OF(plc_router_names) == PLC_ROUTER_SIGMOID + 2, "a router without a name");
 
 #define NAME_OF(table, v) ((unsigned)(v) < COUNT_OF(table) - 1 ? table[v] : NULL)
 
@@ -90,6 +92,8 @@ const char *plc_layout_text(const plc_layout *l, char *buf, size_t size)
     if (size) buf[0] = '\0';
     for (int d = 0; d < PLC_LD_COUNT && n < size; d++) {
         char v[32];
+        /* ep and etp where they are more than 1 (a dense model's texts do not change) */
+        if (PLC_LAYOUT_MOE_DIM(d) && plc_layout_get(l, (plc_layout_dim)d) <= 1) continue;
         int k = snprintf(buf + n, size - n, "%s%s=%s", d ? " " : "", plc_layout_dim_key((plc_layout_dim)d),
                          plc_layout_value_text((plc_layout_dim)d, plc_layout_get(l, (plc_layout_dim)d), v, sizeof v));
         if (k < 0) break;

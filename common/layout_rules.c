@@ -74,6 +74,39 @@ static bool uneven_ok(const plc_rule_input *in)
     return !KNOWN(in, schedule) || l->schedule == PLC_SCHED_GPIPE || l->schedule == PLC_SCHED_1F1B;
 }
 
+/* Expert parallelism, as Megatron-Core checks it (the mirror's
+ * megatron/training/arguments.py, validate_args: "num_experts %
+ * expert_model_parallel_size == 0"; megatron/core/parallel_state.py,
+ * initialize_model_parallel: world_size % (expert_tensor_parallel_size *
+ * expert_model_parallel_size * pipeline_model_parallel_size) == 0, the
+ * expert grid tp-ep-dp-pp beside the attention's tp-cp-dp-pp, "MoE parallel
+ * folding"): ep divides the routed experts, etp each expert's FFN width, and
+ * ep * etp the dp * tp * cp ranks of a pipeline stage. A dense model runs
+ * ep = etp = 1 only; ep and etp of 0 read as 1 (plc/job.h). */
+static plc_verdict expert_rules(const plc_rule_input *in)
+{
+    const plc_model *m = in->model;
+    const plc_layout *l = &in->layout;
+    const bool ep = KNOWN(in, ep), etp = KNOWN(in, etp);
+    if ((ep && l->ep < 0) || (etp && l->etp < 0)) return broke_at(PLC_RULE_DEGREE_POSITIVE, ep && l->ep < 0 ? "ep" : "etp");
+    const int64_t e = plc_layout_ep(l), t = plc_layout_etp(l);
+    if (m->moe.experts <= 0) {
+        if (CHECK(in, PLC_RULE_EP_DENSE) && ((ep && e > 1) || (etp && t > 1)))
+            return broke_at(PLC_RULE_EP_DENSE, ep && e > 1 ? "ep" : "etp");
+        return ok();
+    }
+    if (CHECK(in, PLC_RULE_ENGINE_MOE) && in->engine && in->engine->moe <= 0) return broke(PLC_RULE_ENGINE_MOE);
+    if (CHECK(in, PLC_RULE_EP_EXPERTS) && ep && m->moe.experts % e) return broke(PLC_RULE_EP_EXPERTS);
+    if (CHECK(in, PLC_RULE_ETP_FFN) && etp && m->moe.expert_ffn_hidden > 0 && m->moe.expert_ffn_hidden % t)
+        return broke(PLC_RULE_ETP_FFN);
+    if (CHECK(in, PLC_RULE_ENGINE_ETP) && etp && t > 1 && in->engine && in->engine->moe_etp <= 0)
+        return broke(PLC_RULE_ENGINE_ETP);
+    if (CHECK(in, PLC_RULE_EP_STAGE) && ep && etp && KNOWN(in, dp) && KNOWN(in, tp) && KNOWN(in, cp) &&
+        (l->dp * l->tp * l->cp) % (e * t))
+        return broke(PLC_RULE_EP_STAGE);
+    return ok();
+}
+
 plc_verdict plc_layout_rules(const plc_rule_input *in)
 {
     const plc_model *m = in->model;
@@ -137,6 +170,9 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
     if (CHECK(in, PLC_RULE_SP_ROWS) && KNOWN(in, sp) && KNOWN(in, tp) && KNOWN(in, cp) && KNOWN(in, micro_batch) && l->sp && l->tp > 1 &&
         (l->micro_batch * (m->seq_len / l->cp)) % l->tp)
         return broke(PLC_RULE_SP_ROWS);
+
+    v = expert_rules(in);
+    if (v.rule != PLC_RULE_OK) return v;
 
     /* the pipeline schedule */
     bool sched = KNOWN(in, schedule), inter = sched && l->schedule == PLC_SCHED_INTERLEAVED;
@@ -278,6 +314,28 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_SP_ROWS:
         SAY("sequence parallelism needs micro_batch * seq_len / cp = %lld rows to divide by tp = %lld",
             LL(l->micro_batch * (m->seq_len / l->cp)), LL(l->tp));
+        break;
+    case PLC_RULE_EP_DENSE:
+        SAY("%s = %lld needs a model with experts; a dense model runs ep = etp = 1", v.key,
+            LL(strcmp(v.key, "etp") == 0 ? l->etp : l->ep));
+        break;
+    case PLC_RULE_EP_EXPERTS:
+        SAY("ep = %lld does not divide experts = %lld", LL(plc_layout_ep(l)), LL(m->moe.experts));
+        break;
+    case PLC_RULE_ETP_FFN:
+        SAY("etp = %lld does not divide expert_ffn_hidden = %lld", LL(plc_layout_etp(l)), LL(m->moe.expert_ffn_hidden));
+        break;
+    case PLC_RULE_EP_STAGE:
+        SAY("ep * etp = %lld does not divide the dp * tp * cp = %lld ranks of a pipeline stage (the experts' grid "
+            "regroups them)", LL(plc_layout_ep(l) * plc_layout_etp(l)), LL(l->dp * l->tp * l->cp));
+        break;
+    case PLC_RULE_ENGINE_MOE:
+        SAY("engine %s does not run mixture-of-experts layers (%s); solve with engine = megatron or fsdp2",
+            plc_engine_name(in->engine_id), in->engine ? in->engine->describes : "no profile");
+        break;
+    case PLC_RULE_ENGINE_ETP:
+        SAY("engine %s has no expert tensor parallelism: etp = %lld, it runs etp = 1", plc_engine_name(in->engine_id),
+            LL(plc_layout_etp(l)));
         break;
     case PLC_RULE_VPP_SCHEDULE:
         SAY("vpp = %lld needs schedule = interleaved, not %s", LL(l->vpp), plc_schedule_name(l->schedule));

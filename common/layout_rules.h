@@ -51,6 +51,11 @@
     X(MB_BATCH,          "micro_batch", "batch")                  \
     X(DP_MB_BATCH,       "micro_batch", "batch")                  \
     X(SP_ROWS,           "sp",          "sp_rows")                \
+    /* expert parallelism (MoE layers) */                         \
+    X(EP_DENSE,          "ep",          "ep_dense")               \
+    X(EP_EXPERTS,        "ep",          "ep_experts")             \
+    X(ETP_FFN,           "etp",         "etp_ffn")                \
+    X(EP_STAGE,          "ep",          "ep_stage")               \
     /* the pipeline schedule */                                   \
     X(VPP_SCHEDULE,      "vpp",         "vpp_schedule")           \
     X(INTERLEAVED_PP,    "pp",          "interleaved_pp")         \
@@ -66,7 +71,9 @@
     /* kernels */                                                 \
     X(FLASH_FP32,        "attention",   "flash_fp32")             \
     /* the engine: what its profile says it can run */            \
-    X(ENGINE_OFFERS,     "schedule",    "engine")
+    X(ENGINE_OFFERS,     "schedule",    "engine")                 \
+    X(ENGINE_MOE,        "ep",          "engine_moe")             \
+    X(ENGINE_ETP,        "etp",         "engine_etp")
 
 typedef enum plc_rule {
 #define PLC_RULE_ENUM(code, key, family) PLC_RULE_##code,

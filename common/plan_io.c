@@ -163,6 +163,7 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
     const plc_layout *l = &p->layout;
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         int64_t v = plc_layout_get(l, (plc_layout_dim)d);
+        if (PLC_LAYOUT_MOE_DIM(d) && v < 1) v = 1; /* ep, etp: 0 reads as 1 (plc/job.h) */
         if (layout_enum_count((plc_layout_dim)d)) wb_u32(b, (uint32_t)v);
         else wb_i64(b, v);
     }

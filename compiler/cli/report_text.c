@@ -96,19 +96,27 @@ static layout_column column_of(int d)
     return c;
 }
 
-static void table_header(FILE *out)
+/* ep and etp are columns of a model with experts only (PLC_LAYOUT_MOE_DIM) */
+static bool column_shown(const plc_job *job, int d)
+{
+    return !PLC_LAYOUT_MOE_DIM(d) || job->model.moe.experts > 0;
+}
+
+static void table_header(FILE *out, const plc_job *job)
 {
     fprintf(out, "%4s", "rank");
-    for (int d = 0; d < PLC_LD_COUNT; d++) fprintf(out, " %*s", column_of(d).width, column_of(d).head);
+    for (int d = 0; d < PLC_LD_COUNT; d++)
+        if (column_shown(job, d)) fprintf(out, " %*s", column_of(d).width, column_of(d).head);
     fprintf(out, " %9s %9s %12s %6s  %s\n", "mem GiB", "step s", "tokens/s", "MFU", "notes");
 }
 
-static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_candidate *ties, int nties,
-                      double limit)
+static void table_row(FILE *out, const plc_job *job, int rank, const plc_candidate *c, const plc_candidate *ties,
+                      int nties, double limit)
 {
     fprintf(out, "%4d", rank);
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         char v[32];
+        if (!column_shown(job, d)) continue;
         fprintf(out, " %*s", column_of(d).width,
                 plc_layout_value_text((plc_layout_dim)d, plc_layout_get(&c->layout, (plc_layout_dim)d), v, sizeof v));
     }
@@ -133,13 +141,13 @@ static void table_row(FILE *out, int rank, const plc_candidate *c, const plc_can
 
 /* n candidates, at most rows rows, exact ties folded into one row unless
  * every candidate is asked for */
-static void table(FILE *out, const plc_candidate *c, int64_t n, int64_t rows, double limit, bool fold)
+static void table(FILE *out, const plc_job *job, const plc_candidate *c, int64_t n, int64_t rows, double limit, bool fold)
 {
     int rank = 0;
     for (int64_t i = 0; i < n && rank < rows;) {
         int64_t j = i + 1;
         while (fold && j < n && plc_report_tied(&c[i], &c[j])) j++;
-        table_row(out, ++rank, &c[i], c + i + 1, (int)(j - i - 1), limit);
+        table_row(out, job, ++rank, &c[i], c + i + 1, (int)(j - i - 1), limit);
         i = j;
     }
 }
@@ -153,8 +161,8 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
             plc_objective_name(job->layout.objective));
     if (s->pinned) {
         fprintf(out, "the layout block pins every dimension: one layout evaluated\n\n");
-        table_header(out);
-        table(out, &s->single, 1, 1, s->limit_bytes, false);
+        table_header(out, job);
+        table(out, job, &s->single, 1, 1, s->limit_bytes, false);
         return;
     }
     fprintf(out, "searched %lld layouts", (long long)s->enumerated);
@@ -165,7 +173,7 @@ void plc_report_solve_text(FILE *out, const plc_job *job, const plc_solution *s,
     /* plrun: the layouts whose fit the estimate could not tell (solver.h, plc_memory_judge) */
     if (s->lowered) fprintf(out, "; %lld lowered to settle the fit", (long long)s->lowered);
     fputs("\n\n", out);
-    table_header(out);
-    if (o->all) table(out, s->all, s->nall, s->nall, s->limit_bytes, false);
-    else table(out, s->ranked, s->nranked, o->top, s->limit_bytes, true);
+    table_header(out, job);
+    if (o->all) table(out, job, s->all, s->nall, s->nall, s->limit_bytes, false);
+    else table(out, job, s->ranked, s->nranked, o->top, s->limit_bytes, true);
 }

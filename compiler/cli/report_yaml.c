@@ -46,6 +46,7 @@ static void layout_entries(plc_yaml *y, const plc_layout *l)
         const int64_t v = plc_layout_get(l, dim);
         const plc_dim_kind k = plc_layout_dim_kind(dim);
         char text[32];
+        if (PLC_LAYOUT_MOE_DIM(d) && v <= 1) continue; /* ep, etp: where more than 1 (plc_layout_text) */
         if (k == PLC_DIMK_DEGREE || k == PLC_DIMK_ZERO || k == PLC_DIMK_LAYERS) plc_yaml_int(y, plc_layout_dim_key(dim), v);
         else plc_yaml_str(y, plc_layout_dim_key(dim), plc_layout_value_text(dim, v, text, sizeof text));
     }

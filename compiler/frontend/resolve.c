@@ -536,6 +536,72 @@ static void seq_len_binary(rctx *r, const block_slots *bs, plc_model *m)
     plc_diag_hint(r->d, "a sequence length counts in powers of two; write seq_len = %.0f for %.0f tokens", dec, dec);
 }
 
+/* capacity_factor: dropless (0), or a number of fair shares above 0 */
+static int read_capacity(rctx *r, const block_slots *bs, double *out)
+{
+    const plc_pair *p = slot(bs, "capacity_factor");
+    if (!p) return 0;
+    const plc_value *v = p->value;
+    if (v->kind == PLC_VAL_IDENT && strcmp(v->text, "dropless") == 0) {
+        *out = 0;
+        return 1;
+    }
+    if (v->kind == PLC_VAL_NUMBER) return read_real(r, bs, "capacity_factor", 0, true, 1024, false, out);
+    plc_diag_error(r->d, v->loc, "'capacity_factor' expects dropless or a number, not %s",
+                   v->kind == PLC_VAL_IDENT ? plc_arena_printf(r->a, "'%s'", quote(r, v->text)) : value_kind_name(v));
+    const char *const dropless[] = {"dropless"};
+    if (v->kind == PLC_VAL_IDENT && plc_suggest(v->text, dropless, 1)) plc_diag_hint(r->d, "did you mean 'dropless'?");
+    else plc_diag_hint(r->d, "dropless routes every token to its experts; a number such as 1.25 lets an expert take "
+                             "that many fair shares of the tokens and drops the rest");
+    return -1;
+}
+
+/* The mixture-of-experts keys (docs/model.md), each in its range; how they
+ * agree with each other and with the rest of the model is spec_checks.c's
+ * (check_moe). The expert widths default to the model's ffn_hidden. */
+static void resolve_moe(rctx *r, const block_slots *bs, plc_model *m)
+{
+    plc_moe *e = &m->moe;
+    memset(e, 0, sizeof *e);
+    e->moe_every = 1;
+    e->route_scale = 1;
+    get_int(r, bs, "experts", 0, 1 << 14, &e->experts);
+    get_int(r, bs, "experts_per_token", 1, 1 << 14, &e->top_k);
+    get_int(r, bs, "shared_experts", 0, 1 << 10, &e->shared_experts);
+    e->expert_ffn_hidden = m->ffn_hidden;
+    if (get_int(r, bs, "expert_ffn_hidden", 1, 1 << 22, &e->expert_ffn_hidden) == 0 && is_bad(r, bs, "ffn_hidden"))
+        mark_bad(r, bs, "expert_ffn_hidden");
+    e->shared_ffn_hidden = e->expert_ffn_hidden;
+    if (get_int(r, bs, "shared_expert_ffn_hidden", 1, 1 << 22, &e->shared_ffn_hidden) == 0 &&
+        is_bad(r, bs, "expert_ffn_hidden"))
+        mark_bad(r, bs, "shared_expert_ffn_hidden");
+    get_int(r, bs, "dense_layers", 0, 1 << 14, &e->dense_layers);
+    get_int(r, bs, "moe_every", 1, 1 << 14, &e->moe_every);
+    int router = PLC_ROUTER_SOFTMAX;
+    get_enum(r, bs, "router", plc_router_names, &router);
+    e->router = (plc_router)router;
+    get_int(r, bs, "router_groups", 1, 1 << 14, &e->router_groups);
+    get_int(r, bs, "router_groups_top", 1, 1 << 14, &e->router_groups_top);
+    get_real(r, bs, "route_scale", 0, true, 1e6, false, &e->route_scale);
+    get_real(r, bs, "aux_loss", 0, false, 1e6, false, &e->aux_loss);
+    get_bool(r, bs, "expert_bias", &e->expert_bias);
+    noted(r, bs, "capacity_factor", read_capacity(r, bs, &e->capacity_factor));
+}
+
+/* Multi-head latent attention's keys (docs/model.md), each in its range;
+ * kv_lora_rank > 0 turns it on, and check_mla (spec_checks.c) checks the
+ * rest against it. */
+static void resolve_mla(rctx *r, const block_slots *bs, plc_model *m)
+{
+    plc_mla *a = &m->mla;
+    memset(a, 0, sizeof *a);
+    get_int(r, bs, "q_lora_rank", 0, 1 << 16, &a->q_rank);
+    get_int(r, bs, "kv_lora_rank", 0, 1 << 16, &a->kv_rank);
+    get_int(r, bs, "qk_nope_head_dim", 1, 1 << 10, &a->nope_head_dim);
+    get_int(r, bs, "qk_rope_head_dim", 1, 1 << 10, &a->rope_head_dim);
+    get_int(r, bs, "v_head_dim", 1, 1 << 10, &a->v_head_dim);
+}
+
 static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
 {
     snprintf(m->name, sizeof m->name, "%s", "model");
@@ -583,6 +649,8 @@ static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
         plc_diag_warning(r->d, theta->key_loc, "'rope_theta' does nothing with learned positions");
         plc_diag_hint(r->d, "set positions = rope to use rotary positions, or drop rope_theta");
     }
+    resolve_moe(r, bs, m);
+    resolve_mla(r, bs, m);
 }
 
 /* a token count's binary reading (4M tokens: 4 x 2^20), when it has a

@@ -207,6 +207,172 @@ static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f, know
     skip_readers(k, v.key);
 }
 
+/* ---- mixture of experts and latent attention -------------------------------
+ * The keys' agreement with each other and with the model (docs/model.md).
+ * Each check reads good values only; every broken one is reported. */
+
+static bool given(const plc_spec_facts *f, const char *key)
+{
+    return f->model_block && plc_block_find_pair(f->model_block, key) != NULL;
+}
+
+/* the keys that describe an MoE layer, all meaningless without `experts` */
+static const char *const moe_keys[] = {
+    "experts_per_token", "shared_experts", "expert_ffn_hidden", "shared_expert_ffn_hidden", "dense_layers",
+    "moe_every", "router", "router_groups", "router_groups_top", "route_scale", "aux_loss", "expert_bias",
+    "capacity_factor"};
+
+/* a product of a count and a width past which the parameter arithmetic
+ * would leave 64 bits: far above any model (Kimi-K2: 384 x 2048) */
+#define PLC_MAX_EXPERT_WIDTH (INT64_C(1) << 23)
+
+static void check_expert_width(plc_diag *d, const plc_spec_facts *f, const char *count_key, int64_t count,
+                               const char *width_key, int64_t width)
+{
+    if (!good(f, B_MODEL, count_key) || !good(f, B_MODEL, width_key) || count * width <= PLC_MAX_EXPERT_WIDTH) return;
+    plc_diag_error(d, at(f->model_block, given(f, width_key) ? width_key : count_key),
+                   "%s = %lld experts of %s = %lld is more than %lld MLP columns a layer", count_key, (long long)count,
+                   width_key, (long long)width, (long long)PLC_MAX_EXPERT_WIDTH);
+    plc_diag_hint(d, "the widest models have a few hundred experts of a few thousand columns each");
+}
+
+static void check_router_groups(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+{
+    const plc_moe *e = &f->model->moe;
+    bool groups = given(f, "router_groups") && good(f, B_MODEL, "router_groups");
+    bool top = given(f, "router_groups_top") && good(f, B_MODEL, "router_groups_top");
+    if (given(f, "router_groups_top") && !given(f, "router_groups")) {
+        plc_diag_error(d, at(f->model_block, "router_groups_top"), "'router_groups_top' needs 'router_groups'");
+        plc_diag_hint(d, "group-limited routing puts the experts in router_groups groups and sends a token to "
+                         "experts of its router_groups_top best groups");
+        return;
+    }
+    if (!groups) return;
+    if (e->experts % e->router_groups) {
+        plc_diag_error(d, at(f->model_block, "router_groups"), "router_groups = %lld does not divide experts = %lld; valid: %s",
+                       (long long)e->router_groups, (long long)e->experts, plc_divisors_text(a, e->experts));
+        plc_diag_hint(d, "the experts fall into router_groups groups of equal size");
+        return;
+    }
+    if (!given(f, "router_groups_top")) {
+        plc_diag_error(d, at(f->model_block, "router_groups"), "router_groups = %lld needs 'router_groups_top'",
+                       (long long)e->router_groups);
+        plc_diag_hint(d, "router_groups_top: the groups a token's experts come from (DeepSeek-V3: 4 of 8)");
+        return;
+    }
+    if (!top) return;
+    if (e->router_groups_top > e->router_groups) {
+        plc_diag_error(d, at(f->model_block, "router_groups_top"), "router_groups_top = %lld is more than router_groups = %lld",
+                       (long long)e->router_groups_top, (long long)e->router_groups);
+        plc_diag_hint(d, "a token's experts come from router_groups_top of the router_groups groups");
+        return;
+    }
+    int64_t reach = e->router_groups_top * (e->experts / e->router_groups);
+    if (good(f, B_MODEL, "experts_per_token") && e->top_k > reach) {
+        plc_diag_error(d, at(f->model_block, "experts_per_token"),
+                       "experts_per_token = %lld is more than the %lld experts of router_groups_top = %lld groups",
+                       (long long)e->top_k, (long long)reach, (long long)e->router_groups_top);
+        plc_diag_hint(d, "each group holds experts / router_groups = %lld experts",
+                      (long long)(e->experts / e->router_groups));
+    }
+}
+
+static void check_moe(plc_diag *d, plc_arena *a, const plc_spec_facts *f)
+{
+    const plc_model *m = f->model;
+    const plc_moe *e = &m->moe;
+    if (!good(f, B_MODEL, "experts")) return;
+    if (e->experts == 0) {
+        for (size_t i = 0; i < sizeof moe_keys / sizeof moe_keys[0]; i++) {
+            if (!given(f, moe_keys[i])) continue;
+            plc_diag_error(d, plc_block_find_pair(f->model_block, moe_keys[i])->key_loc,
+                           "'%s' needs 'experts' (a mixture-of-experts model)", moe_keys[i]);
+            plc_diag_hint(d, "set experts = N, the routed experts of each MoE layer, or drop %s", moe_keys[i]);
+        }
+        return;
+    }
+    if (!given(f, "experts_per_token")) {
+        plc_diag_error(d, at(f->model_block, "experts"), "experts = %lld needs 'experts_per_token'", (long long)e->experts);
+        plc_diag_hint(d, "experts_per_token: the routed experts each token is sent to (Mixtral: 2, DeepSeek-V3: 8)");
+    } else if (good(f, B_MODEL, "experts_per_token") && e->top_k > e->experts) {
+        plc_diag_error(d, at(f->model_block, "experts_per_token"), "experts_per_token = %lld is more than experts = %lld",
+                       (long long)e->top_k, (long long)e->experts);
+        plc_diag_hint(d, "a token goes to experts_per_token of the experts routed experts");
+    }
+    if (given(f, "shared_expert_ffn_hidden") && good(f, B_MODEL, "shared_experts") && e->shared_experts == 0) {
+        plc_diag_error(d, at(f->model_block, "shared_expert_ffn_hidden"), "'shared_expert_ffn_hidden' needs 'shared_experts'");
+        plc_diag_hint(d, "set shared_experts = N, the always-active experts of each MoE layer, or drop shared_expert_ffn_hidden");
+    }
+    if (good(f, B_MODEL, "dense_layers") && good(f, B_MODEL, "layers") && e->dense_layers >= m->layers) {
+        plc_diag_error(d, at(f->model_block, "dense_layers"), "dense_layers = %lld leaves no MoE layer of layers = %lld",
+                       (long long)e->dense_layers, (long long)m->layers);
+        plc_diag_hint(d, "the first dense_layers layers keep a dense MLP; at most layers - 1 = %lld", (long long)(m->layers - 1));
+    }
+    check_expert_width(d, f, "experts", e->experts, "expert_ffn_hidden", e->expert_ffn_hidden);
+    if (good(f, B_MODEL, "shared_experts") && e->shared_experts > 0)
+        check_expert_width(d, f, "shared_experts", e->shared_experts, "shared_expert_ffn_hidden", e->shared_ffn_hidden);
+    check_router_groups(d, a, f);
+}
+
+/* the keys of latent attention's shape, meaningless without kv_lora_rank */
+static const char *const mla_keys[] = {"q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"};
+
+/* a head width past which heads x width would leave the model's sizes (hidden's limit x 4) */
+#define PLC_MAX_MLA_WIDTH (INT64_C(1) << 22)
+
+static void check_mla(plc_diag *d, const plc_spec_facts *f)
+{
+    const plc_model *m = f->model;
+    const plc_mla *l = &m->mla;
+    if (!good(f, B_MODEL, "kv_lora_rank")) return;
+    if (l->kv_rank == 0) {
+        for (size_t i = 0; i < sizeof mla_keys / sizeof mla_keys[0]; i++) {
+            if (!given(f, mla_keys[i])) continue;
+            plc_diag_error(d, plc_block_find_pair(f->model_block, mla_keys[i])->key_loc,
+                           "'%s' needs 'kv_lora_rank' (latent attention)", mla_keys[i]);
+            plc_diag_hint(d, "kv_lora_rank = N (> 0) turns on multi-head latent attention; or drop %s", mla_keys[i]);
+        }
+        return;
+    }
+    char missing[96] = "";
+    for (size_t i = 1; i < sizeof mla_keys / sizeof mla_keys[0]; i++) {
+        if (given(f, mla_keys[i])) continue;
+        if (missing[0]) strcat(missing, ", ");
+        strcat(missing, mla_keys[i]);
+    }
+    if (missing[0]) {
+        plc_diag_error(d, at(f->model_block, "kv_lora_rank"), "latent attention (kv_lora_rank = %lld) needs %s",
+                       (long long)l->kv_rank, missing);
+        plc_diag_hint(d, "DeepSeek-V3: qk_nope_head_dim = 128, qk_rope_head_dim = 64, v_head_dim = 128");
+    }
+    if (given(f, "qk_rope_head_dim") && good(f, B_MODEL, "qk_rope_head_dim") && l->rope_head_dim % 2) {
+        plc_diag_error(d, at(f->model_block, "qk_rope_head_dim"), "qk_rope_head_dim = %lld is odd", (long long)l->rope_head_dim);
+        plc_diag_hint(d, "RoPE rotates pairs of channels, so its part of the head must be even");
+    }
+    if (good(f, B_MODEL, "arch") && m->arch != PLC_ARCH_LLAMA) {
+        plc_diag_error(d, at(f->model_block, "kv_lora_rank"), "latent attention needs arch = llama");
+        plc_diag_hint(d, "plc describes latent attention in the Llama block (RMSNorm, SwiGLU, no biases), as DeepSeek's");
+    } else if (good(f, B_MODEL, "positions") && m->positions != PLC_POS_ROPE) {
+        plc_diag_error(d, at(f->model_block, "positions"), "latent attention needs positions = rope");
+        plc_diag_hint(d, "its queries and keys carry a decoupled RoPE part of qk_rope_head_dim channels");
+    }
+    if (given(f, "kv_heads") && good(f, B_MODEL, "kv_heads") && good(f, B_MODEL, "heads") && m->kv_heads != m->heads) {
+        plc_diag_error(d, at(f->model_block, "kv_heads"), "kv_heads = %lld with latent attention, where every head has "
+                       "its own key and value", (long long)m->kv_heads);
+        plc_diag_hint(d, "latent attention shares the kv_lora_rank latent instead of key/value heads; drop kv_heads");
+    }
+    const struct { const char *key; int64_t width; } widths[] = {
+        {"qk_nope_head_dim", l->nope_head_dim + l->rope_head_dim}, {"v_head_dim", l->v_head_dim}};
+    for (size_t i = 0; i < 2; i++) {
+        if (!good(f, B_MODEL, "heads") || !given(f, widths[i].key) || !good(f, B_MODEL, widths[i].key)) continue;
+        if (!good(f, B_MODEL, "qk_rope_head_dim")) continue;
+        if (m->heads * widths[i].width <= PLC_MAX_MLA_WIDTH) continue;
+        plc_diag_error(d, at(f->model_block, widths[i].key), "heads = %lld of %lld channels each is more than %lld",
+                       (long long)m->heads, (long long)widths[i].width, (long long)PLC_MAX_MLA_WIDTH);
+        plc_diag_hint(d, "DeepSeek-V3 has 128 heads of 192 query/key and 128 value channels");
+    }
+}
+
 /* the power of two nearest to x >= 1 (by ratio) */
 static int64_t pow2_nearest(double x)
 {
@@ -396,6 +562,8 @@ void plc_spec_check(plc_arena *a, plc_diag *d, plc_spec_facts *f)
     bool seq_ok = f->model && good(f, B_MODEL, "seq_len");
     if (k.precision_known && f->cluster && f->hw_known) check_precision(d, f);
     if (f->model) check_model(d, a, f, &k);
+    if (f->model) check_moe(d, a, f);
+    if (f->model) check_mla(d, f);
     if (f->train && good(f, B_TRAIN, "global_batch")) {
         if (!f->batch_in_tokens) k.batch = f->train->global_batch;
         else if (seq_ok) check_tokens(d, a, f, &k);

@@ -24,6 +24,27 @@ static const plc_key_def model_keys[] = {
     K("tie_embeddings", PLC_KEY_BOOL, 0, NULL, false, "share input and output embeddings; default off"),
     K("norm_eps", PLC_KEY_REAL, 0, NULL, false, "RMSNorm (llama) or LayerNorm (gpt) epsilon; default 1e-5"),
     K("rope_theta", PLC_KEY_REAL, 0, NULL, false, "RoPE base (positions = rope); default 10000"),
+    /* mixture of experts (docs/model.md): the keys after `experts` need it */
+    K("experts", PLC_KEY_INT, 0, NULL, false, "routed experts of a mixture-of-experts model, e.g. experts = 8; default 0 (dense)"),
+    K("experts_per_token", PLC_KEY_INT, 0, NULL, false, "routed experts a token is sent to (top-k), e.g. experts_per_token = 2"),
+    K("shared_experts", PLC_KEY_INT, 0, NULL, false, "always-active experts of each MoE layer; default 0"),
+    K("expert_ffn_hidden", PLC_KEY_INT, 0, NULL, false, "each routed expert's MLP width; default ffn_hidden"),
+    K("shared_expert_ffn_hidden", PLC_KEY_INT, 0, NULL, false, "each shared expert's MLP width; default expert_ffn_hidden"),
+    K("dense_layers", PLC_KEY_INT, 0, NULL, false, "the first k layers keep a dense MLP (first_k_dense_replace); default 0"),
+    K("moe_every", PLC_KEY_INT, 0, NULL, false, "after dense_layers, every n-th layer is MoE, the others dense; default 1"),
+    K("router", PLC_KEY_ENUM, 0, plc_router_names, false, "softmax or sigmoid scores before the top-k; default softmax"),
+    K("router_groups", PLC_KEY_INT, 0, NULL, false, "group-limited routing: the experts in this many groups; default off"),
+    K("router_groups_top", PLC_KEY_INT, 0, NULL, false, "groups a token's experts are chosen from, with router_groups"),
+    K("route_scale", PLC_KEY_REAL, 0, NULL, false, "scale of the routed experts' output; default 1"),
+    K("aux_loss", PLC_KEY_REAL, 0, NULL, false, "load-balancing loss coefficient, e.g. aux_loss = 0.01; default 0 (none)"),
+    K("expert_bias", PLC_KEY_BOOL, 0, NULL, false, "auxiliary-loss-free balancing by a per-expert bias; default off"),
+    K("capacity_factor", PLC_KEY_REAL, 0, NULL, false, "dropless, or tokens an expert takes over its fair share, e.g. 1.25; default dropless"),
+    /* multi-head latent attention (DeepSeek-V2/V3): kv_lora_rank > 0 turns it on */
+    K("q_lora_rank", PLC_KEY_INT, 0, NULL, false, "latent attention: rank of the query compression; default 0 (none)"),
+    K("kv_lora_rank", PLC_KEY_INT, 0, NULL, false, "latent attention: rank of the shared key/value latent, e.g. 512; default 0 (off)"),
+    K("qk_nope_head_dim", PLC_KEY_INT, 0, NULL, false, "latent attention: each head's query/key part without RoPE, e.g. 128"),
+    K("qk_rope_head_dim", PLC_KEY_INT, 0, NULL, false, "latent attention: each head's decoupled RoPE query/key part, e.g. 64"),
+    K("v_head_dim", PLC_KEY_INT, 0, NULL, false, "latent attention: each head's value width, e.g. 128"),
 };
 
 /* cluster: the fixed keys, then one key per catalog figure (PLC_HW_FIELDS) */

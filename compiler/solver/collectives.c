@@ -136,3 +136,21 @@ void plc_layout_groups_of(const plc_layout *l, int64_t gpn, plc_layout_groups *o
     /* data x context: contiguous in rank order after tp */
     out->dpcp = plc_group_place(l->dp * l->cp, l->tp, gpn);
 }
+
+/* An all-to-all over n ranks, per_node of them on each node it touches, a
+ * rank sending bytes spread evenly over the n (its own share stays): the
+ * share for its node's other members goes over NVLink, the rest over the
+ * network, both at once. inter_bytes replaces bytes for the network part
+ * where a dispatcher sends a token once per node and forwards it inside
+ * (DeepEP); else pass bytes. */
+double plc_cost_all_to_all(const plc_hw *hw, double bytes, double inter_bytes, int64_t n, int64_t per_node)
+{
+    if (n <= 1 || bytes <= 0) return 0.0;
+    if (per_node <= 0 || per_node > n) per_node = n;
+    double e = eff_of(hw);
+    double intra = bytes * (double)(per_node - 1) / (double)n;
+    double inter = inter_bytes * (double)(n - per_node) / (double)n;
+    double t = intra / (hw->intra_node_bw * e) + hw->intra_node_lat;
+    if (inter > 0) t = fmax(t, inter / (hw->inter_node_bw * e) + hw->inter_node_lat);
+    return t + hw->kernel_launch;
+}

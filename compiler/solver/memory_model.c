@@ -12,6 +12,9 @@
 static double comm_library_bytes(const plc_hw *hw, const plc_layout *l)
 {
     int groups = (l->tp > 1) + (l->cp > 1) + (l->dp * l->cp > 1) + (l->pp > 1);
+    /* the MoE layers' expert-parallel and expert-data-parallel groups */
+    groups += (plc_layout_ep(l) > 1) + (plc_layout_edp(l) > 1 && plc_layout_edp(l) != l->dp * l->cp &&
+                                        plc_layout_ep(l) * plc_layout_etp(l) > 1);
     return (double)groups * hw->comm_buffer;
 }
 
@@ -160,11 +163,12 @@ static void head_memory(const plc_job *job, const plc_layout *l, double inflight
     }
 }
 
-static void static_state(const plc_job *job, const plc_layout *l, double params, double *w,
-                         double *g, double *o)
+/* weights, gradients and optimizer state of params parameters ZeRO-sharded
+ * over `shard` ranks */
+static void static_state_over(const plc_job *job, const plc_layout *l, double params, double shard, double *w,
+                              double *g, double *o)
 {
     plc_dtype_bytes d = plc_dtype_bytes_of(job);
-    double shard = (double)(l->dp * l->cp);
     /* an engine whose ZeRO 3 shard is the fp32 master (sharded_master:
      * FSDP2's mixed precision casts it when it gathers) keeps no bf16 shard:
      * the weights are the master, and the optimizer holds Adam's m and v */
@@ -181,6 +185,46 @@ static void static_state(const plc_job *job, const plc_layout *l, double params,
                         ? 4.0
                         : 0.0;
     *o = params * (d.optimizer + master) / (l->zero >= 1 ? shard : 1.0);
+}
+
+/* The static state of a rank of stage s holding sp's parameters: sharded
+ * over dp * cp; with experts (moe_model.c), the routed experts' over the
+ * expert-data-parallel group and the rest over dp * cp. */
+static void static_state(const plc_job *job, const plc_layout *l, int64_t stage, const plc_stage_params *sp,
+                         double *w, double *g, double *o)
+{
+    if (job->model.moe.experts <= 0) {
+        static_state_over(job, l, plc_stage_params_total(sp), (double)(l->dp * l->cp), w, g, o);
+        return;
+    }
+    plc_moe_stage ms;
+    plc_moe_stage_params(&job->model, l, stage, &ms);
+    double ew, eg, eo;
+    static_state_over(job, l, ms.dense, (double)(l->dp * l->cp), w, g, o);
+    static_state_over(job, l, ms.routed, (double)plc_layout_edp(l), &ew, &eg, &eo);
+    *w += ew, *g += eg, *o += eo;
+}
+
+/* the parameters a rank of the stage holds (its routed experts' share with experts) */
+static double stage_params_held(const plc_job *job, const plc_layout *l, int64_t stage, const plc_stage_params *sp)
+{
+    if (job->model.moe.experts <= 0) return plc_stage_params_total(sp);
+    plc_moe_stage ms;
+    plc_moe_stage_params(&job->model, l, stage, &ms);
+    return ms.dense + ms.routed;
+}
+
+/* the MoE layers' activations beyond the dense layers' for one micro-batch
+ * in flight on a rank of stage s (its layers, r of them recomputed whole,
+ * which keep their input only): those not recomputed, in the MoE layers'
+ * share of them */
+static double moe_act_stage(const plc_job *job, const plc_layout *l, int64_t stage, int64_t layers, int64_t r)
+{
+    if (job->model.moe.experts <= 0 || layers <= 0) return 0.0;
+    plc_moe_stage ms;
+    plc_moe_stage_params(&job->model, l, stage, &ms);
+    double kept = (double)(layers - r) / (double)layers;
+    return kept * (double)ms.moe_layers * plc_moe_act_layer_delta(job, l);
 }
 
 bool plc_memory_is_plan(const plc_job *job, const plc_layout *l)
@@ -262,13 +306,13 @@ void plc_memory_estimate(const plc_job *job, const plc_layout *l, bool all_stage
             memset(est->stage_mem[s], 0, sizeof est->stage_mem[s]);
             continue;
         }
-        double params = plc_stage_params_total(&sp);
         double *c = est->stage_mem[s];
-        est->stage_params[s] = params;
-        static_state(job, l, params, &c[PLC_MEM_WEIGHTS], &c[PLC_MEM_GRADS], &c[PLC_MEM_OPTIMIZER]);
+        est->stage_params[s] = stage_params_held(job, l, s, &sp);
+        static_state(job, l, s, &sp, &c[PLC_MEM_WEIGHTS], &c[PLC_MEM_GRADS], &c[PLC_MEM_OPTIMIZER]);
         double inflight = plc_sched_inflight(l->schedule, l->pp, l->vpp, m->layers, micro, s);
         int64_t r = plc_recomputed_layers_of(l, sp.layers); /* of the stage's layers, recomputed whole */
         c[PLC_MEM_ACTIVATIONS] = inflight * ((double)(sp.layers - r) * act_kept + (double)r * act_full);
+        c[PLC_MEM_ACTIVATIONS] += inflight * moe_act_stage(job, l, s, sp.layers, r);
         c[PLC_MEM_LOGITS] = 0;
         c[PLC_MEM_TEMPORARIES] = temps;
         if (sp.has_head) head_memory(job, l, inflight, c);
@@ -334,14 +378,22 @@ static double stage_state(const plc_job *job, const plc_layout *l, int64_t stage
 {
     plc_stage_params_of(&job->model, l->tp, l->pp, l->vpp, stage, sp);
     double w, g, o;
-    static_state(job, l, plc_stage_params_total(sp), &w, &g, &o);
+    static_state(job, l, stage, sp, &w, &g, &o);
     return w + g + o;
 }
 
 double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
                               int64_t cp, int64_t zero)
 {
-    plc_layout l = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero, .vpp = 1, .micro_batch = 1};
+    plc_layout l = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero};
+    return plc_memory_lower_bound_of(job, &l);
+}
+
+double plc_memory_lower_bound_of(const plc_job *job, const plc_layout *node)
+{
+    int64_t pp = node->pp;
+    plc_layout l = {.dp = node->dp, .tp = node->tp, .pp = pp, .cp = node->cp, .ep = node->ep, .etp = node->etp,
+                    .zero = node->zero, .vpp = 1, .micro_batch = 1};
     plc_stage_params sp;
     /* the ends' state with vpp 1; where the engine runs unequal virtual
      * stages (uneven_stages 2) an end may hold fewer layers with some vpp

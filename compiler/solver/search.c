@@ -74,6 +74,12 @@ static int job_usable(const plc_job *job, char *why, size_t size)
         return -1;
     }
     if (job->train.global_batch < 1) { snprintf(why, size, "global_batch must be positive"); return -1; }
+    /* an engine that runs no MoE layer runs no layout of a model with experts */
+    if (job->model.moe.experts > 0 && job->engine.moe <= 0) {
+        plc_rule_input in = {.model = &job->model, .engine = &job->engine, .engine_id = job->train.engine};
+        plc_rule_message(&in, (plc_verdict){PLC_RULE_ENGINE_MOE, "ep"}, why, size);
+        return -1;
+    }
     if (job->cluster.hw.mem_bytes <= 0 || job->cluster.hw.flops_bf16 <= 0 || job->cluster.hw.hbm_bw <= 0) {
         snprintf(why, size, "the hardware entry lacks memory, bf16_flops or hbm_bw");
         return -1;
@@ -690,7 +696,7 @@ static void layer_work(const plc_job *job, plc_layout l, const inner_values *iv,
             plc_layer_times t;
             plc_layer_times_of(job, &l, &t);
             double x = t.matmul_f + t.matmul_b + t.attn_f + t.attn_b + t.mem_f + t.mem_b + t.tp_f + t.tp_b +
-                       t.cp_f + t.cp_b + t.launch_f + t.launch_b;
+                       t.cp_f + t.cp_b + t.launch_f + t.launch_b + t.ep_f + t.ep_b;
             w->by[l.attention][l.fused_rmsnorm ? 1 : 0] = x;
             if (x < w->least) w->least = x;
         }
@@ -752,7 +758,8 @@ typedef node_work work_cache[2][MAX_VALUES];
 static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound, work_cache work)
 {
     const plc_job *job = S->job;
-    const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(zero);
+    const uint32_t outer = PLC_LD_BIT(dp) | PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(ep) |
+                           PLC_LD_BIT(etp) | PLC_LD_BIT(zero);
     for (int a = 0; a < iv->sp.n; a++) {
         base.sp = iv->sp.v[a];
         if (base.sp == 1 && base.tp == 1 && iv->sp.n > 1) continue; /* same as sp off */
@@ -821,6 +828,12 @@ static bool all_pinned(const plc_job *job, const plc_layout_spec *ls, plc_layout
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         int64_t v;
         if (d == PLC_LD_recompute_layers) continue;
+        /* a dense model's ep and etp are 1, pinned or not */
+        if (PLC_LAYOUT_MOE_DIM(d) && job->model.moe.experts <= 0 &&
+            !plc_choice_fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) {
+            plc_layout_set(l, (plc_layout_dim)d, 1);
+            continue;
+        }
         if (!plc_choice_fixed(plc_layout_spec_choice(ls, (plc_layout_dim)d), &v)) return false;
         plc_layout_set(l, (plc_layout_dim)d, v);
     }
@@ -881,6 +894,24 @@ static bool settle_results(search *S)
 static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out,
                               bool *again);
 
+/* the ep and etp values to try: 1 for a dense model; for a model with
+ * experts the divisors of the routed experts (ep) and of an expert's FFN
+ * width (etp) the layout block allows, those the engine runs (rule
+ * ENGINE_ETP); each (ep, etp) is then kept where ep * etp divides the
+ * stage's dp * tp * cp ranks (rule EP_STAGE) */
+static void expert_values(const plc_job *job, values *eps, values *etps)
+{
+    const plc_moe *moe = &job->model.moe;
+    if (moe->experts <= 0) {
+        eps->n = etps->n = 1;
+        eps->v[0] = etps->v[0] = 1;
+        return;
+    }
+    divisors(eps, &job->layout.ep, moe->experts);
+    divisors(etps, &job->layout.etp, moe->expert_ffn_hidden > 0 ? moe->expert_ffn_hidden : 1);
+    legal_alone(job, etps, PLC_LD_etp);
+}
+
 plc_status plc_solve_opts_run(const plc_job *job, plc_arena *a, const plc_solve_opts *opts, plc_solution *out)
 {
     double t0 = now_s();
@@ -929,7 +960,8 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
         out->single.reason = arena_reason(S, e->reason);
     } else {
         inner_values iv;
-        values tps, pps, cps, zeros;
+        values tps, pps, cps, zeros, eps, etps;
+        expert_values(job, &eps, &etps);
         divisors(&tps, &ls->tp, gpus);
         enum_values(&iv.sp, &ls->sp, 2);
         enum_values(&iv.sched, &ls->schedule, PLC_SCHED_COUNT);
@@ -974,29 +1006,36 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
                         out->invalid_dp_pinned++;
                         continue;
                     }
-                    if (rejected(out, job, &part, PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp), 1))
+                    const uint32_t degrees = PLC_LD_BIT(tp) | PLC_LD_BIT(pp) | PLC_LD_BIT(cp) | PLC_LD_BIT(dp);
+                    if (rejected(out, job, &part, degrees, 1))
                         continue;
                     divisors_among(&iv.mb, &ls->micro_batch, job->train.global_batch / dp, batch_div, nbatch_div);
-                    for (int w = 0; w < 2; w++)
-                        for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
-                    for (int z = 0; z < zeros.n; z++) {
-                        int64_t zero = zeros.v[z];
-                        /* without data or context parallelism every stage is the same */
-                        if (dp * cp == 1 && zero > zeros.v[0]) continue;
-                        plc_layout base = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .zero = zero};
-                        double bound = plc_memory_lower_bound(job, tp, pp, dp, cp, zero);
-                        if (bound > out->limit_bytes) {
-                            int64_t n = count_inner(job, &iv, pp, tp);
-                            out->pruned += n;
-                            if (n > 0) { /* a representative for "closest" output */
-                                plc_candidate c = {.layout = base, .valid = true, .peak_bytes = bound,
-                                                   .reason = "weights, gradients and optimizer state alone exceed the limit"};
-                                lean_inner(job, &iv, &c.layout);
-                                keep_closest(S, &c);
+                    for (int e = 0; e < eps.n * etps.n; e++) {
+                        part.ep = eps.v[e / etps.n];
+                        part.etp = etps.v[e % etps.n];
+                        if (rejected(out, job, &part, degrees | PLC_LD_BIT(ep) | PLC_LD_BIT(etp), 1)) continue;
+                        for (int w = 0; w < 2; w++)
+                            for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
+                        for (int z = 0; z < zeros.n; z++) {
+                            int64_t zero = zeros.v[z];
+                            /* without data or context parallelism every stage is the same */
+                            if (dp * cp == 1 && zero > zeros.v[0]) continue;
+                            plc_layout base = {.dp = dp, .tp = tp, .pp = pp, .cp = cp, .ep = part.ep, .etp = part.etp,
+                                               .zero = zero};
+                            double bound = plc_memory_lower_bound_of(job, &base);
+                            if (bound > out->limit_bytes) {
+                                int64_t n = count_inner(job, &iv, pp, tp);
+                                out->pruned += n;
+                                if (n > 0) { /* a representative for "closest" output */
+                                    plc_candidate c = {.layout = base, .valid = true, .peak_bytes = bound,
+                                                       .reason = "weights, gradients and optimizer state alone exceed the limit"};
+                                    lean_inner(job, &iv, &c.layout);
+                                    keep_closest(S, &c);
+                                }
+                                continue;
                             }
-                            continue;
+                            walk_inner(S, base, &iv, bound, S->work);
                         }
-                        walk_inner(S, base, &iv, bound, S->work);
                     }
                 }
             }

@@ -56,6 +56,7 @@ typedef enum plc_time_component {
     PLC_TIME_COMM_ZERO,   /* exposed ZeRO parameter gathers */
     PLC_TIME_BUBBLE,      /* pipeline idle time, stage imbalance included */
     PLC_TIME_OVERHEAD,    /* kernel launches and per-step fixed costs */
+    PLC_TIME_COMM_EP,     /* exposed expert-parallel dispatch and combine (MoE layers) */
     PLC_TIME_COUNT
 } plc_time_component;
 
@@ -322,7 +323,9 @@ double plc_runtime_fixed_bytes(const plc_job *job, const plc_layout *l);
 void plc_plrun_stage_memory(const plc_job *job, const plc_layout *l, int64_t stage, double out[PLC_MEM_COUNT]);
 
 /* A lower bound of the peak of any layout with these tp, pp, dp, cp and zero
- * (static state of the heaviest stage and reserved memory), for pruning. */
+ * (static state of the heaviest stage and reserved memory), for pruning;
+ * _of: of a node whose dp, tp, pp, cp, ep, etp and zero are known. */
+double plc_memory_lower_bound_of(const plc_job *job, const plc_layout *node);
 double plc_memory_lower_bound(const plc_job *job, int64_t tp, int64_t pp, int64_t dp,
                               int64_t cp, int64_t zero);
 /* A lower bound of the peak of any layout under the node l (every dimension
@@ -604,6 +607,10 @@ typedef struct plc_layer_times {
      * slowdown), the context-parallel ring exchange each way */
     double tp_comm, tp_exposed_f, tp_exposed_b;
     double cp_ring_f, cp_ring_b;
+    /* MoE layers (moe_model.c), averaged over the layers: the dispatch and
+     * combine as charged each way (their compute is in matmul_*, mem_*,
+     * launch_*); 0 for a dense model */
+    double ep_f, ep_b;
 } plc_layer_times;
 
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *out);

@@ -168,4 +168,47 @@ double plc_sched_layer_major_makespan(plc_schedule s, int64_t pp, int64_t layers
 double plc_sched_bubble_ratio(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers,
                               int64_t micro, double ratio);
 
+/* ---- moe_model.c ------------------------------------------------------------ */
+/* What a mixture-of-experts layer adds to the memory and time models (the
+ * file's header says how); zeros for a dense model. */
+
+/* an all-to-all (collectives.c): bytes a rank sends over the n ranks,
+ * inter_bytes of them as the network part counts them */
+double plc_cost_all_to_all(const plc_hw *hw, double bytes, double inter_bytes, int64_t n, int64_t per_node);
+
+/* is layer i (from 0) an MoE layer? MoE layers among [first, first + n) */
+bool plc_moe_layer(const plc_model *m, int64_t layer);
+int64_t plc_moe_layers_in(const plc_model *m, int64_t first, int64_t n);
+/* the routed experts' parameters of one MoE layer, whole */
+double plc_moe_routed_params_layer(const plc_model *m);
+
+/* a rank of pipeline stage s: its MoE layers, its parameters but the routed
+ * experts (tp-sharded, ZeRO over dp * cp) and its routed experts' (1 /
+ * (ep * etp) of the stage's, ZeRO over edp) */
+typedef struct plc_moe_stage {
+    int64_t moe_layers;
+    double dense, routed;
+} plc_moe_stage;
+void plc_moe_stage_params(const plc_model *m, const plc_layout *l, int64_t stage, plc_moe_stage *out);
+
+/* rows a rank's experts take per MoE layer and micro-batch: the capacity,
+ * or dropless the fair share x the stated imbalance */
+double plc_moe_rows(const plc_job *job, const plc_layout *l);
+/* bytes an MoE layer keeps for its backward per micro-batch beyond the
+ * dense layer's (the router, the dispatched rows, the shared experts, less
+ * the dense FFN) */
+double plc_moe_act_layer_delta(const plc_job *job, const plc_layout *l);
+/* MoE layers over all layers */
+double plc_moe_layer_share(const plc_model *m);
+
+/* one MoE layer, one micro-batch, beyond the dense layer's figures: GEMMs
+ * (router, experts, shared experts, less the dense FFN), memory-bound work,
+ * launches, the dispatch and combine as they run (a2a, both) and as
+ * charged (ep_f, ep_b: less what the engine's overlap hides) */
+typedef struct plc_moe_times {
+    double matmul_f, matmul_b, mem_f, mem_b, launch_f, launch_b;
+    double a2a, ep_f, ep_b;
+} plc_moe_times;
+void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times *o);
+
 #endif

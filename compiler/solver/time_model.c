@@ -95,6 +95,24 @@ double plc_cost_memory_bound(const plc_hw *hw, double bytes)
     return bytes / (hw->hbm_bw * share_or_one(hw->hbm_eff));
 }
 
+/* an MoE layer's figures beyond a dense one (moe_model.c), averaged over
+ * the layers by the MoE layers' share; nothing for a dense model */
+static void moe_layer_times(const plc_job *job, const plc_layout *l, plc_layer_times *o)
+{
+    double share = plc_moe_layer_share(&job->model);
+    if (share <= 0) return;
+    plc_moe_times mt;
+    plc_moe_layer_times(job, l, &mt);
+    o->matmul_f += share * mt.matmul_f;
+    o->matmul_b += share * mt.matmul_b;
+    o->mem_f += share * mt.mem_f;
+    o->mem_b += share * mt.mem_b;
+    o->launch_f += share * mt.launch_f;
+    o->launch_b += share * mt.launch_b;
+    o->ep_f = share * mt.ep_f;
+    o->ep_b = share * mt.ep_b;
+}
+
 void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times *o)
 {
     const plc_model *m = &job->model;
@@ -199,6 +217,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     o->launch_f = kernels_f * hw->kernel_launch;
     o->launch_b = 2.0 * o->launch_f;
 
+    moe_layer_times(job, l, o);
+
     /* whole layers recomputed (full, block, every): their share of the
      * forward, averaged over the stage's layers */
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE && job->engine.selective_ops > 0) {
@@ -220,7 +240,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
         if (!ak->tiled || job->train.engine == PLC_ENGINE_PLRUN)
             o->recompute = o->attn_f + plc_cost_memory_bound(hw, attn_mem_f);
     } else {
-        o->recompute = plc_recompute_share(m, l) * (o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f);
+        o->recompute = plc_recompute_share(m, l) * (o->matmul_f + o->attn_f + o->mem_f + o->tp_f + o->cp_f + o->launch_f +
+                                                     o->ep_f);
     }
 }
 
@@ -477,8 +498,8 @@ void plc_step_parts_of(const plc_job *job, const plc_layout *l, plc_step_parts *
     P->first = first;
     P->last = last;
 
-    double tf = lt.matmul_f + lt.attn_f + lt.mem_f + lt.tp_f + lt.cp_f + lt.launch_f;
-    double tb = lt.matmul_b + lt.attn_b + lt.mem_b + lt.tp_b + lt.cp_b + lt.launch_b + lt.recompute;
+    double tf = lt.matmul_f + lt.attn_f + lt.mem_f + lt.tp_f + lt.cp_f + lt.launch_f + lt.ep_f;
+    double tb = lt.matmul_b + lt.attn_b + lt.mem_b + lt.tp_b + lt.cp_b + lt.launch_b + lt.recompute + lt.ep_b;
     P->tf = tf;
     P->tb = tb;
     double layer_mb = tf + tb;
@@ -542,6 +563,7 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
     t[PLC_TIME_COMM_TP] = per_mb_layers * (lt.tp_f + lt.tp_b + whole * lt.tp_f);
     t[PLC_TIME_COMM_CP] = per_mb_layers * (lt.cp_f + lt.cp_b + whole * lt.cp_f);
     t[PLC_TIME_OVERHEAD] = per_mb_layers * (lt.launch_f + lt.launch_b + whole * lt.launch_f);
+    t[PLC_TIME_COMM_EP] = per_mb_layers * (lt.ep_f + lt.ep_b + whole * lt.ep_f);
     /* embedding and head work of the busiest stage counts as compute, the
      * logits' all-gather (gathered_logits) as tp communication where the
      * head's stage is the busiest */
@@ -568,6 +590,6 @@ void plc_time_estimate(const plc_job *job, const plc_layout *l, plc_estimate *es
 const char *plc_time_component_name(plc_time_component c)
 {
     static const char *const names[] = {"compute", "memory-bound", "tp-comm", "cp-comm", "pp-comm",
-                                        "dp-comm", "zero-gather", "bubble", "overhead"};
+                                        "dp-comm", "zero-gather", "bubble", "overhead", "ep-comm"};
     return (unsigned)c < PLC_TIME_COUNT ? names[c] : "?";
 }

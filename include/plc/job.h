@@ -266,6 +266,8 @@ static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
     X(tp,            int64_t,       DEGREE,    "tensor-parallel degree")                                \
     X(pp,            int64_t,       DEGREE,    "pipeline stages")                                       \
     X(cp,            int64_t,       DEGREE,    "context-parallel degree")                               \
+    X(ep,            int64_t,       DEGREE,    "expert-parallel degree (MoE layers' routed experts)")   \
+    X(etp,           int64_t,       DEGREE,    "expert tensor-parallel degree (MoE layers' experts)")   \
     X(sp,            int64_t,       ONOFF,     "sequence parallelism (needs tp > 1 to matter)")         \
     X(vpp,           int64_t,       DEGREE,    "virtual stages per pipeline rank (interleaved)")        \
     X(micro_batch,   int64_t,       DEGREE,    "sequences per micro-batch per data-parallel rank")      \
@@ -275,6 +277,16 @@ static inline bool plc_choice_fixed(const plc_choice *c, int64_t *out)
     X(zero,          int64_t,       ZERO,      "ZeRO stage 0..3")                                       \
     X(attention,     plc_attention, ATTENTION, "attention kernel")                                      \
     X(fused_rmsnorm, int64_t,       ONOFF,     "fused RMSNorm kernel")
+
+/* ep and etp concern a model with experts only: a dense model has ep = etp
+ * = 1, and a layout built field by field that leaves them 0 reads as 1
+ * (plc_layout_ep, plc_layout_etp). Texts and tables write them where they
+ * are more than 1 (plc_layout_text) or the model has experts (plc solve's
+ * table), so a dense model's outputs do not show them. The expert grid
+ * (Megatron-Core's "MoE parallel folding"): the dp * tp * cp ranks of a
+ * pipeline stage regroup, for the MoE layers, into etp (innermost) x ep x
+ * edp, edp = dp * tp * cp / (ep * etp) the expert-data-parallel degree. */
+#define PLC_LAYOUT_MOE_DIM(d) ((d) == PLC_LD_ep || (d) == PLC_LD_etp)
 
 /* how a dimension's values are spelled and bounded */
 typedef enum plc_dim_kind {
@@ -330,6 +342,15 @@ static inline void plc_layout_set(plc_layout *l, plc_layout_dim d, int64_t v)
 #undef PLC_LAYOUT_SET
     case PLC_LD_COUNT: break;
     }
+}
+
+static inline int64_t plc_layout_ep(const plc_layout *l) { return l->ep > 1 ? l->ep : 1; }
+static inline int64_t plc_layout_etp(const plc_layout *l) { return l->etp > 1 ? l->etp : 1; }
+/* the expert-data-parallel degree: dp * tp * cp / (ep * etp) */
+static inline int64_t plc_layout_edp(const plc_layout *l)
+{
+    int64_t stage = l->dp * l->tp * l->cp, e = plc_layout_ep(l) * plc_layout_etp(l);
+    return e > 0 && stage % e == 0 ? stage / e : 1;
 }
 
 /* the layout block's choice of dimension d */
@@ -403,7 +424,12 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(sharded_master,       "sharded_master",       0, 1, "1: under ZeRO 3 the fp32 shard is the master; no bf16 shard is kept") \
     X(uneven_stages,        "uneven_stages",        0, 2, "1: pipeline stages may hold unequal layer counts (vpp 1, GPipe or 1F1B); 2: also interleaved") \
     X(loss_saved_bytes,     "loss_saved_bytes",     0, 16, "bytes per logit the loss keeps for its backward, per micro-batch in flight") \
-    X(loss_peak_bytes,      "loss_peak_bytes",      0, 32, "bytes per logit at the loss's own peak (0: plc's summed accounting)")
+    X(loss_peak_bytes,      "loss_peak_bytes",      0, 32, "bytes per logit at the loss's own peak (0: plc's summed accounting)") \
+    X(moe,                  "moe",                  0, 1, "1: runs mixture-of-experts layers (ep, and etp where moe_etp)") \
+    X(moe_etp,              "moe_etp",              0, 1, "1: expert tensor parallelism separate from tp (etp > 1)") \
+    X(moe_dispatcher,       "moe_dispatcher",       0, 2, "token dispatcher: 0 all-gather, 1 all-to-all, 2 flex (DeepEP)") \
+    X(moe_comm_overlap,     "moe_comm_overlap",     0, 1, "share of the dispatch and combine hidden under another micro-batch's compute") \
+    X(moe_grouped_gemm,     "moe_grouped_gemm",     0, 1, "1: a rank's experts run as one grouped GEMM (0: one GEMM per expert)")
 
 typedef struct plc_engine_profile {
     char describes[96]; /* "Megatron-Core r0.8 profile" */
@@ -457,6 +483,7 @@ extern const char *const plc_objective_names[];
 extern const char *const plc_engine_names[];
 extern const char *const plc_arch_names[];
 extern const char *const plc_positions_names[];
+extern const char *const plc_router_names[];
 
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);
  * NULL for an out-of-range value. */
