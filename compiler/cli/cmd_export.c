@@ -272,7 +272,10 @@ static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p,
         return PLC_EXIT_INPUT;
     }
     plc_solution s;
-    if (plc_solve(&job, a, &s)) return PLC_EXIT_INPUT;
+    if (plc_solve(&job, a, &s)) {
+        fprintf(stderr, "plc export: error: %s: %s\n", path, s.error);
+        return PLC_EXIT_INPUT;
+    }
     const plc_candidate *best = s.pinned ? (s.single.fits ? &s.single : NULL) : s.nranked ? &s.ranked[0] : NULL;
     const plc_candidate *run = best_runnable(e, p, &job, &s, &no, why, sizeof why);
     if (best && !run) {
