@@ -30,14 +30,20 @@ typedef struct release {
      * --pipeline-model-parallel-layout (vpp > 1); false: equal only */
     bool uneven;
     const char *zero_why; /* why ZeRO 2 and 3 are not written */
+    /* mixture of experts beyond r0.8's: --expert-tensor-parallel-size (the
+     * experts' tp apart from the attention's; r0.8 shards them over tp),
+     * --moe-ffn-hidden-size, --moe-layer-freq, shared experts, sigmoid and
+     * group-limited routing, the top-k scaling factor, the expert bias, the
+     * flex dispatcher and the EP all-to-all overlap */
+    bool moe_current;
 } release;
 
 static const release releases[] = {
     {PLC_ENGINE_MEGATRON, "Megatron-Core 0.19 (core_v0.19.0, commit 5be9626709)", "megatron-core-0.19-flags.txt", true,
      true, "this export writes Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO 1) only, not "
-           "Megatron-FSDP (--use-megatron-fsdp), whose buffers the profile does not model"},
+           "Megatron-FSDP (--use-megatron-fsdp), whose buffers the profile does not model", true},
     {PLC_ENGINE_MEGATRON_R0_8, "Megatron-Core r0.8 (core_v0.8.0, commit baf94af3c6)", "megatron-core-r0.8-flags.txt",
-     false, false, "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP"},
+     false, false, "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP", false},
 };
 
 static const release *release_of(plc_engine e)
@@ -47,10 +53,196 @@ static const release *release_of(plc_engine e)
     return &releases[0];
 }
 
-/* the model and training settings release r cannot take, or NULL */
-static const char *model_unsaid(const release *r, const plc_model *m, const plc_train *t, char *buf, size_t size)
+/* ---- mixture of experts ------------------------------------------------------
+ * plc's MoE block (docs/model.md) in Megatron-Core's flags: the routed
+ * experts' count, top-k and width, which layers (--moe-layer-freq), the
+ * shared experts as one MLP of their summed width, the router (topk over
+ * the logits then a softmax over the k, i.e. plc's renormalised softmax;
+ * or sigmoid scores normalised over the k), group-limited routing, the
+ * scale, the expert bias, the auxiliary loss, capacity or dropless; the
+ * layout's ep and etp with the profile's dispatcher, grouped GEMM and
+ * overlap. Read from megatron/training/arguments.py and
+ * megatron/core/transformer/transformer_config.py of each release. */
+
+static const char *const dispatcher_name[3] = {"allgather", "alltoall", "flex"};
+
+static int64_t expert_width(const plc_model *m)
 {
-    (void)m;
+    return m->moe.expert_ffn_hidden > 0 ? m->moe.expert_ffn_hidden : m->ffn_hidden;
+}
+
+static int64_t shared_width(const plc_model *m)
+{
+    return m->moe.shared_ffn_hidden > 0 ? m->moe.shared_ffn_hidden : expert_width(m);
+}
+
+/* what of model m's experts release r cannot say, or NULL */
+static const char *moe_unsaid(const release *r, const plc_model *m, char *buf, size_t size)
+{
+    const plc_moe *e = &m->moe;
+    if (!r->moe_current) {
+        if (expert_width(m) != m->ffn_hidden)
+            snprintf(buf, size, "expert_ffn_hidden = %lld with ffn_hidden = %lld: %s's experts take "
+                                "--ffn-hidden-size (it has no --moe-ffn-hidden-size)",
+                     (long long)expert_width(m), (long long)m->ffn_hidden, r->name);
+        else if (e->shared_experts > 0)
+            snprintf(buf, size, "shared_experts = %lld: %s has no shared experts "
+                                "(no --moe-shared-expert-intermediate-size)", (long long)e->shared_experts, r->name);
+        else if (e->dense_layers > 0 || e->moe_every > 1)
+            snprintf(buf, size, "dense_layers = %lld, moe_every = %lld: %s makes every layer an MoE layer "
+                                "(no --moe-layer-freq)", (long long)e->dense_layers, (long long)e->moe_every, r->name);
+        else if (e->router == PLC_ROUTER_SIGMOID)
+            snprintf(buf, size, "router = sigmoid: %s routes by a softmax only (no --moe-router-score-function)", r->name);
+        else if (e->router_groups > 0)
+            snprintf(buf, size, "router_groups = %lld: %s has no group-limited routing (no --moe-router-num-groups)",
+                     (long long)e->router_groups, r->name);
+        else if (e->route_scale != 1.0)
+            snprintf(buf, size, "route_scale = %g: %s does not scale the routed experts' output "
+                                "(no --moe-router-topk-scaling-factor)", e->route_scale, r->name);
+        else if (e->expert_bias)
+            snprintf(buf, size, "expert_bias = on: %s has no auxiliary-loss-free balancing "
+                                "(no --moe-router-enable-expert-bias)", r->name);
+        else return NULL;
+        return buf;
+    }
+    if (e->router == PLC_ROUTER_SOFTMAX && e->top_k == 1)
+        snprintf(buf, size, "router = softmax with experts_per_token = 1: plc weights the one expert by its "
+                            "renormalised probability (1); %s raises 'Please use --moe-router-pre-softmax when topk "
+                            "is 1', which weights by the softmax over all experts (transformer_config.py)", r->name);
+    else if (e->router_groups > 0 && e->router_groups_top > 0 && e->top_k / e->router_groups_top != 2)
+        snprintf(buf, size, "router_groups_top = %lld with experts_per_token = %lld: plc scores a group by its 2 best "
+                            "experts, %s by its top-(topk / group_topk) = %lld (moe_utils.py, group_limited_topk)",
+                 (long long)e->router_groups_top, (long long)e->top_k, r->name,
+                 (long long)(e->top_k / e->router_groups_top));
+    else if (e->expert_bias && e->router != PLC_ROUTER_SIGMOID)
+        snprintf(buf, size, "expert_bias = on with router = softmax: %s's expert bias works with the sigmoid "
+                            "score function only (transformer_config.py)", r->name);
+    else return NULL;
+    return buf;
+}
+
+/* what of layout l's expert grid release r cannot say under profile p, or
+ * NULL */
+static const char *moe_layout_unsaid(const release *r, const plc_model *m, const plc_layout *l,
+                                     const plc_engine_profile *p, char *buf, size_t size)
+{
+    int64_t ep = plc_layout_ep(l), etp = plc_layout_etp(l);
+    int dispatcher = p->moe_dispatcher >= 0 && p->moe_dispatcher <= 2 ? (int)p->moe_dispatcher : 1;
+    if (!r->moe_current) {
+        if (etp != l->tp)
+            snprintf(buf, size, "etp = %lld with tp = %lld: %s shards the experts over the attention's tp (no "
+                                "--expert-tensor-parallel-size)", (long long)etp, (long long)l->tp, r->name);
+        else if (l->dp % ep)
+            snprintf(buf, size, "ep = %lld with dp = %lld: %s carves the expert-parallel group out of the "
+                                "data-parallel ranks and asserts that ep divides dp (megatron/core/parallel_state.py)",
+                     (long long)ep, (long long)l->dp, r->name);
+        else if (dispatcher == 2)
+            snprintf(buf, size, "the profile's dispatcher flex: %s offers allgather and alltoall", r->name);
+        else if (p->moe_comm_overlap > 0)
+            snprintf(buf, size, "the profile's moe_comm_overlap: %s has no --overlap-moe-expert-parallel-comm", r->name);
+        else goto common;
+        return buf;
+    }
+    if (m->arch == PLC_ARCH_GPT && etp > 1) {
+        snprintf(buf, size, "etp = %lld with arch = gpt (biased experts): %s asserts 'Bias in Moe is only "
+                            "supported when ETP==1' (transformer_config.py)", (long long)etp, r->name);
+        return buf;
+    }
+common:
+    if (m->moe.capacity_factor > 0 && dispatcher == 0) {
+        snprintf(buf, size, "capacity_factor = %g under the allgather dispatcher: %s drops tokens with the "
+                            "alltoall dispatcher only", m->moe.capacity_factor, r->name);
+        return buf;
+    }
+    if (m->moe.capacity_factor > 0 && l->tp * l->cp > 1) {
+        snprintf(buf, size, "capacity_factor = %g with tp * cp = %lld: plc caps an expert's share of a "
+                            "micro-batch's tokens, %s of each rank's sequence shard (get_capacity over the "
+                            "router's local tokens, megatron/core/transformer/moe/moe_utils.py)",
+                 m->moe.capacity_factor, (long long)(l->tp * l->cp), r->name);
+        return buf;
+    }
+    return NULL;
+}
+
+/* --moe-layer-freq: Megatron-Core's integer N makes layer i an MoE layer
+ * when i % N == 0, as plc without dense_layers; with them, the list form
+ * (arguments.py, moe_freq_type: "([0]*3+[1]*58)", digits, brackets, + and *
+ * only) */
+static void write_layer_freq(FILE *out, const plc_model *m)
+{
+    int64_t d = m->moe.dense_layers, e = m->moe.moe_every > 1 ? m->moe.moe_every : 1;
+    if (d <= 0) {
+        if (e > 1) fprintf(out, "    --moe-layer-freq %lld\n", (long long)e);
+        return;
+    }
+    int64_t n = m->layers - d, groups = n / e, rest = n % e;
+    fprintf(out, "    --moe-layer-freq \"([0]*%lld", (long long)d);
+    if (e == 1) fprintf(out, "+[1]*%lld", (long long)n);
+    else if (groups > 0) fprintf(out, "+([1]+[0]*%lld)*%lld", (long long)(e - 1), (long long)groups);
+    if (e > 1 && rest > 0) fprintf(out, "+[1]+[0]*%lld", (long long)(rest - 1));
+    fprintf(out, ")\"\n");
+}
+
+/* the model's experts: what MoE layers are and how they route */
+static void write_moe_model(FILE *out, const release *r, const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    fprintf(out, "    # mixture of experts\n");
+    fprintf(out, "    --num-experts %lld --moe-router-topk %lld\n", (long long)e->experts, (long long)e->top_k);
+    if (r->moe_current) {
+        fprintf(out, "    --moe-ffn-hidden-size %lld\n", (long long)expert_width(m));
+        write_layer_freq(out, m);
+        if (e->shared_experts > 0)
+            fprintf(out, "    --moe-shared-expert-intermediate-size %lld\n", (long long)(e->shared_experts * shared_width(m)));
+        fprintf(out, "    --moe-router-score-function %s\n", e->router == PLC_ROUTER_SIGMOID ? "sigmoid" : "softmax");
+        if (e->router_groups > 0)
+            fprintf(out, "    --moe-router-num-groups %lld --moe-router-group-topk %lld\n", (long long)e->router_groups,
+                    (long long)e->router_groups_top);
+        if (e->route_scale != 1.0) fprintf(out, "    --moe-router-topk-scaling-factor %g\n", e->route_scale);
+        if (e->expert_bias) fprintf(out, "    --moe-router-enable-expert-bias\n");
+    }
+    if (e->aux_loss > 0)
+        fprintf(out, "    --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff %g\n", e->aux_loss);
+    else fprintf(out, "    --moe-router-load-balancing-type none\n");
+    if (e->capacity_factor > 0)
+        fprintf(out, "    --moe-expert-capacity-factor %g --moe-token-drop-policy position\n", e->capacity_factor);
+}
+
+/* the layout's expert grid and the profile's dispatcher, grouped GEMM and
+ * overlap */
+static void write_moe_layout(FILE *out, const release *r, const plc_layout *l, const plc_engine_profile *p)
+{
+    int dispatcher = p->moe_dispatcher >= 0 && p->moe_dispatcher <= 2 ? (int)p->moe_dispatcher : 1;
+    fprintf(out, "    --expert-model-parallel-size %lld", (long long)plc_layout_ep(l));
+    if (r->moe_current) fprintf(out, " --expert-tensor-parallel-size %lld", (long long)plc_layout_etp(l));
+    fprintf(out, "\n    --moe-token-dispatcher-type %s%s%s\n", dispatcher_name[dispatcher],
+            dispatcher == 2 ? " --moe-flex-dispatcher-backend deepep" : "", p->moe_grouped_gemm > 0 ? " --moe-grouped-gemm" : "");
+    if (r->moe_current && p->moe_comm_overlap > 0)
+        fprintf(out, "    --overlap-moe-expert-parallel-comm --delay-wgrad-compute\n");
+}
+
+/* the model and training settings release r cannot take, or NULL */
+static const char *model_unsaid(const release *r, const plc_model *m, const plc_train *t, const plc_engine_profile *p,
+                                char *buf, size_t size)
+{
+    if (m->moe.experts > 0 && moe_unsaid(r, m, buf, size)) return buf;
+    if (m->moe.experts > 0 && !r->moe_current && p && p->moe_grouped_gemm > 0 && t->precision != PLC_PREC_BF16 &&
+        t->precision != PLC_PREC_FP8) {
+        snprintf(buf, size, "precision = %s with the profile's grouped GEMM: %s asserts 'Currently GroupedGEMM for "
+                            "MoE only supports bf16 dtype' (megatron/training/arguments.py)",
+                 plc_precision_name(t->precision), r->name);
+        return buf;
+    }
+    if (m->mla.kv_rank > 0) {
+        if (r->moe_current)
+            snprintf(buf, size, "kv_lora_rank = %lld (latent attention): plc rotates interleaved pairs (docs/model.md) "
+                                "and %s raises 'rotary_interleaved does not work with multi_latent_attention' "
+                                "(megatron/core/transformer/transformer_config.py)", (long long)m->mla.kv_rank, r->name);
+        else
+            snprintf(buf, size, "kv_lora_rank = %lld (latent attention): %s has no multi-latent attention "
+                                "(no --multi-latent-attention)", (long long)m->mla.kv_rank, r->name);
+        return buf;
+    }
     if (t->warmup_steps >= t->decay_steps) {
         snprintf(buf, size, "lr.warmup = %lld is not below the decay's end (%lld steps): %s asserts "
                             "lr_warmup_steps < lr_decay_steps (megatron/training/optimizer_param_scheduler.py)",
@@ -66,6 +258,7 @@ static const char *model_unsaid(const release *r, const plc_model *m, const plc_
 static const char *layout_unsaid(const release *r, const plc_model *m, const plc_layout *l, const plc_engine_profile *p,
                                  char *buf, size_t size)
 {
+    if (m->moe.experts > 0 && moe_layout_unsaid(r, m, l, p, buf, size)) return buf;
     if (!r->uneven && plc_uneven_stages_needed(m->layers, l))
         snprintf(buf, size, "pp * vpp = %lld stages of unequal layer counts (layers = %lld): %s asserts that pp divides "
                             "layers (and pp * vpp with the interleaved schedule)",
@@ -222,6 +415,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     if (!m->tie_embeddings) fprintf(out, "    --untie-embeddings-and-output-weights\n");
     fprintf(out, "    --attention-dropout 0 --hidden-dropout 0\n");
     fprintf(out, "    --init-method-std 0.02\n");
+    if (m->moe.experts > 0) write_moe_model(out, r, m);
     fprintf(out, "    # layout\n");
     fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
             (long long)l->tp, (long long)l->pp, (long long)l->cp);
@@ -229,6 +423,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
         fprintf(out, "    %s\n", l->attention == PLC_ATTN_FLASH2 ? "--attention-backend flash --flash-attention-version 2"
                                                                   : "--attention-backend unfused");
     if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
+    if (m->moe.experts > 0) write_moe_layout(out, r, l, p);
     write_split(out, m, l, p);
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
     if (l->recompute == PLC_RECOMPUTE_FULL)
@@ -273,8 +468,8 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     const char *plc_export_megatron##suffix##_model_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l, \
                                                            const plc_engine_profile *p, char *buf, size_t size)         \
     {                                                                                                                   \
-        (void)l, (void)p;                                                                                               \
-        return model_unsaid(release_of(engine), m, t, buf, size);                                                       \
+        (void)l;                                                                                                        \
+        return model_unsaid(release_of(engine), m, t, p, buf, size);                                                    \
     }                                                                                                                   \
     const char *plc_export_megatron##suffix##_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,       \
                                                      const plc_engine_profile *p, char *buf, size_t size)               \

@@ -65,6 +65,21 @@ const char *plc_export_torchtitan_model_unsaid(const plc_model *m, const plc_tra
         snprintf(buf, size, "lr.decay_steps = %lld < steps = %lld (lr.floor held after): %s's LR scheduler "
                             "(components/optimizer/lr_scheduler.py) decays until the last step (training.steps)",
                  (long long)t->decay_steps, (long long)t->steps, TORCHTITAN_AT);
+    else if (m->moe.experts > 0 && m->moe.aux_loss > 0)
+        snprintf(buf, size, "aux_loss = %g: %s's MoE (torchtitan/models/common/moe.py) has no auxiliary "
+                            "load-balancing loss; it balances without one, by a per-expert bias (load_balance_coeff, "
+                            "its update rate)", m->moe.aux_loss, TORCHTITAN_AT);
+    else if (m->moe.experts > 0 && m->moe.capacity_factor > 0)
+        snprintf(buf, size, "capacity_factor = %g: %s's MoE routes every token (dropless; "
+                            "torchtitan/models/common/moe.py has no expert capacity)", m->moe.capacity_factor,
+                 TORCHTITAN_AT);
+    else if (m->moe.experts > 0)
+        snprintf(buf, size, "experts = %lld: this export does not yet write or check %s's MoE model "
+                            "(MoE.Config: router, routed and shared experts) against the spec's",
+                 (long long)m->moe.experts, TORCHTITAN_AT);
+    else if (m->mla.kv_rank > 0)
+        snprintf(buf, size, "kv_lora_rank = %lld (latent attention): %s's Llama-family decoders have no latent "
+                            "attention in the model this module checks", (long long)m->mla.kv_rank, TORCHTITAN_AT);
     else if (t->precision == PLC_PREC_FP8)
         snprintf(buf, size, "precision = fp8: %s converts linears to float8 in the model spec a base configuration "
                             "builds (Float8LinearConverter), which this module does not rebuild; export bf16 and "
@@ -79,7 +94,11 @@ const char *plc_export_torchtitan_unsaid(const plc_model *m, const plc_train *t,
                                          const plc_engine_profile *p, char *buf, size_t size)
 {
     (void)t, (void)p;
-    if (l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY)
+    if (m->moe.experts > 0 && plc_layout_etp(l) > 1)
+        snprintf(buf, size, "etp = %lld: %s has no expert tensor parallelism (parallelism.expert_parallel_degree "
+                            "only; the experts are whole on each rank of the ep group)", (long long)plc_layout_etp(l),
+                 TORCHTITAN_AT);
+    else if (l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY)
         snprintf(buf, size, "recompute = %s: %s checkpoints every block (FullAC), chosen ops (SelectiveAC) or to a "
                             "memory budget, not chosen layers (torchtitan/distributed/activation_checkpoint.py)",
                  plc_recompute_name(l->recompute), TORCHTITAN_AT);
