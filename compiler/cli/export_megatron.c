@@ -11,6 +11,7 @@
 
 #include "common/layout_rules.h"
 #include "compiler/cli/export_int.h"
+#include "compiler/solver/solver.h"
 
 /* One row per release a profile models. Every flag a script of a release
  * carries is on that release's list, read from its
@@ -183,6 +184,22 @@ static void write_layer_freq(FILE *out, const plc_model *m)
     fprintf(out, ")\"\n");
 }
 
+/* the script's words on the experts: how Megatron-Core routes as plc does */
+static void moe_comment(char *buf, size_t size, const release *r, const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    snprintf(buf, size,
+             "# Experts: %lld routed of width %lld, %lld a token%s, in %lld of %lld layers; routed as plc's:\n"
+             "# %s%s.\n",
+             (long long)e->experts, (long long)expert_width(m), (long long)e->top_k,
+             e->shared_experts > 0 ? ", and shared ones" : "", (long long)plc_moe_layer_count(m), (long long)m->layers,
+             e->router == PLC_ROUTER_SIGMOID ? "sigmoid scores, the top k normalised over the k"
+                                             : "the top k of the logits, then a softmax over the k (plc's renormalised softmax)",
+             e->expert_bias && r->moe_current
+                 ? ";\n# the expert bias at Megatron-Core's update rate (--moe-router-bias-update-rate, default 1e-3)"
+                 : "");
+}
+
 /* the model's experts: what MoE layers are and how they route */
 static void write_moe_model(FILE *out, const release *r, const plc_model *m)
 {
@@ -344,6 +361,8 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
                  "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
                  "# decay to --min-lr at --lr-decay-iters is the same.\n",
                  (long long)t->warmup_steps, (long long)t->warmup_steps);
+    char moe_note[512] = "";
+    if (m->moe.experts > 0) moe_comment(moe_note, sizeof moe_note, r, m);
     char vocab_pad[256] = "";
     int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
     if (padded != m->vocab)
@@ -355,6 +374,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
             "#\n"
             "# The model is plc's %s block: %s.\n"
             "# Dropout is off (plc's model has none; Megatron-LM's default is 0.1).\n"
+            "%s"
             "%s"
             "#\n"
             "# The overlaps are the engine profile's (%s):\n"
@@ -381,7 +401,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
             gpt ? "GPT" : "Llama",
             gpt ? "LayerNorm with bias, a GELU MLP (tanh form: Megatron's fused bias-GELU), biases on every linear"
                 : "RMSNorm, a SwiGLU MLP, no biases",
-            warmup,
+            moe_note, warmup,
             p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
             tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
             plc_attention_name(l->attention),
