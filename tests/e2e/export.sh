@@ -186,12 +186,26 @@ grep -q '^plc export: modelling engine fsdp2 (torchtitan FSDP2 profile)' "$tmp/e
 [ $rc -eq 1 ] && grep -q 'engine fsdp2 does not run recompute = every' "$tmp/err" || die "recompute every for fsdp2: exit $rc, want 1"
 "$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D layout.zero=3 -D train.lr.decay_steps=500 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'decays until the last step' "$tmp/err" || die "lr.decay < steps for torchtitan: exit $rc, want 1"
-/usr/bin/python3 - "$keys" "$tmp/tt.py" "$tmp/tt70.py" <<'PY' || die "torchtitan module"
+# a mixture of experts for torchtitan: Qwen3-30B-A3B's shape without its aux
+# loss (torchtitan has none), the first layer dense, on ep 8: the experts'
+# shape checked and the router set per layer, expert_parallel_degree the
+# layout's; an aux loss or etp > 1 is refused with the reason
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D model.aux_loss=0 -D model.dense_layers=1 -D layout.zero=3 \
+    -D layout.ep=8 -o "$tmp/tt_moe.py" 2>"$tmp/err" || die "export --torchtitan qwen3 ep 8: exit $?: $(cat "$tmp/err")"
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D layout.zero=3 -o "$tmp/tt_aux.py" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'aux_loss = 0.001: torchtitan .* has no auxiliary load-balancing loss' "$tmp/err" &&
+    [ ! -e "$tmp/tt_aux.py" ] || die "torchtitan aux loss: exit $rc, $(cat "$tmp/err")"
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D model.aux_loss=0 -D layout.zero=3 -D layout.etp=2 \
+    -o "$tmp/tt_etp.py" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'engine fsdp2 has no expert tensor parallelism' "$tmp/err" && [ ! -e "$tmp/tt_etp.py" ] ||
+    die "torchtitan etp 2: exit $rc, $(cat "$tmp/err")"
+/usr/bin/python3 - "$keys" "$tmp/tt.py" "$tmp/tt70.py" "$tmp/tt_moe.py" <<'PY' || die "torchtitan module"
 import ast, sys
 known = {l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}
 alias = {"p": "parallelism", "tr": "training", "config.debug": "debug"}
 # the objects the module reads or sets by name (scripts/torchtitan-keys.py)
-objects = {"config", "model_spec", "model", "block", "attention", "rope", "norm", "ffn", "linear"}
+objects = {"config", "model_spec", "model", "block", "attention", "rope", "norm", "ffn", "linear",
+           "moe", "router", "routed", "experts"}
 for path in sys.argv[2:]:
     tree = ast.parse(open(path).read())
     got = {}
@@ -231,6 +245,20 @@ for path in sys.argv[2:]:
         src = open(path).read()
         assert "want = dict(layers=32, hidden=4096, vocab=32000, heads=32, kv_heads=32, ffn_hidden=11008)" in src, src
         assert "rope.scaling = \"none\"" in src
+    if path.endswith("tt_moe.py"):
+        assert got["parallelism.expert_parallel_degree"] == 8
+        src = open(path).read()
+        tree = ast.parse(src)
+        env = {}
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) in ("moe_layers", "_plc_dense_ffn_hidden"):
+                env[ast.unparse(n.targets[0])] = ast.literal_eval(n.value)
+        assert env["moe_layers"] == set(range(1, 48)), env
+        assert env["_plc_dense_ffn_hidden"] == 6144
+        for line in ("want = dict(experts=128, expert_ffn_hidden=768, shared_ffn_hidden=0)", "router.top_k = 8",
+                     'router.score_func = "softmax"', "router.route_norm = True", "router.route_scale = 1",
+                     "router.num_expert_groups = None", "moe.load_balance_coeff = None"):
+            assert line in src, line
 PY
 
 

@@ -407,6 +407,41 @@ static void test_megatron_moe(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "has no expert tensor parallelism"));
     CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "has no auxiliary load-balancing loss"));
+    /* DeepSeek's block without its aux loss: the module checks the experts
+     * per layer and sets the router; ep over FSDP x cp x tp */
+    plc_export_in tt;
+    moe_fixture(&tt, &p);
+    tt.model.moe.aux_loss = 0, tt.layout.zero = 3;
+    CU_ASSERT_PTR_NULL(plc_export_torchtitan_model_unsaid(&tt.model, &tt.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NULL(plc_export_torchtitan_unsaid(&tt.model, &tt.train, &tt.layout, &p, buf, sizeof buf));
+    char *py = written(plc_export_torchtitan_write, &tt);
+    static const char *const want_tt[] = {
+        "moe_layers = {3, 4, 5, ",
+        ", 59, 60}\n",
+        "want = dict(experts=256, expert_ffn_hidden=2048, shared_ffn_hidden=2048)\n",
+        "router.top_k = 8\n",
+        "router.score_func = \"sigmoid\"\n",
+        "router.route_norm = True\n",
+        "router.route_scale = 2.5\n",
+        "router.num_expert_groups = 8\n",
+        "router.num_limited_groups = 4\n",
+        "if moe.load_balance_coeff is None:\n",
+        "_plc_dense_ffn_hidden = 1024\n",
+        "want = dict(layers=61, hidden=256, vocab=1000, heads=8, kv_heads=8)\n",
+        "p.expert_parallel_degree = 8\n",
+    };
+    for (size_t i = 0; i < sizeof want_tt / sizeof want_tt[0]; i++) {
+        if (!strstr(py, want_tt[i])) fprintf(stderr, "want %s in\n%s", want_tt[i], py);
+        CU_ASSERT_PTR_NOT_NULL(strstr(py, want_tt[i]));
+    }
+    CU_ASSERT_PTR_NULL(strstr(py, "moe_layers = {0"));
+    free(py);
+    tt.layout.zero = 0; /* replicated: no FSDP ranks for ep 8 to borrow */
+    CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_unsaid(&tt.model, &tt.train, &tt.layout, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "asserts that ep divides dp_shard * cp * tp"));
+    tt.layout.zero = 3, tt.model.moe.capacity_factor = 1.5;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_model_unsaid(&tt.model, &tt.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "dropless"));
 }
 
 void register_test_export(void);
