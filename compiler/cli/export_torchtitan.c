@@ -148,9 +148,6 @@ static void write_torchtitan_model(FILE *out, const plc_model *m)
             "    model.enable_weight_tying = %s\n"
             "    norm = model.norm\n"
             "    norm.eps = %.15g\n"
-            "    for i, block in enumerate(model.layers):\n"
-            "        attention = block.attention\n"
-            "        got.update(heads=attention.n_heads, kv_heads=attention.n_kv_heads or attention.n_heads)\n"
             "%s"
             "        if got != want:\n"
             "            raise ValueError(\"the base configuration's model is not plc's: %%s, plc's %%s\" %% (got, want))\n"
@@ -165,7 +162,10 @@ static void write_torchtitan_model(FILE *out, const plc_model *m)
             "\n\n",
             (long long)m->layers, (long long)m->hidden, (long long)m->vocab, (long long)m->heads, (long long)m->kv_heads,
             ffn, m->tie_embeddings ? "True" : "False", m->norm_eps,
-            m->moe.experts > 0 ? "        if i in moe_layers:\n"
+            m->moe.experts > 0 ? "    for i, block in enumerate(model.layers):\n"
+                                 "        attention = block.attention\n"
+                                 "        got.update(heads=attention.n_heads, kv_heads=attention.n_kv_heads or attention.n_heads)\n"
+                                 "        if i in moe_layers:\n"
                                  "            _plc_moe(i, block)\n"
                                  "        else:\n"
                                  "            if block.moe is not None:\n"
@@ -174,9 +174,12 @@ static void write_torchtitan_model(FILE *out, const plc_model *m)
                                  "            linear = ffn.w1\n"
                                  "            got.update(dense_ffn_hidden=linear.out_features)\n"
                                  "            want.update(dense_ffn_hidden=_plc_dense_ffn_hidden)\n"
-                               : "        ffn = block.feed_forward\n"
+                               : "    for block in model.layers:\n"
+                                 "        attention = block.attention\n"
+                                 "        ffn = block.feed_forward\n"
                                  "        linear = ffn.w1\n"
-                                 "        got.update(ffn_hidden=linear.out_features)\n",
+                                 "        got.update(heads=attention.n_heads, kv_heads=attention.n_kv_heads or attention.n_heads,\n"
+                                 "                   ffn_hidden=linear.out_features)\n",
             m->rope_theta, m->norm_eps);
 }
 
