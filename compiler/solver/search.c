@@ -766,6 +766,7 @@ typedef node_work work_cache[2][MAX_VALUES];
  * micro-batch known; ep, etp too): added to the dense work of the node */
 static double moe_work(search *S, const plc_layout *l, int d)
 {
+    if (S->job->model.moe.experts <= 0) return 0.0;
     double *w = &S->moe_work[l->sp ? 1 : 0][d];
     if (*w >= 0) return *w;
     double share = plc_moe_layer_share(&S->job->model);
