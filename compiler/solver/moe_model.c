@@ -60,9 +60,12 @@ bool plc_moe_layer(const plc_model *m, int64_t layer)
 
 int64_t plc_moe_layers_in(const plc_model *m, int64_t first, int64_t n)
 {
-    int64_t k = 0;
-    for (int64_t i = first; i < first + n && m->moe.experts > 0; i++) k += plc_moe_layer(m, i);
-    return k;
+    const plc_moe *e = &m->moe;
+    if (e->experts <= 0 || n <= 0) return 0;
+    int64_t every = e->moe_every > 0 ? e->moe_every : 1, d = e->dense_layers > 0 ? e->dense_layers : 0;
+    int64_t lo = first > d ? first : d, hi = first + n - 1; /* MoE layers d, d + every, ... in [lo, hi] */
+    if (lo > hi) return 0;
+    return (hi - d) / every - (lo - d + every - 1) / every + 1;
 }
 
 /* one FFN of width f: gate, up, down (SwiGLU) or fc, proj with fc's bias (GPT) */
@@ -167,17 +170,17 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
     int64_t per_expert = (int64_t)ceil(busiest / (double)local); /* rows of each */
     int64_t fe = e->expert_ffn_hidden / etp, up = gpt(m) ? fe : 2 * fe;
 
-    /* the dense FFN's two GEMMs, which the MoE block replaces */
-    plc_gemm_shape g[PLC_LAYER_GEMMS];
-    plc_layer_gemms(job, l, g);
-    double dense = plc_cost_matmul(hw, p, g[2].M, g[2].N, g[2].K) + plc_cost_matmul(hw, p, g[3].M, g[3].N, g[3].K);
+    /* the dense FFN's two GEMMs, which the MoE block replaces: plc_layer_gemms'
+     * gate and up (fc) and down (proj), T x h into the tp shard and back */
+    int64_t T = l->micro_batch * m->seq_len / l->cp, fd = m->ffn_hidden / l->tp;
+    double dense = plc_cost_matmul(hw, p, T, gpt(m) ? fd : 2 * fd, h) + plc_cost_matmul(hw, p, T, h, fd);
     /* router: (T x h) x (h x experts) */
     double router = plc_cost_matmul(hw, p, (int64_t)ceil(Tin), e->experts, h);
     double experts = (double)local * (plc_cost_matmul(hw, p, per_expert, up, h) + plc_cost_matmul(hw, p, per_expert, h, fe));
     double shared = 0;
     if (e->shared_experts > 0) {
         int64_t fs = e->shared_experts * e->shared_ffn_hidden / l->tp;
-        shared = plc_cost_matmul(hw, p, g[2].M, gpt(m) ? fs : 2 * fs, h) + plc_cost_matmul(hw, p, g[2].M, h, fs);
+        shared = plc_cost_matmul(hw, p, T, gpt(m) ? fs : 2 * fs, h) + plc_cost_matmul(hw, p, T, h, fs);
     }
     o->matmul_f = router + experts + shared - dense;
     o->matmul_b = 2.0 * (router + experts + shared) - 2.0 * dense;
