@@ -35,7 +35,7 @@ typedef struct release {
      * experts' tp apart from the attention's; r0.8 shards them over tp),
      * --moe-ffn-hidden-size, --moe-layer-freq, shared experts, sigmoid and
      * group-limited routing, the top-k scaling factor, the expert bias, the
-     * flex dispatcher and the EP all-to-all overlap */
+     * flex dispatcher and the EP all-to-all overlap; multi-latent attention */
     bool moe_current;
 } release;
 
@@ -184,6 +184,25 @@ static void write_layer_freq(FILE *out, const plc_model *m)
     fprintf(out, ")\"\n");
 }
 
+/* multi-latent attention (docs/model.md): 0.19's MLA flags. Megatron-Core
+ * rotates the RoPE halves and raises "rotary_interleaved does not work with
+ * multi_latent_attention" (transformer_config.py); plc rotates interleaved
+ * pairs. The two are the same model up to one fixed permutation of the
+ * RoPE dimensions, which come from linear projections (the rope rows of
+ * the query projection w_uq, or w_q, and of w_dkv) and meet only in q . k: the script says so, and a
+ * checkpoint moved between the two permutes those rows, as Hugging Face's
+ * Llama conversion does. --rope-type rope: MLA's default is YaRN; the
+ * softmax scale is then 1/sqrt(qk_head_dim + qk_pos_emb_head_dim), plc's. */
+static void write_mla(FILE *out, const plc_model *m)
+{
+    const plc_mla *a = &m->mla;
+    fprintf(out, "    --multi-latent-attention");
+    if (a->q_rank > 0) fprintf(out, " --q-lora-rank %lld", (long long)a->q_rank);
+    fprintf(out, " --kv-lora-rank %lld\n", (long long)a->kv_rank);
+    fprintf(out, "    --qk-head-dim %lld --qk-pos-emb-head-dim %lld --v-head-dim %lld\n", (long long)a->nope_head_dim,
+            (long long)a->rope_head_dim, (long long)a->v_head_dim);
+}
+
 /* the script's words on the experts: how Megatron-Core routes as plc does */
 static void moe_comment(char *buf, size_t size, const release *r, const plc_model *m)
 {
@@ -250,14 +269,9 @@ static const char *model_unsaid(const release *r, const plc_model *m, const plc_
                  plc_precision_name(t->precision), r->name);
         return buf;
     }
-    if (m->mla.kv_rank > 0) {
-        if (r->moe_current)
-            snprintf(buf, size, "kv_lora_rank = %lld (latent attention): plc rotates interleaved pairs (docs/model.md) "
-                                "and %s raises 'rotary_interleaved does not work with multi_latent_attention' "
-                                "(megatron/core/transformer/transformer_config.py)", (long long)m->mla.kv_rank, r->name);
-        else
-            snprintf(buf, size, "kv_lora_rank = %lld (latent attention): %s has no multi-latent attention "
-                                "(no --multi-latent-attention)", (long long)m->mla.kv_rank, r->name);
+    if (m->mla.kv_rank > 0 && !r->moe_current) {
+        snprintf(buf, size, "kv_lora_rank = %lld (latent attention): %s has no multi-latent attention "
+                            "(no --multi-latent-attention)", (long long)m->mla.kv_rank, r->name);
         return buf;
     }
     if (t->warmup_steps >= t->decay_steps) {
@@ -361,8 +375,15 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
                  "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
                  "# decay to --min-lr at --lr-decay-iters is the same.\n",
                  (long long)t->warmup_steps, (long long)t->warmup_steps);
-    char moe_note[512] = "";
+    char moe_note[1024] = "";
     if (m->moe.experts > 0) moe_comment(moe_note, sizeof moe_note, r, m);
+    if (m->mla.kv_rank > 0) {
+        size_t k = strlen(moe_note);
+        snprintf(moe_note + k, sizeof moe_note - k,
+                 "# Latent attention: Megatron-Core's MLA rotates RoPE halves, plc interleaved\n"
+                 "# pairs: the same model up to a permutation of the rope rows of the query\n"
+                 "# projection and the kv down-projection (permute them to move a checkpoint).\n");
+    }
     char vocab_pad[256] = "";
     int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
     if (padded != m->vocab)
@@ -423,9 +444,14 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     fprintf(out, "    --num-layers %lld --hidden-size %lld --ffn-hidden-size %lld\n", (long long)m->layers,
             (long long)m->hidden, (long long)m->ffn_hidden);
     fprintf(out, "    --num-attention-heads %lld\n", (long long)m->heads);
-    if (m->kv_heads != m->heads) fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
+    bool mla = m->mla.kv_rank > 0;
+    if (mla) write_mla(out, m);
+    else if (m->kv_heads != m->heads)
+        fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
     fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
-    if (rope) /* plc rotates interleaved pairs (docs/model.md); the fused RoPE kernel rotates halves only */
+    if (mla) /* Megatron-Core's MLA rotates halves (rotary_interleaved is refused with it) */
+        fprintf(out, "    --position-embedding-type rope --rope-type rope --rotary-base %g\n", m->rope_theta);
+    else if (rope) /* plc rotates interleaved pairs (docs/model.md); the fused RoPE kernel rotates halves only */
         fprintf(out, "    --position-embedding-type rope --rotary-base %g --rotary-interleaved --no-rope-fusion\n",
                 m->rope_theta);
     else fprintf(out, "    --position-embedding-type learned_absolute\n");

@@ -370,9 +370,28 @@ static void test_megatron_moe(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "top-(topk / group_topk) = 4"));
     m = in.model;
     m.mla.kv_rank = 512, m.mla.q_rank = 1536, m.mla.nope_head_dim = 128, m.mla.rope_head_dim = 64, m.mla.v_head_dim = 128;
-    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "rotary_interleaved does not work with multi_latent_attention"));
+    /* latent attention: 0.19's MLA flags, RoPE in halves with --rope-type
+     * rope (MLA's default is YaRN), no grouped-query flags; r0.8 has none */
+    CU_ASSERT_PTR_NULL(plc_export_megatron_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    plc_export_in mla = in;
+    mla.model = m;
+    mla.model.kv_heads = 4; /* ignored under latent attention */
+    sh = written(plc_export_megatron_write, &mla);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--position-embedding-type rope --rope-type rope --rotary-base 10000\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "# Latent attention: Megatron-Core's MLA rotates RoPE halves"));
+    CU_ASSERT_PTR_NULL(strstr(sh, "--rotary-interleaved"));
+    CU_ASSERT_PTR_NULL(strstr(sh, "--group-query-attention"));
+    check_flags_known(sh, FLAGS_0_19);
+    free(sh);
+    mla.model.mla.q_rank = 0; /* no query compression: Megatron's default (None) */
+    sh = written(plc_export_megatron_write, &mla);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--multi-latent-attention --kv-lora-rank 512\n"));
+    free(sh);
+    m.moe.experts = 0; /* latent attention in a dense model */
     CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "no --multi-latent-attention"));
 
     /* r0.8: DeepSeek's block is refused (its experts' own width first); a
      * Mixtral-like one on etp = tp, ep dividing dp, is written in r0.8's flags */
