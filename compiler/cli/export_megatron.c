@@ -122,47 +122,56 @@ static const char *moe_unsaid(const release *r, const plc_model *m, char *buf, s
     return buf;
 }
 
+/* the profile's token dispatcher, an index of dispatcher_name */
+static int dispatcher_of(const plc_engine_profile *p)
+{
+    return p->moe_dispatcher >= 0 && p->moe_dispatcher <= 2 ? (int)p->moe_dispatcher : 1;
+}
+
+/* what of layout l's expert grid r0.8 cannot say under profile p, or NULL */
+static const char *moe_r0_8_layout_unsaid(const release *r, const plc_layout *l, const plc_engine_profile *p,
+                                          char *buf, size_t size)
+{
+    int64_t ep = plc_layout_ep(l), etp = plc_layout_etp(l);
+    if (etp != l->tp)
+        snprintf(buf, size, "etp = %lld with tp = %lld: %s shards the experts over the attention's tp (no "
+                            "--expert-tensor-parallel-size)", (long long)etp, (long long)l->tp, r->name);
+    else if (l->dp % ep)
+        snprintf(buf, size, "ep = %lld with dp = %lld: %s carves the expert-parallel group out of the "
+                            "data-parallel ranks and asserts that ep divides dp (megatron/core/parallel_state.py)",
+                 (long long)ep, (long long)l->dp, r->name);
+    else if (dispatcher_of(p) == 2)
+        snprintf(buf, size, "the profile's dispatcher flex: %s offers allgather and alltoall", r->name);
+    else if (p->moe_comm_overlap > 0)
+        snprintf(buf, size, "the profile's moe_comm_overlap: %s has no --overlap-moe-expert-parallel-comm", r->name);
+    else return NULL;
+    return buf;
+}
+
 /* what of layout l's expert grid release r cannot say under profile p, or
  * NULL */
 static const char *moe_layout_unsaid(const release *r, const plc_model *m, const plc_layout *l,
                                      const plc_engine_profile *p, char *buf, size_t size)
 {
-    int64_t ep = plc_layout_ep(l), etp = plc_layout_etp(l);
-    int dispatcher = p->moe_dispatcher >= 0 && p->moe_dispatcher <= 2 ? (int)p->moe_dispatcher : 1;
-    if (!r->moe_current) {
-        if (etp != l->tp)
-            snprintf(buf, size, "etp = %lld with tp = %lld: %s shards the experts over the attention's tp (no "
-                                "--expert-tensor-parallel-size)", (long long)etp, (long long)l->tp, r->name);
-        else if (l->dp % ep)
-            snprintf(buf, size, "ep = %lld with dp = %lld: %s carves the expert-parallel group out of the "
-                                "data-parallel ranks and asserts that ep divides dp (megatron/core/parallel_state.py)",
-                     (long long)ep, (long long)l->dp, r->name);
-        else if (dispatcher == 2)
-            snprintf(buf, size, "the profile's dispatcher flex: %s offers allgather and alltoall", r->name);
-        else if (p->moe_comm_overlap > 0)
-            snprintf(buf, size, "the profile's moe_comm_overlap: %s has no --overlap-moe-expert-parallel-comm", r->name);
-        else goto common;
-        return buf;
-    }
-    if (m->arch == PLC_ARCH_GPT && etp > 1) {
+    double cf = m->moe.capacity_factor;
+    if (!r->moe_current && moe_r0_8_layout_unsaid(r, l, p, buf, size)) return buf;
+    if (l->tp > 1 && !l->sp)
+        snprintf(buf, size, "sp = off with tp = %lld: %s raises 'During training, performance may degrade if MoE "
+                            "and tensor parallelism are enabled without also enabling sequence parallelism' "
+                            "(megatron/core/transformer/moe/moe_layer.py)", (long long)l->tp, r->name);
+    else if (r->moe_current && m->arch == PLC_ARCH_GPT && plc_layout_etp(l) > 1)
         snprintf(buf, size, "etp = %lld with arch = gpt (biased experts): %s asserts 'Bias in Moe is only "
-                            "supported when ETP==1' (transformer_config.py)", (long long)etp, r->name);
-        return buf;
-    }
-common:
-    if (m->moe.capacity_factor > 0 && dispatcher == 0) {
+                            "supported when ETP==1' (transformer_config.py)", (long long)plc_layout_etp(l), r->name);
+    else if (cf > 0 && dispatcher_of(p) == 0)
         snprintf(buf, size, "capacity_factor = %g under the allgather dispatcher: %s drops tokens with the "
-                            "alltoall dispatcher only", m->moe.capacity_factor, r->name);
-        return buf;
-    }
-    if (m->moe.capacity_factor > 0 && l->tp * l->cp > 1) {
+                            "alltoall dispatcher only", cf, r->name);
+    else if (cf > 0 && l->tp * l->cp > 1)
         snprintf(buf, size, "capacity_factor = %g with tp * cp = %lld: plc caps an expert's share of a "
                             "micro-batch's tokens, %s of each rank's sequence shard (get_capacity over the "
                             "router's local tokens, megatron/core/transformer/moe/moe_utils.py)",
-                 m->moe.capacity_factor, (long long)(l->tp * l->cp), r->name);
-        return buf;
-    }
-    return NULL;
+                 cf, (long long)(l->tp * l->cp), r->name);
+    else return NULL;
+    return buf;
 }
 
 /* --moe-layer-freq: Megatron-Core's integer N makes layer i an MoE layer
@@ -189,9 +198,9 @@ static void write_layer_freq(FILE *out, const plc_model *m)
  * multi_latent_attention" (transformer_config.py); plc rotates interleaved
  * pairs. The two are the same model up to one fixed permutation of the
  * RoPE dimensions, which come from linear projections (the rope rows of
- * the query projection w_uq, or w_q, and of w_dkv) and meet only in q . k: the script says so, and a
- * checkpoint moved between the two permutes those rows, as Hugging Face's
- * Llama conversion does. --rope-type rope: MLA's default is YaRN; the
+ * the query projection w_uq, or w_q, and of w_dkv) and meet only in q . k:
+ * the script says so, and a checkpoint moved between the two permutes
+ * those rows, as Hugging Face's Llama conversion does. --rope-type rope: MLA's default is YaRN; the
  * softmax scale is then 1/sqrt(qk_head_dim + qk_pos_emb_head_dim), plc's. */
 static void write_mla(FILE *out, const plc_model *m)
 {
@@ -248,7 +257,7 @@ static void write_moe_model(FILE *out, const release *r, const plc_model *m)
  * overlap */
 static void write_moe_layout(FILE *out, const release *r, const plc_layout *l, const plc_engine_profile *p)
 {
-    int dispatcher = p->moe_dispatcher >= 0 && p->moe_dispatcher <= 2 ? (int)p->moe_dispatcher : 1;
+    int dispatcher = dispatcher_of(p);
     fprintf(out, "    --expert-model-parallel-size %lld", (long long)plc_layout_ep(l));
     if (r->moe_current) fprintf(out, " --expert-tensor-parallel-size %lld", (long long)plc_layout_etp(l));
     fprintf(out, "\n    --moe-token-dispatcher-type %s%s%s\n", dispatcher_name[dispatcher],

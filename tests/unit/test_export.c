@@ -344,6 +344,9 @@ static void test_megatron_moe(void)
     plc_layout l = in.layout;
     l.tp = 2, l.dp = 4;
     CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "without also enabling sequence parallelism"));
+    l.sp = 1;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "each rank's sequence shard"));
     p.moe_dispatcher = 0;
     CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &in.layout, &p, buf, sizeof buf));
