@@ -162,9 +162,10 @@ static const char *moe_layout_unsaid(const release *r, const plc_model *m, const
     else if (r->moe_current && m->arch == PLC_ARCH_GPT && plc_layout_etp(l) > 1)
         snprintf(buf, size, "etp = %lld with arch = gpt (biased experts): %s asserts 'Bias in Moe is only "
                             "supported when ETP==1' (transformer_config.py)", (long long)plc_layout_etp(l), r->name);
-    else if (cf > 0 && dispatcher_of(p) == 0)
-        snprintf(buf, size, "capacity_factor = %g under the allgather dispatcher: %s drops tokens with the "
-                            "alltoall dispatcher only", cf, r->name);
+    else if (!r->moe_current && cf > 0 && dispatcher_of(p) == 0)
+        snprintf(buf, size, "capacity_factor = %g under the allgather dispatcher: %s raises "
+                            "'moe_expert_capacity_factor only works with alltoall token dispatcher' "
+                            "(transformer_config.py); 0.19 drops in the router, under any", cf, r->name);
     else if (cf > 0 && l->tp * l->cp > 1)
         snprintf(buf, size, "capacity_factor = %g with tp * cp = %lld: plc caps an expert's share of a "
                             "micro-batch's tokens, %s of each rank's sequence shard (get_capacity over the "

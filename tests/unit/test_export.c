@@ -348,9 +348,12 @@ static void test_megatron_moe(void)
     l.sp = 1;
     CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "each rank's sequence shard"));
+    /* capacity under the allgather dispatcher: 0.19 drops in the router */
     p.moe_dispatcher = 0;
-    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &in.layout, &p, buf, sizeof buf));
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "with the alltoall dispatcher only"));
+    CU_ASSERT_PTR_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &in.layout, &p, buf, sizeof buf));
+    sh = written(plc_export_megatron_write, &in);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-token-dispatcher-type allgather\n"));
+    free(sh);
     p.moe_dispatcher = 1;
     in.model.moe.capacity_factor = 0;
     plc_model m = in.model;
@@ -420,6 +423,16 @@ static void test_megatron_moe(void)
     old.layout.etp = 2, old.layout.ep = 8, old.layout.dp = 4, old.layout.cp = 2;
     CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "asserts that ep divides dp"));
+    old.layout.ep = 4, old.layout.cp = 1, old.layout.tp = 1, old.layout.etp = 1, old.layout.dp = 8;
+    old.model.moe.capacity_factor = 1.5, p.moe_dispatcher = 0;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "only works with alltoall token dispatcher"));
+    p.moe_dispatcher = 1;
+    CU_ASSERT_PTR_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    sh = written(plc_export_megatron_r0_8_write, &old);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-expert-capacity-factor 1.5 --moe-token-drop-policy position\n"));
+    check_flags_known(sh, FLAGS_R0_8);
+    free(sh);
     old.train.precision = PLC_PREC_FP32, p.moe_grouped_gemm = 1;
     CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_model_unsaid(&old.model, &old.train, NULL, &p, buf, sizeof buf));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "GroupedGEMM for MoE only supports bf16"));
