@@ -2,9 +2,10 @@
  * script (torchrun pretrain_gpt.py) in the flags of one Megatron-Core
  * release, the one the engine profile that was modelled describes: the
  * current release for engine megatron, r0.8 for megatron_r0_8 (the table
- * `releases`). It carries the spec's block (Llama or GPT), dropout 0, the
- * optimizer and schedule, batch and precision, and the layout with the
- * profile's overlap flags. What a release's flags cannot say is reported by
+ * `releases`). It carries the spec's block (Llama or GPT; its experts and
+ * latent attention), dropout 0, the optimizer and schedule, batch and
+ * precision, and the layout (ep and etp included) with the profile's
+ * overlap and dispatcher flags. What a release's flags cannot say is reported by
  * the two checks (export_int.h), which the command turns into a refusal. */
 #include <stdio.h>
 #include <string.h>
