@@ -5,8 +5,9 @@
  * `releases`). It carries the spec's block (Llama or GPT; its experts and
  * latent attention), dropout 0, the optimizer and schedule, batch and
  * precision, and the layout (ep and etp included) with the profile's
- * overlap and dispatcher flags. What a release's flags cannot say is reported by
- * the two checks (export_int.h), which the command turns into a refusal. */
+ * overlap and dispatcher flags. What a release's flags cannot say is
+ * reported by the two checks (export_int.h), which the command turns into
+ * a refusal. */
 #include <stdio.h>
 #include <string.h>
 
