@@ -1,5 +1,6 @@
 /* bench/search_speed.c: the solver's search speed, every layout dimension auto, one
- * core: Llama-2 70B on 4096 H100 and Llama-3 405B on 16384 H100. Each case
+ * core: Llama-2 70B on 4096 H100, Llama-3 405B on 16384 H100 and
+ * DeepSeek-V3 (a mixture of experts: ep and etp searched too) on 2048 H100. Each case
  * runs the exhaustive search (its peer, in the same run) and the branch and
  * bound one, prints the best-of-N CPU time of each, their ratio, layouts
  * enumerated / evaluated / pruned, and whether the two rank the same top
@@ -55,6 +56,32 @@ static void llama405b_h100(plc_job *job)
     job->train.global_batch = 2048; /* 16M tokens */
 }
 
+/* DeepSeek-V3 (671B, 37B active: 61 layers, 3 dense, 256 routed experts of
+ * 2048 + 1 shared, top-8 over 4 of 8 groups, latent attention) on 2048
+ * H100, 15360 sequences of 4096 per step as in its report, every layout
+ * dimension auto, ep and etp included, under an engine with Megatron-Core's
+ * MoE figures (examples/engines.yaml: all-to-all dispatch, grouped GEMM,
+ * etp; unequal stages, as 61 layers need) */
+static void deepseek_v3_h100(plc_job *job)
+{
+    memset(job, 0, sizeof *job);
+    job->path = "deepseek-v3-h100 (built in bench/search_speed.c)";
+    job->train.engine = PLC_ENGINE_MEGATRON;
+    plc_engine_profile *e = &job->engine;
+    e->grad_reduce_overlap = 1; e->fused_swiglu = 1; e->uneven_stages = 1;
+    e->moe = 1; e->moe_etp = 1; e->moe_dispatcher = 1; e->moe_grouped_gemm = 1;
+    plc_model *m = &job->model;
+    strcpy(m->name, "deepseek-v3");
+    m->layers = 61; m->hidden = 7168; m->ffn_hidden = 18432; m->heads = 128; m->kv_heads = 128;
+    m->vocab = 129280; m->seq_len = 4096;
+    m->moe = (plc_moe){.experts = 256, .top_k = 8, .shared_experts = 1, .expert_ffn_hidden = 2048,
+                       .shared_ffn_hidden = 2048, .dense_layers = 3, .moe_every = 1, .router = PLC_ROUTER_SIGMOID,
+                       .router_groups = 8, .router_groups_top = 4, .route_scale = 2.5, .expert_bias = true};
+    m->mla = (plc_mla){.q_rank = 1536, .kv_rank = 512, .nope_head_dim = 128, .rope_head_dim = 64, .v_head_dim = 128};
+    h100_cluster(job, 256);
+    job->train.global_batch = 15360;
+}
+
 /* best-of-runs CPU seconds of one search; *s holds the last run's solution */
 static double best_cpu(const plc_job *job, bool exhaustive, int runs, plc_arena *a, plc_solution *s)
 {
@@ -88,25 +115,26 @@ static void winner(const plc_solution *s)
 {
     if (!s->nranked) { printf("  winner: none fits\n"); return; }
     const plc_candidate *c = &s->ranked[0];
-    printf("  winner: tp=%lld pp=%lld cp=%lld dp=%lld mb=%lld %s vpp=%lld %s zero=%lld %s, %.2f s/step, MFU %.1f%%\n",
+    printf("  winner: tp=%lld pp=%lld cp=%lld dp=%lld ep=%lld etp=%lld mb=%lld %s vpp=%lld %s zero=%lld %s, %.2f s/step, MFU %.1f%%\n",
            (long long)c->layout.tp, (long long)c->layout.pp, (long long)c->layout.cp, (long long)c->layout.dp,
+           (long long)plc_layout_ep(&c->layout), (long long)plc_layout_etp(&c->layout),
            (long long)c->layout.micro_batch, plc_schedule_name(c->layout.schedule), (long long)c->layout.vpp,
            plc_recompute_text(&c->layout, (char[24]){0}, 24), (long long)c->layout.zero,
            plc_attention_name(c->layout.attention), c->step_time_s, 100.0 * c->mfu);
 }
 
 /* returns the branch and bound's CPU seconds */
-static double run_case(const char *title, const plc_job *job, double target_s)
+static double run_case(const char *title, const plc_job *job, double target_s, int exhaustive_runs)
 {
     plc_arena ae, ab;
     plc_solution se, sb;
-    double te = best_cpu(job, true, 3, &ae, &se);
+    double te = best_cpu(job, true, exhaustive_runs, &ae, &se);
     double tb = best_cpu(job, false, 7, &ab, &sb);
     printf("solver: %s, every layout dimension auto, %lld sequences per step\n", title,
            (long long)job->train.global_batch);
-    printf("  exhaustive:       %8.3f s CPU (best of 3); %lld enumerated, %lld invalid, %lld pruned by memory, "
+    printf("  exhaustive:       %8.3f s CPU (best of %d); %lld enumerated, %lld invalid, %lld pruned by memory, "
            "%lld evaluated (%.2fM/s)\n",
-           te, (long long)se.enumerated, (long long)se.invalid, (long long)se.pruned, (long long)se.evaluated,
+           te, exhaustive_runs, (long long)se.enumerated, (long long)se.invalid, (long long)se.pruned, (long long)se.evaluated,
            (double)se.evaluated / te / 1e6);
     printf("  branch and bound: %8.3f s CPU (best of 7); %lld enumerated, %lld invalid, %lld pruned "
            "(%lld by the time bound), %lld evaluated\n",
@@ -123,6 +151,7 @@ static double run_case(const char *title, const plc_job *job, double target_s)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IOLBF, 0); /* each line as it is measured */
     double load[3] = {0, 0, 0};
     FILE *f = fopen("/proc/loadavg", "r");
     if (f) {
@@ -132,11 +161,14 @@ int main(void)
     printf("solver: load average %.2f %.2f %.2f (CPU time, best of N, is reported)\n", load[0], load[1], load[2]);
     plc_job job;
     llama70b_h100(&job);
-    double t_small = run_case("Llama-2 70B on 4096 H100", &job, 0.1);
+    double t_small = run_case("Llama-2 70B on 4096 H100", &job, 0.1, 3);
     job.train.global_batch = 1000000000000; /* 1e12 sequences: 17 times the space, the same time */
-    double t_huge = run_case("Llama-2 70B on 4096 H100", &job, 0.1);
+    double t_huge = run_case("Llama-2 70B on 4096 H100", &job, 0.1, 3);
     printf("  1e12 against 1024 sequences per step: %.2fx the branch and bound's time\n", t_huge / t_small);
     llama405b_h100(&job);
-    run_case("Llama-3 405B on 16384 H100", &job, 0.5);
+    run_case("Llama-3 405B on 16384 H100", &job, 0.5, 3);
+    deepseek_v3_h100(&job);
+    /* its exhaustive peer estimates every one of some 1e8 layouts: once */
+    run_case("DeepSeek-V3 on 2048 H100 (mixture of experts: ep, etp)", &job, 1.0, 1);
     return 0;
 }

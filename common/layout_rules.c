@@ -95,7 +95,10 @@ static plc_verdict expert_rules(const plc_rule_input *in)
             return broke_at(PLC_RULE_EP_DENSE, ep && e > 1 ? "ep" : "etp");
         return ok();
     }
-    if (CHECK(in, PLC_RULE_ENGINE_MOE) && in->engine && in->engine->moe <= 0) return broke(PLC_RULE_ENGINE_MOE);
+    /* with ep or etp in hand (a front end that pins neither leaves the
+     * verdict to the solver, which refuses the job with it) */
+    if (CHECK(in, PLC_RULE_ENGINE_MOE) && (ep || etp) && in->engine && in->engine->moe <= 0)
+        return broke_at(PLC_RULE_ENGINE_MOE, ep ? "ep" : "etp");
     if (CHECK(in, PLC_RULE_EP_EXPERTS) && ep && m->moe.experts % e) return broke(PLC_RULE_EP_EXPERTS);
     if (CHECK(in, PLC_RULE_ETP_FFN) && etp && m->moe.expert_ffn_hidden > 0 && m->moe.expert_ffn_hidden % t)
         return broke(PLC_RULE_ETP_FFN);

@@ -13,7 +13,7 @@ ActivationCheckpointingConfig union (NAME.Config(), or None); then
 `name.field` for the configuration objects the exported module reads or
 sets by a variable of that name (the objects table: the trainer's config,
 its model spec and model, a block, its attention, RoPE, norms, feed-forward
-and linears, the optimizer, its parameter groups and the LR scheduler)."""
+and linears, a mixture of experts with its router and experts, the optimizer, its parameter groups and the LR scheduler)."""
 import ast, os, re, sys
 
 root, commit = sys.argv[1], sys.argv[2]
@@ -39,6 +39,10 @@ objects = {
     "norm": ("torchtitan/models/common/nn_modules.py", "RMSNorm.Config"),
     "ffn": ("torchtitan/models/common/feed_forward.py", "FeedForward.Config"),
     "linear": ("torchtitan/models/common/linear.py", "Linear.Config"),
+    "moe": ("torchtitan/models/common/moe.py", "MoE.Config"),
+    "router": ("torchtitan/models/common/moe.py", "TokenChoiceTopKRouter.Config"),
+    "routed": ("torchtitan/models/common/moe.py", "RoutedExperts.Config"),
+    "experts": ("torchtitan/models/common/moe.py", "GroupedExperts.Config"),
     "optimizer": ("torchtitan/components/optimizer/optimizer.py", "OptimizersContainer.Config"),
     "param_group": ("torchtitan/components/optimizer/optimizer.py", "ParamGroupConfig"),
     "lr_scheduler": ("torchtitan/components/optimizer/lr_scheduler.py", "LRSchedulersContainer.Config"),

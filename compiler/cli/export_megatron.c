@@ -2,15 +2,18 @@
  * script (torchrun pretrain_gpt.py) in the flags of one Megatron-Core
  * release, the one the engine profile that was modelled describes: the
  * current release for engine megatron, r0.8 for megatron_r0_8 (the table
- * `releases`). It carries the spec's block (Llama or GPT), dropout 0, the
- * optimizer and schedule, batch and precision, and the layout with the
- * profile's overlap flags. What a release's flags cannot say is reported by
- * the two checks (export_int.h), which the command turns into a refusal. */
+ * `releases`). It carries the spec's block (Llama or GPT; its experts and
+ * latent attention), dropout 0, the optimizer and schedule, batch and
+ * precision, and the layout (ep and etp included) with the profile's
+ * overlap and dispatcher flags. What a release's flags cannot say is
+ * reported by the two checks (export_int.h), which the command turns into
+ * a refusal. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
 #include "compiler/cli/export_int.h"
+#include "compiler/solver/solver.h"
 
 /* One row per release a profile models. Every flag a script of a release
  * carries is on that release's list, read from its
@@ -30,14 +33,20 @@ typedef struct release {
      * --pipeline-model-parallel-layout (vpp > 1); false: equal only */
     bool uneven;
     const char *zero_why; /* why ZeRO 2 and 3 are not written */
+    /* mixture of experts beyond r0.8's: --expert-tensor-parallel-size (the
+     * experts' tp apart from the attention's; r0.8 shards them over tp),
+     * --moe-ffn-hidden-size, --moe-layer-freq, shared experts, sigmoid and
+     * group-limited routing, the top-k scaling factor, the expert bias, the
+     * flex dispatcher and the EP all-to-all overlap; multi-latent attention */
+    bool moe_current;
 } release;
 
 static const release releases[] = {
     {PLC_ENGINE_MEGATRON, "Megatron-Core 0.19 (core_v0.19.0, commit 5be9626709)", "megatron-core-0.19-flags.txt", true,
      true, "this export writes Megatron-LM's distributed optimizer (--use-distributed-optimizer, ZeRO 1) only, not "
-           "Megatron-FSDP (--use-megatron-fsdp), whose buffers the profile does not model"},
+           "Megatron-FSDP (--use-megatron-fsdp), whose buffers the profile does not model", true},
     {PLC_ENGINE_MEGATRON_R0_8, "Megatron-Core r0.8 (core_v0.8.0, commit baf94af3c6)", "megatron-core-r0.8-flags.txt",
-     false, false, "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP"},
+     false, false, "Megatron-Core r0.8 shards the optimizer state only (--use-distributed-optimizer); it has no FSDP", false},
 };
 
 static const release *release_of(plc_engine e)
@@ -47,10 +56,236 @@ static const release *release_of(plc_engine e)
     return &releases[0];
 }
 
-/* the model and training settings release r cannot take, or NULL */
-static const char *model_unsaid(const release *r, const plc_model *m, const plc_train *t, char *buf, size_t size)
+/* ---- mixture of experts ------------------------------------------------------
+ * plc's MoE block (docs/model.md) in Megatron-Core's flags: the routed
+ * experts' count, top-k and width, which layers (--moe-layer-freq), the
+ * shared experts as one MLP of their summed width, the router (topk over
+ * the logits then a softmax over the k, i.e. plc's renormalised softmax;
+ * or sigmoid scores normalised over the k), group-limited routing, the
+ * scale, the expert bias, the auxiliary loss, capacity or dropless; the
+ * layout's ep and etp with the profile's dispatcher, grouped GEMM and
+ * overlap. Read from megatron/training/arguments.py and
+ * megatron/core/transformer/transformer_config.py of each release. */
+
+static const char *const dispatcher_name[3] = {"allgather", "alltoall", "flex"};
+
+static int64_t expert_width(const plc_model *m)
 {
-    (void)m;
+    return m->moe.expert_ffn_hidden > 0 ? m->moe.expert_ffn_hidden : m->ffn_hidden;
+}
+
+static int64_t shared_width(const plc_model *m)
+{
+    return m->moe.shared_ffn_hidden > 0 ? m->moe.shared_ffn_hidden : expert_width(m);
+}
+
+/* what of model m's experts release r cannot say, or NULL */
+static const char *moe_unsaid(const release *r, const plc_model *m, char *buf, size_t size)
+{
+    const plc_moe *e = &m->moe;
+    if (!r->moe_current) {
+        if (expert_width(m) != m->ffn_hidden)
+            snprintf(buf, size, "expert_ffn_hidden = %lld with ffn_hidden = %lld: %s's experts take "
+                                "--ffn-hidden-size (it has no --moe-ffn-hidden-size)",
+                     (long long)expert_width(m), (long long)m->ffn_hidden, r->name);
+        else if (e->shared_experts > 0)
+            snprintf(buf, size, "shared_experts = %lld: %s has no shared experts "
+                                "(no --moe-shared-expert-intermediate-size)", (long long)e->shared_experts, r->name);
+        else if (e->dense_layers > 0 || e->moe_every > 1)
+            snprintf(buf, size, "dense_layers = %lld, moe_every = %lld: %s makes every layer an MoE layer "
+                                "(no --moe-layer-freq)", (long long)e->dense_layers, (long long)e->moe_every, r->name);
+        else if (e->router == PLC_ROUTER_SIGMOID)
+            snprintf(buf, size, "router = sigmoid: %s routes by a softmax only (no --moe-router-score-function)", r->name);
+        else if (e->router_groups > 0)
+            snprintf(buf, size, "router_groups = %lld: %s has no group-limited routing (no --moe-router-num-groups)",
+                     (long long)e->router_groups, r->name);
+        else if (e->route_scale != 1.0)
+            snprintf(buf, size, "route_scale = %g: %s does not scale the routed experts' output "
+                                "(no --moe-router-topk-scaling-factor)", e->route_scale, r->name);
+        else if (e->expert_bias)
+            snprintf(buf, size, "expert_bias = on: %s has no auxiliary-loss-free balancing "
+                                "(no --moe-router-enable-expert-bias)", r->name);
+        else return NULL;
+        return buf;
+    }
+    if (e->router == PLC_ROUTER_SOFTMAX && e->top_k == 1)
+        snprintf(buf, size, "router = softmax with experts_per_token = 1: plc weights the one expert by its "
+                            "renormalised probability (1); %s raises 'Please use --moe-router-pre-softmax when topk "
+                            "is 1', which weights by the softmax over all experts (transformer_config.py)", r->name);
+    else if (e->router_groups > 0 && e->router_groups_top > 0 && e->top_k / e->router_groups_top != 2)
+        snprintf(buf, size, "router_groups_top = %lld with experts_per_token = %lld: plc scores a group by its 2 best "
+                            "experts, %s by its top-(topk / group_topk) = %lld (moe_utils.py, group_limited_topk)",
+                 (long long)e->router_groups_top, (long long)e->top_k, r->name,
+                 (long long)(e->top_k / e->router_groups_top));
+    else if (e->expert_bias && e->router != PLC_ROUTER_SIGMOID)
+        snprintf(buf, size, "expert_bias = on with router = softmax: %s's expert bias works with the sigmoid "
+                            "score function only (transformer_config.py)", r->name);
+    else return NULL;
+    return buf;
+}
+
+/* the profile's token dispatcher, an index of dispatcher_name */
+static int dispatcher_of(const plc_engine_profile *p)
+{
+    return p->moe_dispatcher >= 0 && p->moe_dispatcher <= 2 ? (int)p->moe_dispatcher : 1;
+}
+
+/* what of layout l's expert grid r0.8 cannot say under profile p, or NULL */
+static const char *moe_r0_8_layout_unsaid(const release *r, const plc_layout *l, const plc_engine_profile *p,
+                                          char *buf, size_t size)
+{
+    int64_t ep = plc_layout_ep(l), etp = plc_layout_etp(l);
+    if (etp != l->tp)
+        snprintf(buf, size, "etp = %lld with tp = %lld: %s shards the experts over the attention's tp (no "
+                            "--expert-tensor-parallel-size)", (long long)etp, (long long)l->tp, r->name);
+    else if (l->dp % ep)
+        snprintf(buf, size, "ep = %lld with dp = %lld: %s carves the expert-parallel group out of the "
+                            "data-parallel ranks and asserts that ep divides dp (megatron/core/parallel_state.py)",
+                 (long long)ep, (long long)l->dp, r->name);
+    else if (dispatcher_of(p) == 2)
+        snprintf(buf, size, "the profile's dispatcher flex: %s offers allgather and alltoall", r->name);
+    else if (p->moe_comm_overlap > 0)
+        snprintf(buf, size, "the profile's moe_comm_overlap: %s has no --overlap-moe-expert-parallel-comm", r->name);
+    else return NULL;
+    return buf;
+}
+
+/* what of layout l's expert grid release r cannot say under profile p, or
+ * NULL */
+static const char *moe_layout_unsaid(const release *r, const plc_model *m, const plc_layout *l,
+                                     const plc_engine_profile *p, char *buf, size_t size)
+{
+    double cf = m->moe.capacity_factor;
+    if (!r->moe_current && moe_r0_8_layout_unsaid(r, l, p, buf, size)) return buf;
+    if (l->tp > 1 && !l->sp)
+        snprintf(buf, size, "sp = off with tp = %lld: %s raises 'During training, performance may degrade if MoE "
+                            "and tensor parallelism are enabled without also enabling sequence parallelism' "
+                            "(megatron/core/transformer/moe/moe_layer.py)", (long long)l->tp, r->name);
+    else if (r->moe_current && m->arch == PLC_ARCH_GPT && plc_layout_etp(l) > 1)
+        snprintf(buf, size, "etp = %lld with arch = gpt (biased experts): %s asserts 'Bias in Moe is only "
+                            "supported when ETP==1' (transformer_config.py)", (long long)plc_layout_etp(l), r->name);
+    else if (!r->moe_current && cf > 0 && dispatcher_of(p) == 0)
+        snprintf(buf, size, "capacity_factor = %g under the allgather dispatcher: %s raises "
+                            "'moe_expert_capacity_factor only works with alltoall token dispatcher' "
+                            "(transformer_config.py); 0.19 drops in the router, under any", cf, r->name);
+    else if (cf > 0 && l->tp * l->cp > 1)
+        snprintf(buf, size, "capacity_factor = %g with tp * cp = %lld: plc caps an expert's share of a "
+                            "micro-batch's tokens, %s of each rank's sequence shard (get_capacity over the "
+                            "router's local tokens, megatron/core/transformer/moe/moe_utils.py)",
+                 cf, (long long)(l->tp * l->cp), r->name);
+    else return NULL;
+    return buf;
+}
+
+/* --moe-layer-freq: Megatron-Core's integer N makes layer i an MoE layer
+ * when i % N == 0, as plc without dense_layers; with them, the list form
+ * (arguments.py, moe_freq_type: "([0]*3+[1]*58)", digits, brackets, + and *
+ * only) */
+static void write_layer_freq(FILE *out, const plc_model *m)
+{
+    int64_t d = m->moe.dense_layers, e = m->moe.moe_every > 1 ? m->moe.moe_every : 1;
+    if (d <= 0) {
+        if (e > 1) fprintf(out, "    --moe-layer-freq %lld\n", (long long)e);
+        return;
+    }
+    int64_t n = m->layers - d, groups = n / e, rest = n % e;
+    fprintf(out, "    --moe-layer-freq \"([0]*%lld", (long long)d);
+    if (e == 1) fprintf(out, "+[1]*%lld", (long long)n);
+    else if (groups > 0) fprintf(out, "+([1]+[0]*%lld)*%lld", (long long)(e - 1), (long long)groups);
+    if (e > 1 && rest > 0) fprintf(out, "+[1]+[0]*%lld", (long long)(rest - 1));
+    fprintf(out, ")\"\n");
+}
+
+/* multi-latent attention (docs/model.md): 0.19's MLA flags. Megatron-Core
+ * rotates the RoPE halves and raises "rotary_interleaved does not work with
+ * multi_latent_attention" (transformer_config.py); plc rotates interleaved
+ * pairs. The two are the same model up to one fixed permutation of the
+ * RoPE dimensions, which come from linear projections (the rope rows of
+ * the query projection w_uq, or w_q, and of w_dkv) and meet only in q . k:
+ * the script says so, and a checkpoint moved between the two permutes
+ * those rows, as Hugging Face's Llama conversion does. --rope-type rope: MLA's default is YaRN; the
+ * softmax scale is then 1/sqrt(qk_head_dim + qk_pos_emb_head_dim), plc's. */
+static void write_mla(FILE *out, const plc_model *m)
+{
+    const plc_mla *a = &m->mla;
+    fprintf(out, "    --multi-latent-attention");
+    if (a->q_rank > 0) fprintf(out, " --q-lora-rank %lld", (long long)a->q_rank);
+    fprintf(out, " --kv-lora-rank %lld\n", (long long)a->kv_rank);
+    fprintf(out, "    --qk-head-dim %lld --qk-pos-emb-head-dim %lld --v-head-dim %lld\n", (long long)a->nope_head_dim,
+            (long long)a->rope_head_dim, (long long)a->v_head_dim);
+}
+
+/* the script's words on the experts: how Megatron-Core routes as plc does */
+static void moe_comment(char *buf, size_t size, const release *r, const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    snprintf(buf, size,
+             "# Experts: %lld routed of width %lld, %lld a token%s, in %lld of %lld layers; routed as plc's:\n"
+             "# %s%s.\n",
+             (long long)e->experts, (long long)expert_width(m), (long long)e->top_k,
+             e->shared_experts > 0 ? ", and shared ones" : "", (long long)plc_moe_layer_count(m), (long long)m->layers,
+             e->router == PLC_ROUTER_SIGMOID ? "sigmoid scores, the top k normalised over the k"
+                                             : "the top k of the logits, then a softmax over the k (plc's renormalised softmax)",
+             e->expert_bias && r->moe_current
+                 ? ";\n# the expert bias at Megatron-Core's update rate (--moe-router-bias-update-rate, default 1e-3)"
+                 : "");
+}
+
+/* the model's experts: what MoE layers are and how they route */
+static void write_moe_model(FILE *out, const release *r, const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    fprintf(out, "    # mixture of experts\n");
+    fprintf(out, "    --num-experts %lld --moe-router-topk %lld\n", (long long)e->experts, (long long)e->top_k);
+    if (r->moe_current) {
+        fprintf(out, "    --moe-ffn-hidden-size %lld\n", (long long)expert_width(m));
+        write_layer_freq(out, m);
+        if (e->shared_experts > 0)
+            fprintf(out, "    --moe-shared-expert-intermediate-size %lld\n", (long long)(e->shared_experts * shared_width(m)));
+        fprintf(out, "    --moe-router-score-function %s\n", e->router == PLC_ROUTER_SIGMOID ? "sigmoid" : "softmax");
+        if (e->router_groups > 0)
+            fprintf(out, "    --moe-router-num-groups %lld --moe-router-group-topk %lld\n", (long long)e->router_groups,
+                    (long long)e->router_groups_top);
+        if (e->route_scale != 1.0) fprintf(out, "    --moe-router-topk-scaling-factor %g\n", e->route_scale);
+        if (e->expert_bias) fprintf(out, "    --moe-router-enable-expert-bias\n");
+    }
+    if (e->aux_loss > 0)
+        fprintf(out, "    --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff %g\n", e->aux_loss);
+    else fprintf(out, "    --moe-router-load-balancing-type none\n");
+    if (e->capacity_factor > 0)
+        fprintf(out, "    --moe-expert-capacity-factor %g --moe-token-drop-policy position\n", e->capacity_factor);
+}
+
+/* the layout's expert grid and the profile's dispatcher, grouped GEMM and
+ * overlap */
+static void write_moe_layout(FILE *out, const release *r, const plc_layout *l, const plc_engine_profile *p)
+{
+    int dispatcher = dispatcher_of(p);
+    fprintf(out, "    --expert-model-parallel-size %lld", (long long)plc_layout_ep(l));
+    if (r->moe_current) fprintf(out, " --expert-tensor-parallel-size %lld", (long long)plc_layout_etp(l));
+    fprintf(out, "\n    --moe-token-dispatcher-type %s%s%s\n", dispatcher_name[dispatcher],
+            dispatcher == 2 ? " --moe-flex-dispatcher-backend deepep" : "", p->moe_grouped_gemm > 0 ? " --moe-grouped-gemm" : "");
+    if (r->moe_current && p->moe_comm_overlap > 0)
+        fprintf(out, "    --overlap-moe-expert-parallel-comm --delay-wgrad-compute\n");
+}
+
+/* the model and training settings release r cannot take, or NULL */
+static const char *model_unsaid(const release *r, const plc_model *m, const plc_train *t, const plc_engine_profile *p,
+                                char *buf, size_t size)
+{
+    if (m->moe.experts > 0 && moe_unsaid(r, m, buf, size)) return buf;
+    if (m->moe.experts > 0 && !r->moe_current && p && p->moe_grouped_gemm > 0 && t->precision != PLC_PREC_BF16 &&
+        t->precision != PLC_PREC_FP8) {
+        snprintf(buf, size, "precision = %s with the profile's grouped GEMM: %s asserts 'Currently GroupedGEMM for "
+                            "MoE only supports bf16 dtype' (megatron/training/arguments.py)",
+                 plc_precision_name(t->precision), r->name);
+        return buf;
+    }
+    if (m->mla.kv_rank > 0 && !r->moe_current) {
+        snprintf(buf, size, "kv_lora_rank = %lld (latent attention): %s has no multi-latent attention "
+                            "(no --multi-latent-attention)", (long long)m->mla.kv_rank, r->name);
+        return buf;
+    }
     if (t->warmup_steps >= t->decay_steps) {
         snprintf(buf, size, "lr.warmup = %lld is not below the decay's end (%lld steps): %s asserts "
                             "lr_warmup_steps < lr_decay_steps (megatron/training/optimizer_param_scheduler.py)",
@@ -66,6 +301,7 @@ static const char *model_unsaid(const release *r, const plc_model *m, const plc_
 static const char *layout_unsaid(const release *r, const plc_model *m, const plc_layout *l, const plc_engine_profile *p,
                                  char *buf, size_t size)
 {
+    if (m->moe.experts > 0 && moe_layout_unsaid(r, m, l, p, buf, size)) return buf;
     if (!r->uneven && plc_uneven_stages_needed(m->layers, l))
         snprintf(buf, size, "pp * vpp = %lld stages of unequal layer counts (layers = %lld): %s asserts that pp divides "
                             "layers (and pp * vpp with the interleaved schedule)",
@@ -151,6 +387,15 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
                  "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
                  "# decay to --min-lr at --lr-decay-iters is the same.\n",
                  (long long)t->warmup_steps, (long long)t->warmup_steps);
+    char moe_note[1024] = "";
+    if (m->moe.experts > 0) moe_comment(moe_note, sizeof moe_note, r, m);
+    if (m->mla.kv_rank > 0) {
+        size_t k = strlen(moe_note);
+        snprintf(moe_note + k, sizeof moe_note - k,
+                 "# Latent attention: Megatron-Core's MLA rotates RoPE halves, plc interleaved\n"
+                 "# pairs: the same model up to a permutation of the rope rows of the query\n"
+                 "# projection and the kv down-projection (permute them to move a checkpoint).\n");
+    }
     char vocab_pad[256] = "";
     int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
     if (padded != m->vocab)
@@ -162,6 +407,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
             "#\n"
             "# The model is plc's %s block: %s.\n"
             "# Dropout is off (plc's model has none; Megatron-LM's default is 0.1).\n"
+            "%s"
             "%s"
             "#\n"
             "# The overlaps are the engine profile's (%s):\n"
@@ -188,7 +434,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
             gpt ? "GPT" : "Llama",
             gpt ? "LayerNorm with bias, a GELU MLP (tanh form: Megatron's fused bias-GELU), biases on every linear"
                 : "RMSNorm, a SwiGLU MLP, no biases",
-            warmup,
+            moe_note, warmup,
             p->describes, p->grad_reduce_overlap > 0 ? "runs under" : "waits for", p->param_gather_overlap > 0 ? "run under" : "precede",
             tp_overlap ? "runs under the GEMMs" : "is not overlapped", p->p2p_overlap > 0 ? "run under" : "wait for",
             plc_attention_name(l->attention),
@@ -210,9 +456,14 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     fprintf(out, "    --num-layers %lld --hidden-size %lld --ffn-hidden-size %lld\n", (long long)m->layers,
             (long long)m->hidden, (long long)m->ffn_hidden);
     fprintf(out, "    --num-attention-heads %lld\n", (long long)m->heads);
-    if (m->kv_heads != m->heads) fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
+    bool mla = m->mla.kv_rank > 0;
+    if (mla) write_mla(out, m);
+    else if (m->kv_heads != m->heads)
+        fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
     fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
-    if (rope) /* plc rotates interleaved pairs (docs/model.md); the fused RoPE kernel rotates halves only */
+    if (mla) /* Megatron-Core's MLA rotates halves (rotary_interleaved is refused with it) */
+        fprintf(out, "    --position-embedding-type rope --rope-type rope --rotary-base %g\n", m->rope_theta);
+    else if (rope) /* plc rotates interleaved pairs (docs/model.md); the fused RoPE kernel rotates halves only */
         fprintf(out, "    --position-embedding-type rope --rotary-base %g --rotary-interleaved --no-rope-fusion\n",
                 m->rope_theta);
     else fprintf(out, "    --position-embedding-type learned_absolute\n");
@@ -222,6 +473,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     if (!m->tie_embeddings) fprintf(out, "    --untie-embeddings-and-output-weights\n");
     fprintf(out, "    --attention-dropout 0 --hidden-dropout 0\n");
     fprintf(out, "    --init-method-std 0.02\n");
+    if (m->moe.experts > 0) write_moe_model(out, r, m);
     fprintf(out, "    # layout\n");
     fprintf(out, "    --tensor-model-parallel-size %lld --pipeline-model-parallel-size %lld --context-parallel-size %lld\n",
             (long long)l->tp, (long long)l->pp, (long long)l->cp);
@@ -229,6 +481,7 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
         fprintf(out, "    %s\n", l->attention == PLC_ATTN_FLASH2 ? "--attention-backend flash --flash-attention-version 2"
                                                                   : "--attention-backend unfused");
     if (l->sp && l->tp > 1) fprintf(out, "    --sequence-parallel%s\n", tp_overlap ? " --tp-comm-overlap" : "");
+    if (m->moe.experts > 0) write_moe_layout(out, r, l, p);
     write_split(out, m, l, p);
     if (l->recompute == PLC_RECOMPUTE_SELECTIVE) fprintf(out, "    --recompute-granularity selective\n");
     if (l->recompute == PLC_RECOMPUTE_FULL)
@@ -273,8 +526,8 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     const char *plc_export_megatron##suffix##_model_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l, \
                                                            const plc_engine_profile *p, char *buf, size_t size)         \
     {                                                                                                                   \
-        (void)l, (void)p;                                                                                               \
-        return model_unsaid(release_of(engine), m, t, buf, size);                                                       \
+        (void)l;                                                                                                        \
+        return model_unsaid(release_of(engine), m, t, p, buf, size);                                                    \
     }                                                                                                                   \
     const char *plc_export_megatron##suffix##_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,       \
                                                      const plc_engine_profile *p, char *buf, size_t size)               \

@@ -3,13 +3,17 @@
  * Trainer.Config built on a base configuration, whose model shape it checks
  * against the spec's (_plc_model), with the parallelism, the pipeline split,
  * activation checkpointing, the AdamW groups, the LR schedule, steps, batch
- * and precision. What torchtitan cannot express is reported by the two
- * checks (export_int.h), which the command turns into a refusal. */
+ * and precision; a mixture of experts with its layers and experts checked
+ * (_plc_moe), its router set to plc's and expert_parallel_degree. What
+ * torchtitan cannot express (an auxiliary loss, capacity, etp > 1, latent
+ * attention) is reported by the two checks (export_int.h), which the
+ * command turns into a refusal. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
 #include "compiler/cli/export_int.h"
+#include "compiler/solver/solver.h"
 
 /* torchtitan's stage split (torchtitan/distributed/pipeline_parallel.py,
  * _generate_llm_fqn_per_model_part): with layers_per_stage n and the
@@ -65,6 +69,17 @@ const char *plc_export_torchtitan_model_unsaid(const plc_model *m, const plc_tra
         snprintf(buf, size, "lr.decay_steps = %lld < steps = %lld (lr.floor held after): %s's LR scheduler "
                             "(components/optimizer/lr_scheduler.py) decays until the last step (training.steps)",
                  (long long)t->decay_steps, (long long)t->steps, TORCHTITAN_AT);
+    else if (m->moe.experts > 0 && m->moe.aux_loss > 0)
+        snprintf(buf, size, "aux_loss = %g: %s's MoE (torchtitan/models/common/moe.py) has no auxiliary "
+                            "load-balancing loss; it balances without one, by a per-expert bias (load_balance_coeff, "
+                            "its update rate)", m->moe.aux_loss, TORCHTITAN_AT);
+    else if (m->moe.experts > 0 && m->moe.capacity_factor > 0)
+        snprintf(buf, size, "capacity_factor = %g: %s's MoE routes every token (dropless; "
+                            "torchtitan/models/common/moe.py has no expert capacity)", m->moe.capacity_factor,
+                 TORCHTITAN_AT);
+    else if (m->mla.kv_rank > 0)
+        snprintf(buf, size, "kv_lora_rank = %lld (latent attention): %s's Llama-family decoders have no latent "
+                            "attention in the model this module checks", (long long)m->mla.kv_rank, TORCHTITAN_AT);
     else if (t->precision == PLC_PREC_FP8)
         snprintf(buf, size, "precision = fp8: %s converts linears to float8 in the model spec a base configuration "
                             "builds (Float8LinearConverter), which this module does not rebuild; export bf16 and "
@@ -73,13 +88,29 @@ const char *plc_export_torchtitan_model_unsaid(const plc_model *m, const plc_tra
     return buf;
 }
 
+/* the ranks torchtitan's expert parallelism may borrow: dp_shard * cp * tp
+ * (dp_replicate is outside; plc's ZeRO 0 replicates) */
+static int64_t ep_room(const plc_layout *l)
+{
+    return (l->zero == 0 ? 1 : l->dp) * l->cp * l->tp;
+}
+
 /* a layout the fsdp2 profile may run but torchtitan's configuration cannot
  * say, or NULL */
 const char *plc_export_torchtitan_unsaid(const plc_model *m, const plc_train *t, const plc_layout *l,
                                          const plc_engine_profile *p, char *buf, size_t size)
 {
     (void)t, (void)p;
-    if (l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY)
+    if (m->moe.experts > 0 && plc_layout_etp(l) > 1)
+        snprintf(buf, size, "etp = %lld: %s has no expert tensor parallelism (parallelism.expert_parallel_degree "
+                            "only; the experts are whole on each rank of the ep group)", (long long)plc_layout_etp(l),
+                 TORCHTITAN_AT);
+    else if (m->moe.experts > 0 && ep_room(l) % plc_layout_ep(l))
+        snprintf(buf, size, "ep = %lld with %s = %lld: %s borrows the expert-parallel ranks from FSDP, cp and tp "
+                            "and asserts that ep divides dp_shard * cp * tp (torchtitan/distributed/parallel_dims.py)",
+                 (long long)plc_layout_ep(l), l->zero == 0 ? "cp * tp (ZeRO 0: no FSDP shard)" : "dp * cp * tp",
+                 (long long)ep_room(l), TORCHTITAN_AT);
+    else if (l->recompute == PLC_RECOMPUTE_BLOCK || l->recompute == PLC_RECOMPUTE_EVERY)
         snprintf(buf, size, "recompute = %s: %s checkpoints every block (FullAC), chosen ops (SelectiveAC) or to a "
                             "memory budget, not chosen layers (torchtitan/distributed/activation_checkpoint.py)",
                  plc_recompute_name(l->recompute), TORCHTITAN_AT);
@@ -101,23 +132,23 @@ const char *plc_export_torchtitan_unsaid(const plc_model *m, const plc_train *t,
  * shape written (RoPE theta and no scaling, the norms' epsilon, tying) */
 static void write_torchtitan_model(FILE *out, const plc_model *m)
 {
+    /* a dense model's FFN width, asserted in every layer; an MoE model's
+     * in its dense layers (the MoE layers' experts in _plc_moe) */
+    char ffn[48];
+    snprintf(ffn, sizeof ffn, m->moe.experts > 0 ? "" : ", ffn_hidden=%lld", (long long)m->ffn_hidden);
+    if (m->moe.experts > 0) fprintf(out, "_plc_dense_ffn_hidden = %lld\n\n\n", (long long)m->ffn_hidden);
     fprintf(out,
             "def _plc_model(config):\n"
             "    \"\"\"Sets the base's model to plc's where no shape changes, and checks\n"
             "    the shape, which torchtitan keeps in its model registry.\"\"\"\n"
             "    model_spec = config.model_spec\n"
             "    model = model_spec.model\n"
-            "    want = dict(layers=%lld, hidden=%lld, vocab=%lld, heads=%lld, kv_heads=%lld, ffn_hidden=%lld)\n"
+            "    want = dict(layers=%lld, hidden=%lld, vocab=%lld, heads=%lld, kv_heads=%lld%s)\n"
             "    got = dict(layers=len(model.layers), hidden=model.dim, vocab=model.vocab_size)\n"
             "    model.enable_weight_tying = %s\n"
             "    norm = model.norm\n"
             "    norm.eps = %.15g\n"
-            "    for block in model.layers:\n"
-            "        attention = block.attention\n"
-            "        ffn = block.feed_forward\n"
-            "        linear = ffn.w1\n"
-            "        got.update(heads=attention.n_heads, kv_heads=attention.n_kv_heads or attention.n_heads,\n"
-            "                   ffn_hidden=linear.out_features)\n"
+            "%s"
             "        if got != want:\n"
             "            raise ValueError(\"the base configuration's model is not plc's: %%s, plc's %%s\" %% (got, want))\n"
             "        rope = attention.rope\n"
@@ -130,7 +161,82 @@ static void write_torchtitan_model(FILE *out, const plc_model *m)
             "            norm.eps = %.15g\n"
             "\n\n",
             (long long)m->layers, (long long)m->hidden, (long long)m->vocab, (long long)m->heads, (long long)m->kv_heads,
-            (long long)m->ffn_hidden, m->tie_embeddings ? "True" : "False", m->norm_eps, m->rope_theta, m->norm_eps);
+            ffn, m->tie_embeddings ? "True" : "False", m->norm_eps,
+            m->moe.experts > 0 ? "    for i, block in enumerate(model.layers):\n"
+                                 "        attention = block.attention\n"
+                                 "        got.update(heads=attention.n_heads, kv_heads=attention.n_kv_heads or attention.n_heads)\n"
+                                 "        if i in moe_layers:\n"
+                                 "            _plc_moe(i, block)\n"
+                                 "        else:\n"
+                                 "            if block.moe is not None:\n"
+                                 "                raise ValueError(\"layer %d of the base's model has experts, plc's is dense\" % i)\n"
+                                 "            ffn = block.feed_forward\n"
+                                 "            linear = ffn.w1\n"
+                                 "            got.update(dense_ffn_hidden=linear.out_features)\n"
+                                 "            want.update(dense_ffn_hidden=_plc_dense_ffn_hidden)\n"
+                               : "    for block in model.layers:\n"
+                                 "        attention = block.attention\n"
+                                 "        ffn = block.feed_forward\n"
+                                 "        linear = ffn.w1\n"
+                                 "        got.update(heads=attention.n_heads, kv_heads=attention.n_kv_heads or attention.n_heads,\n"
+                                 "                   ffn_hidden=linear.out_features)\n",
+            m->rope_theta, m->norm_eps);
+}
+
+/* an MoE model's check: which layers have experts (plc_layer_is_moe), the
+ * experts' count and widths asserted (shared experts as torchtitan's one
+ * FeedForward of their summed width, as DeepSeek's), the router set to
+ * plc's: its score, top-k renormalised over the k (route_norm), scale,
+ * groups scored by their best 2 (torchtitan's _get_node_limited_routing_scores,
+ * as plc's), the expert bias on or off */
+static void write_torchtitan_moe(FILE *out, const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    int64_t width = e->expert_ffn_hidden > 0 ? e->expert_ffn_hidden : m->ffn_hidden;
+    int64_t shared = e->shared_experts * (e->shared_ffn_hidden > 0 ? e->shared_ffn_hidden : width);
+    char groups[32] = "None", groups_top[32] = "None";
+    if (e->router_groups > 0) {
+        snprintf(groups, sizeof groups, "%lld", (long long)e->router_groups);
+        snprintf(groups_top, sizeof groups_top, "%lld", (long long)e->router_groups_top);
+    }
+    fprintf(out, "moe_layers = {");
+    for (int64_t i = 0, k = 0; i < m->layers; i++)
+        if (plc_layer_is_moe(m, i)) fprintf(out, "%s%lld", k++ ? ", " : "", (long long)i);
+    fprintf(out,
+            "}\n\n\n"
+            "def _plc_moe(i, block):\n"
+            "    \"\"\"Checks layer i's experts against plc's and sets its router to plc's.\"\"\"\n"
+            "    moe = block.moe\n"
+            "    if moe is None:\n"
+            "        raise ValueError(\"layer %%d of the base's model is dense, plc's has experts\" %% i)\n"
+            "    routed = moe.routed_experts\n"
+            "    experts = routed.inner_experts\n"
+            "    router = moe.router\n"
+            "    ffn = moe.shared_experts\n"
+            "    shared = 0\n"
+            "    if ffn is not None:\n"
+            "        linear = ffn.w1\n"
+            "        shared = linear.out_features\n"
+            "    want = dict(experts=%lld, expert_ffn_hidden=%lld, shared_ffn_hidden=%lld)\n"
+            "    got = dict(experts=moe.num_experts, expert_ffn_hidden=experts.hidden_dim, shared_ffn_hidden=shared)\n"
+            "    if got != want or experts.num_experts != moe.num_experts or router.num_experts != moe.num_experts:\n"
+            "        raise ValueError(\"layer %%d's experts are not plc's: %%s, plc's %%s\" %% (i, got, want))\n"
+            "    router.top_k = %lld\n"
+            "    router.score_func = \"%s\"\n"
+            "    router.route_norm = True\n"
+            "    router.route_scale = %.15g\n"
+            "    router.num_expert_groups = %s\n"
+            "    router.num_limited_groups = %s\n",
+            (long long)e->experts, (long long)width, (long long)shared, (long long)e->top_k,
+            e->router == PLC_ROUTER_SIGMOID ? "sigmoid" : "softmax", e->route_scale,
+            groups, groups_top);
+    /* the expert bias: torchtitan's load_balance_coeff is its update rate
+     * (None: no bias); plc states no rate, so the base's, else torchtitan's
+     * default 1e-3 */
+    if (e->expert_bias)
+        fprintf(out, "    if moe.load_balance_coeff is None:\n"
+                     "        moe.load_balance_coeff = 1e-3\n\n\n");
+    else fprintf(out, "    moe.load_balance_coeff = None\n\n\n");
 }
 
 void plc_export_torchtitan_write(FILE *out, const plc_export_in *in)
@@ -182,6 +288,7 @@ void plc_export_torchtitan_write(FILE *out, const plc_export_in *in)
         fprintf(out, "from %.*s import %s as base_config\n", (int)(colon - in->base), in->base, colon + 1);
     fprintf(out, "from torchtitan.components.optimizer import LRSchedulersContainer, OptimizersContainer, ParamGroupConfig\n");
     fprintf(out, "from torchtitan.distributed.activation_checkpoint import FullAC, SelectiveAC\n\n\n");
+    if (m->moe.experts > 0) write_torchtitan_moe(out, m);
     write_torchtitan_model(out, m);
     fprintf(out, "def %s():\n", fn);
     fprintf(out, "    config = base_config()\n");
@@ -194,6 +301,7 @@ void plc_export_torchtitan_write(FILE *out, const plc_export_in *in)
     fprintf(out, "    p.tensor_parallel_degree = %lld\n", (long long)l->tp);
     fprintf(out, "    p.enable_sequence_parallel = %s\n", l->sp && l->tp > 1 ? "True" : "False");
     fprintf(out, "    p.context_parallel_degree = %lld\n", (long long)l->cp);
+    if (m->moe.experts > 0) fprintf(out, "    p.expert_parallel_degree = %lld\n", (long long)plc_layout_ep(l));
     /* context parallelism needs the spmd_types backend (torchtitan/distributed/context_parallel/api.py) */
     if (l->cp > 1) fprintf(out, "    p.spmd_backend = \"spmd_types\"\n");
     fprintf(out, "    p.pipeline_parallel_degree = %lld\n", (long long)l->pp);

@@ -21,17 +21,21 @@
  *   SwiGLU or GELU activations, their output before the combine), the
  *   shared experts', in place of the dense FFN's. Rows per rank: with a
  *   capacity factor c, c x the fair share (the capacity: what the engine
- *   allocates and drops beyond); dropless with ep > 1, the fair share x
- *   PLC_MOE_IMBALANCE, a stated factor (not fitted), which also slows the
- *   experts' GEMMs (the busiest rank gates the combine); with ep 1 every
- *   expert is on the rank and its rows are its tokens' top-k copies.
+ *   allocates and drops beyond); dropless, the fair share (top-k copies of
+ *   its tokens; x etp, an etp group's ranks each taking the rows of all its
+ *   members): a rank holds many layers' buffers, and which rank is busiest
+ *   changes from layer to layer, so its sum is the mean's. The time of a
+ *   layer is the busiest rank's (the combine waits for it): dropless over
+ *   ep > 1 its experts take the fair share x PLC_MOE_IMBALANCE, a stated
+ *   factor (not fitted).
  * - Time, per MoE layer and micro-batch: the router GEMM, the experts'
  *   GEMMs at the shape model's efficiency for one expert's rows (a grouped
  *   GEMM runs each expert's tiles at that shape; without moe_grouped_gemm
  *   one launch per expert too), the shared experts, the permutation and
  *   un-permutation (memory-bound), and the dispatch and combine over the ep
  *   group (plc_cost_all_to_all: intra- and inter-node parts from where the
- *   group's members lie), each way, with the engine's dispatcher
+ *   group's members lie) and, with etp, the rows' all-gather and the
+ *   outputs' reduce-scatter over the etp group, each way, with the engine's dispatcher
  *   (moe_dispatcher) and the share its overlap hides (moe_comm_overlap).
  *   The time model charges them per layer averaged over the model's layers
  *   (the share of MoE layers), as it charges every per-layer cost.
@@ -56,9 +60,12 @@ bool plc_moe_layer(const plc_model *m, int64_t layer)
 
 int64_t plc_moe_layers_in(const plc_model *m, int64_t first, int64_t n)
 {
-    int64_t k = 0;
-    for (int64_t i = first; i < first + n && m->moe.experts > 0; i++) k += plc_moe_layer(m, i);
-    return k;
+    const plc_moe *e = &m->moe;
+    if (e->experts <= 0 || n <= 0) return 0;
+    int64_t every = e->moe_every > 0 ? e->moe_every : 1, d = e->dense_layers > 0 ? e->dense_layers : 0;
+    int64_t lo = first > d ? first : d, hi = first + n - 1; /* MoE layers d, d + every, ... in [lo, hi] */
+    if (lo > hi) return 0;
+    return (hi - d) / every - (lo - d + every - 1) / every + 1;
 }
 
 /* one FFN of width f: gate, up, down (SwiGLU) or fc, proj with fc's bias (GPT) */
@@ -115,10 +122,10 @@ double plc_moe_rows(const plc_job *job, const plc_layout *l)
 {
     const plc_moe *e = &job->model.moe;
     if (e->experts <= 0) return 0.0;
-    double fair = tokens_in(job, l) * (double)e->top_k;
-    if (e->capacity_factor > 0) return fair * e->capacity_factor;
-    /* with every expert on the rank (ep 1) its rows are exactly its tokens' */
-    return plc_layout_ep(l) > 1 ? fair * PLC_MOE_IMBALANCE : fair;
+    /* an etp group's ranks each run its experts' 1 / etp on the rows of
+     * all its etp ranks' tokens */
+    double fair = tokens_in(job, l) * (double)e->top_k * (double)plc_layout_etp(l);
+    return e->capacity_factor > 0 ? fair * e->capacity_factor : fair;
 }
 
 double plc_moe_act_layer_delta(const plc_job *job, const plc_layout *l)
@@ -157,27 +164,29 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
     double a = plc_dtype_bytes_of(job).act;
     int64_t ep = plc_layout_ep(l), etp = plc_layout_etp(l), h = m->hidden;
     double Tin = tokens_in(job, l), rows = plc_moe_rows(job, l);
+    /* dropless over ep > 1: the busiest rank's rows gate the combine */
+    double busiest = e->capacity_factor <= 0 && ep > 1 ? rows * PLC_MOE_IMBALANCE : rows;
     int64_t local = e->experts / ep;                           /* experts a rank holds */
-    int64_t per_expert = (int64_t)ceil(rows / (double)local);  /* rows of each */
+    int64_t per_expert = (int64_t)ceil(busiest / (double)local); /* rows of each */
     int64_t fe = e->expert_ffn_hidden / etp, up = gpt(m) ? fe : 2 * fe;
 
-    /* the dense FFN's two GEMMs, which the MoE block replaces */
-    plc_gemm_shape g[PLC_LAYER_GEMMS];
-    plc_layer_gemms(job, l, g);
-    double dense = plc_cost_matmul(hw, p, g[2].M, g[2].N, g[2].K) + plc_cost_matmul(hw, p, g[3].M, g[3].N, g[3].K);
+    /* the dense FFN's two GEMMs, which the MoE block replaces: plc_layer_gemms'
+     * gate and up (fc) and down (proj), T x h into the tp shard and back */
+    int64_t T = l->micro_batch * m->seq_len / l->cp, fd = m->ffn_hidden / l->tp;
+    double dense = plc_cost_matmul(hw, p, T, gpt(m) ? fd : 2 * fd, h) + plc_cost_matmul(hw, p, T, h, fd);
     /* router: (T x h) x (h x experts) */
     double router = plc_cost_matmul(hw, p, (int64_t)ceil(Tin), e->experts, h);
     double experts = (double)local * (plc_cost_matmul(hw, p, per_expert, up, h) + plc_cost_matmul(hw, p, per_expert, h, fe));
     double shared = 0;
     if (e->shared_experts > 0) {
         int64_t fs = e->shared_experts * e->shared_ffn_hidden / l->tp;
-        shared = plc_cost_matmul(hw, p, g[2].M, gpt(m) ? fs : 2 * fs, h) + plc_cost_matmul(hw, p, g[2].M, h, fs);
+        shared = plc_cost_matmul(hw, p, T, gpt(m) ? fs : 2 * fs, h) + plc_cost_matmul(hw, p, T, h, fs);
     }
     o->matmul_f = router + experts + shared - dense;
     o->matmul_b = 2.0 * (router + experts + shared) - 2.0 * dense;
     /* permute and un-permute (read and write h per row, each way), the
      * experts' activation function on their rows, the weighted sum */
-    double bytes = rows * (double)h * a * 4.0 + rows * (double)fe * a * (gpt(m) ? 3.0 : 9.0) / 3.0;
+    double bytes = busiest * (double)h * a * 4.0 + busiest * (double)fe * a * (gpt(m) ? 3.0 : 9.0) / 3.0;
     o->mem_f = plc_cost_memory_bound(hw, bytes);
     o->mem_b = 2.0 * o->mem_f;
     int launches = 6 + (eng->moe_grouped_gemm > 0 ? 2 : 2 * (int)local);
@@ -185,12 +194,23 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
     o->launch_b = 2.0 * o->launch_f;
 
     /* dispatch and combine over the ep group: the ep ranks lie etp apart
-     * (Megatron-Core's expert grid: etp fastest, then ep) */
-    if (ep > 1) {
+     * (Megatron-Core's expert grid: etp fastest, then ep); then, with etp,
+     * the rows all-gathered over the etp group (its consecutive ranks) and
+     * the experts' outputs reduce-scattered back */
+    double etp_one = 0;
+    if (etp > 1) {
+        plc_comm_group tg = plc_group_place(etp, 1, job->cluster.gpus_per_node);
+        double rows_bytes = rows * (double)h * a;
+        etp_one = 0.5 * (plc_cost_collective(hw, PLC_COLL_ALL_GATHER, rows_bytes, etp, tg.per_node) +
+                         plc_cost_collective(hw, PLC_COLL_REDUCE_SCATTER, rows_bytes, etp, tg.per_node));
+    }
+    if (ep > 1 || etp > 1) {
         plc_comm_group grp = plc_group_place(ep, etp * 1, job->cluster.gpus_per_node);
         double tok_bytes = Tin * (double)h * a;
-        double one;
-        if (eng->moe_dispatcher < 0.5) {
+        double one = 0;
+        if (ep <= 1) {
+            /* no exchange over ep */
+        } else if (eng->moe_dispatcher < 0.5) {
             /* all-gather of every rank's tokens, reduce-scatter of the outputs */
             one = 0.5 * (plc_cost_collective(hw, PLC_COLL_ALL_GATHER, tok_bytes * (double)ep, ep, grp.per_node) +
                          plc_cost_collective(hw, PLC_COLL_REDUCE_SCATTER, tok_bytes * (double)ep, ep, grp.per_node));
@@ -203,8 +223,12 @@ void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times 
                 node_copies = fmin((double)e->top_k, (double)nodes);
                 if (e->router_groups_top > 0) node_copies = fmin(node_copies, (double)e->router_groups_top);
             }
-            one = plc_cost_all_to_all(hw, tok_bytes * (double)e->top_k, tok_bytes * node_copies, ep, grp.per_node);
+            /* the busiest rank receives its share x the imbalance */
+            double skew = rows > 0 ? busiest / rows : 1.0;
+            one = plc_cost_all_to_all(hw, skew * tok_bytes * (double)e->top_k, skew * tok_bytes * node_copies, ep,
+                                      grp.per_node);
         }
+        one += etp_one;
         /* dispatch + combine forward, their gradients backward */
         double share = eng->moe_comm_overlap > 0 ? eng->moe_comm_overlap : 0.0;
         o->a2a = 2.0 * one;

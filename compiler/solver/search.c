@@ -481,6 +481,13 @@ typedef struct search {
     int64_t all_cap;
     bool bound; /* branch and bound (see the file header) */
     struct node_work work[2][MAX_VALUES]; /* walk_inner's work_cache for the (tp, pp, cp) in hand */
+    /* a model with experts: the work above is its dense layers' (of
+     * dense_job, the job without experts: the same figures less the MoE
+     * layers' own, plc_layer_times_of), computed once for every (ep, etp);
+     * moe_work adds, per sp and micro-batch index, the MoE layers' share
+     * for the (ep, etp) in hand (-1 until computed) */
+    plc_job dense_job;
+    double moe_work[2][MAX_VALUES];
     region_list regions[PLC_LAYOUT_NDIMS];
 } search;
 
@@ -770,20 +777,34 @@ static bool worse_than_top(const search *S, const plc_layout *l, double mem_boun
  * grows, and the values are ascending: divisors() and the front end sort
  * them): the leaves of all count as pruned, and the caller leaves the
  * micro-batch loop. */
-static bool beyond_memory(search *S, const plc_layout *base, const inner_values *iv, int d)
+static bool beyond_memory(search *S, const plc_layout *base, const inner_values *iv, int d, int64_t leaves)
 {
     const plc_solution *o = S->out;
     double bound = plc_memory_node_bound(S->job, base) * BOUND_MARGIN;
     if (bound <= o->limit_bytes) return false;
     int cap = (int)(sizeof o->closest / sizeof o->closest[0]);
     if (o->nranked == 0 && (o->nclosest < cap || bound <= o->closest[cap - 1].peak_bytes)) return false;
-    S->out->pruned += (int64_t)(iv->mb.n - d) * rc_leaves(S->job, iv, base->pp, base->vpp);
+    S->out->pruned += (int64_t)(iv->mb.n - d) * leaves;
     return true;
 }
 
 /* layer_work by sp and micro-batch index of one (tp, pp, cp), computed when
  * first needed (it does not depend on the ZeRO stage, schedule or vpp) */
 typedef node_work work_cache[2][MAX_VALUES];
+
+/* the MoE layers' share of the per-layer work of node l (sp and
+ * micro-batch known; ep, etp too): added to the dense work of the node */
+static double moe_work(search *S, const plc_layout *l, int d)
+{
+    if (S->job->model.moe.experts <= 0) return 0.0;
+    double *w = &S->moe_work[l->sp ? 1 : 0][d];
+    if (*w >= 0) return *w;
+    double share = plc_moe_layer_share(&S->job->model);
+    plc_moe_times mt;
+    plc_moe_layer_times(S->job, l, &mt);
+    *w = share * (mt.matmul_f + mt.matmul_b + mt.mem_f + mt.mem_b + mt.launch_f + mt.launch_b + mt.ep_f + mt.ep_b);
+    return *w;
+}
 
 static void walk_inner(search *S, plc_layout base, const inner_values *iv, double mem_bound, work_cache work)
 {
@@ -798,25 +819,28 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
             for (int c = 0; c < iv->vpp_all.n; c++) {
                 base.vpp = iv->vpp_all.v[c];
                 if (!vpp_fits_schedule(job, base.schedule, base.vpp, base.pp)) continue; /* not a value of this schedule */
+                const int64_t leaves = rc_leaves(job, iv, base.pp, base.vpp); /* under each micro-batch */
                 for (int d = 0; d < iv->mb.n; d++) {
                     base.micro_batch = iv->mb.v[d];
                     uint32_t known = outer | PLC_LD_BIT(sp) | PLC_LD_BIT(schedule) | PLC_LD_BIT(vpp) |
                                      PLC_LD_BIT(micro_batch);
                     /* the bounds first: a skipped node needs no legality
                      * check (its leaves count as pruned, legal or not) */
-                    if (S->bound && beyond_memory(S, &base, iv, d)) break;
+                    if (S->bound && beyond_memory(S, &base, iv, d, leaves)) break;
                     node_work *w = &work[base.sp ? 1 : 0][d];
+                    double extra = 0; /* moe_work, once the dense work is known */
                     if (S->bound && S->out->nranked == S->opts.top) {
-                        if (w->least < 0) layer_work(job, base, iv, w);
-                        if (worse_than_top(S, &base, mem_bound, w->least)) {
-                            int64_t n = rc_leaves(job, iv, base.pp, base.vpp);
+                        if (w->least < 0) layer_work(&S->dense_job, base, iv, w);
+                        extra = moe_work(S, &base, d);
+                        if (worse_than_top(S, &base, mem_bound, w->least + extra)) {
+                            int64_t n = leaves;
                             S->out->pruned += n;
                             S->out->pruned_objective += n;
                             continue;
                         }
                     }
                     /* every inner combination is invalid for the same reason */
-                    if (!S->opts.all && rejected(S->out, job, &base, known, rc_leaves(job, iv, base.pp, base.vpp)))
+                    if (!S->opts.all && rejected(S->out, job, &base, known, leaves))
                         continue;
                     for (int e = 0; e < iv->rc.n; e++) {
                         base.recompute = (plc_recompute)iv->rc.v[e];
@@ -827,7 +851,7 @@ static void walk_inner(search *S, plc_layout base, const inner_values *iv, doubl
                                 /* the leaf's own bound (its attention and RMSNorm) */
                                 if (S->bound && S->out->nranked == S->opts.top && w->least >= 0 &&
                                     worse_than_top(S, &base, mem_bound,
-                                                   w->by[base.attention][base.fused_rmsnorm ? 1 : 0])) {
+                                                   w->by[base.attention][base.fused_rmsnorm ? 1 : 0] + extra)) {
                                     values ks;
                                     layer_values(job, &base, &ks);
                                     S->out->pruned += ks.n;
@@ -967,6 +991,8 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
         return PLC_E_SYSTEM;
     }
     S->job = job;
+    S->dense_job = *job;
+    memset(&S->dense_job.model.moe, 0, sizeof S->dense_job.model.moe);
     S->arena = a;
     S->out = out;
     S->opts = opts ? *opts : (plc_solve_opts){0};
@@ -1040,12 +1066,14 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
                     if (rejected(out, job, &part, degrees, 1))
                         continue;
                     divisors_among(&iv.mb, &ls->micro_batch, job->train.global_batch / dp, batch_div, nbatch_div);
+                    for (int w = 0; w < 2; w++)
+                        for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
                     for (int e = 0; e < eps.n * etps.n; e++) {
-                        part.ep = eps.v[e / etps.n];
+                        part.ep = eps.v[eps.n - 1 - e / etps.n]; /* the most expert parallelism first: the bound tightens sooner */
                         part.etp = etps.v[e % etps.n];
                         if (rejected(out, job, &part, degrees | PLC_LD_BIT(ep) | PLC_LD_BIT(etp), 1)) continue;
                         for (int w = 0; w < 2; w++)
-                            for (int d = 0; d < iv.mb.n; d++) S->work[w][d].least = -1;
+                            for (int d = 0; d < iv.mb.n; d++) S->moe_work[w][d] = -1;
                         for (int z = 0; z < zeros.n; z++) {
                             int64_t zero = zeros.v[z];
                             /* without data or context parallelism every stage is the same */

@@ -186,12 +186,26 @@ grep -q '^plc export: modelling engine fsdp2 (torchtitan FSDP2 profile)' "$tmp/e
 [ $rc -eq 1 ] && grep -q 'engine fsdp2 does not run recompute = every' "$tmp/err" || die "recompute every for fsdp2: exit $rc, want 1"
 "$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D layout.zero=3 -D train.lr.decay_steps=500 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'decays until the last step' "$tmp/err" || die "lr.decay < steps for torchtitan: exit $rc, want 1"
-/usr/bin/python3 - "$keys" "$tmp/tt.py" "$tmp/tt70.py" <<'PY' || die "torchtitan module"
+# a mixture of experts for torchtitan: Qwen3-30B-A3B's shape without its aux
+# loss (torchtitan has none), the first layer dense, on ep 8: the experts'
+# shape checked and the router set per layer, expert_parallel_degree the
+# layout's; an aux loss or etp > 1 is refused with the reason
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D model.aux_loss=0 -D model.dense_layers=1 -D layout.zero=3 \
+    -D layout.ep=8 -o "$tmp/tt_moe.py" 2>"$tmp/err" || die "export --torchtitan qwen3 ep 8: exit $?: $(cat "$tmp/err")"
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D layout.zero=3 -o "$tmp/tt_aux.py" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'aux_loss = 0.001: torchtitan .* has no auxiliary load-balancing loss' "$tmp/err" &&
+    [ ! -e "$tmp/tt_aux.py" ] || die "torchtitan aux loss: exit $rc, $(cat "$tmp/err")"
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D model.aux_loss=0 -D layout.zero=3 -D layout.etp=2 \
+    -o "$tmp/tt_etp.py" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'engine fsdp2 has no expert tensor parallelism' "$tmp/err" && [ ! -e "$tmp/tt_etp.py" ] ||
+    die "torchtitan etp 2: exit $rc, $(cat "$tmp/err")"
+/usr/bin/python3 - "$keys" "$tmp/tt.py" "$tmp/tt70.py" "$tmp/tt_moe.py" <<'PY' || die "torchtitan module"
 import ast, sys
 known = {l.strip() for l in open(sys.argv[1]) if l.strip() and not l.startswith("#")}
 alias = {"p": "parallelism", "tr": "training", "config.debug": "debug"}
 # the objects the module reads or sets by name (scripts/torchtitan-keys.py)
-objects = {"config", "model_spec", "model", "block", "attention", "rope", "norm", "ffn", "linear"}
+objects = {"config", "model_spec", "model", "block", "attention", "rope", "norm", "ffn", "linear",
+           "moe", "router", "routed", "experts"}
 for path in sys.argv[2:]:
     tree = ast.parse(open(path).read())
     got = {}
@@ -231,6 +245,20 @@ for path in sys.argv[2:]:
         src = open(path).read()
         assert "want = dict(layers=32, hidden=4096, vocab=32000, heads=32, kv_heads=32, ffn_hidden=11008)" in src, src
         assert "rope.scaling = \"none\"" in src
+    if path.endswith("tt_moe.py"):
+        assert got["parallelism.expert_parallel_degree"] == 8
+        src = open(path).read()
+        tree = ast.parse(src)
+        env = {}
+        for n in tree.body:
+            if isinstance(n, ast.Assign) and ast.unparse(n.targets[0]) in ("moe_layers", "_plc_dense_ffn_hidden"):
+                env[ast.unparse(n.targets[0])] = ast.literal_eval(n.value)
+        assert env["moe_layers"] == set(range(1, 48)), env
+        assert env["_plc_dense_ffn_hidden"] == 6144
+        for line in ("want = dict(experts=128, expert_ffn_hidden=768, shared_ffn_hidden=0)", "router.top_k = 8",
+                     'router.score_func = "softmax"', "router.route_norm = True", "router.route_scale = 1",
+                     "router.num_expert_groups = None", "moe.load_balance_coeff = None"):
+            assert line in src, line
 PY
 
 
@@ -379,4 +407,68 @@ grep -q -- '--bf16' "$tmp/tiny.sh" && die "fp32 spec exported with --bf16"
 grep -q -- '--bf16' "$tmp/fp8.sh" && grep -q -- '--fp8-format hybrid' "$tmp/fp8.sh" || die "fp8: no --bf16 --fp8-format hybrid"
 "$PLC" compile -D train.precision=fp8 -D 'cluster.gpu="H100-SXM5-80GB"' "$ex/tiny.plan" -o "$tmp/fp8.bin" 2>"$tmp/fp8.err"
 [ $? -eq 1 ] && grep -q 'plrun has no fp8 kernels' "$tmp/fp8.err" || die "compile fp8: want exit 1 and the reason"
+# mixture of experts under the current profile: Mixtral-8x7B's script carries
+# the experts (count, top-k, width, router, aux loss) and the layout plc
+# solved for megatron, its ep and etp with the profile's dispatcher and
+# grouped GEMM, every flag on 0.19's list
+"$PLC" export --megatron "$ex/mixtral-8x7b-h100.plan" -o "$tmp/mix.sh" 2>"$tmp/err" || die "mixtral: exit $?"
+megatron_ok "$tmp/mix.sh"
+"$PLC" solve "$ex/mixtral-8x7b-h100.plan" -D train.engine=megatron --top 1 >"$tmp/solvemix.txt" 2>&1 || die "solve mixtral megatron"
+want=$(awk '$1 == "1" { print $2, $3, $4, $5, $6, $7, $9 }' "$tmp/solvemix.txt")
+got="$(sed -n 's/^# Layout: dp=\([0-9]*\) tp=\([0-9]*\) pp=\([0-9]*\) cp=\([0-9]*\) .*vpp=\([0-9]*\).*/\1 \2 \3 \4/p' "$tmp/mix.sh") $(arg "$tmp/mix.sh" --expert-model-parallel-size) $(arg "$tmp/mix.sh" --expert-tensor-parallel-size) $(sed -n 's/^# Layout: .* vpp=\([0-9]*\).*/\1/p' "$tmp/mix.sh")"
+[ -n "$want" ] && [ "$want" = "$got" ] || die "mixtral: exported dp tp pp cp ep etp vpp '$got', plc solve -D train.engine=megatron '$want'"
+for fv in --num-experts:8 --moe-router-topk:2 --moe-ffn-hidden-size:14336 --moe-router-score-function:softmax \
+          --moe-router-load-balancing-type:aux_loss --moe-aux-loss-coeff:0.02 --moe-token-dispatcher-type:alltoall; do
+    [ "$(arg "$tmp/mix.sh" "${fv%%:*}")" = "${fv#*:}" ] || die "mixtral: ${fv%%:*} '$(arg "$tmp/mix.sh" "${fv%%:*}")', want ${fv#*:}"
+done
+grep -q -- '--moe-grouped-gemm' "$tmp/mix.sh" || die "mixtral: the profile's grouped GEMM not written"
+grep -q -- '--moe-layer-freq\|--moe-shared-expert\|--moe-expert-capacity-factor\|--moe-router-enable-expert-bias' "$tmp/mix.sh" &&
+    die "mixtral: flags of what the spec does not have"
+# ep and etp pinned: the expert grid apart from the attention's (MoE parallel folding)
+"$PLC" export --megatron "$ex/mixtral-8x7b-h100.plan" -D layout.ep=8 -D layout.etp=2 -o "$tmp/mixf.sh" 2>"$tmp/err" ||
+    die "mixtral ep 8 etp 2: exit $?"
+megatron_ok "$tmp/mixf.sh"
+grep -q -- '--expert-model-parallel-size 8 --expert-tensor-parallel-size 2' "$tmp/mixf.sh" || die "mixtral: ep 8 etp 2 not written"
+# r0.8 shards the experts over the attention's tp: with ep 8 and etp 2 the
+# export takes the best layout whose tp is 2, saying why; with tp 1 pinned
+# too nothing it can run fits (exit 2), with the reason
+"$PLC" export --megatron -D train.engine=megatron_r0_8 "$ex/mixtral-8x7b-h100.plan" -D layout.ep=8 -D layout.etp=2 \
+    -o "$tmp/mix08.sh" 2>"$tmp/err" || die "r0.8 ep 8 etp 2: exit $?"
+megatron_ok "$tmp/mix08.sh" "$flags08"
+grep -q '^# Layout: dp=[0-9]* tp=2 .*ep=8 etp=2 ' "$tmp/mix08.sh" && grep -q '^# Note: .*etp = 2 with tp = 1: Megatron-Core r0.8' "$tmp/mix08.sh" ||
+    die "r0.8 ep 8 etp 2: not the best layout with tp = etp, or no note"
+"$PLC" export --megatron -D train.engine=megatron_r0_8 "$ex/mixtral-8x7b-h100.plan" -D layout.ep=8 -D layout.etp=2 \
+    -D layout.tp=1 -o "$tmp/mix08r.sh" 2>"$tmp/err"; rc=$?
+[ $rc -eq 2 ] && grep -q 'etp = 2 with tp = 1: Megatron-Core r0.8 .*shards the experts over the attention' "$tmp/err" &&
+    [ ! -e "$tmp/mix08r.sh" ] || die "r0.8 etp 2 tp 1: exit $rc, $(cat "$tmp/err")"
+"$PLC" export --megatron -D train.engine=megatron_r0_8 "$ex/mixtral-8x7b-h100.plan" -D layout.ep=8 -D layout.etp=1 \
+    -D layout.tp=1 -o "$tmp/mix08.sh" 2>"$tmp/err" || die "r0.8 mixtral ep 8: exit $?"
+megatron_ok "$tmp/mix08.sh" "$flags08"
+grep -q -- '--expert-model-parallel-size 8$' "$tmp/mix08.sh" && grep -q -- '--num-experts 8 --moe-router-topk 2' "$tmp/mix08.sh" ||
+    die "r0.8 mixtral: experts not written"
+# dense first layers and every n-th layer: --moe-layer-freq, evaluated as
+# Megatron-Core 0.19's moe_freq_type does (arguments.py: digits, brackets,
+# + and * only, then eval), is plc's list of MoE layers (docs/model.md)
+for dm in 0:2 3:1 3:2 5:3; do
+    d=${dm%%:*} e=${dm#*:}
+    "$PLC" export --megatron "$ex/qwen3-30b-a3b-h100.plan" -D model.dense_layers=$d -D model.moe_every=$e \
+        -o "$tmp/q.sh" 2>"$tmp/err" || die "qwen3 dense_layers $d moe_every $e: exit $?: $(cat "$tmp/err")"
+    megatron_ok "$tmp/q.sh"
+    freq=$(sed -n 's/.*--moe-layer-freq \("[^"]*"\|[0-9]*\).*/\1/p' "$tmp/q.sh" | tr -d '"')
+    [ -n "$freq" ] || die "qwen3 dense_layers $d moe_every $e: no --moe-layer-freq"
+    /usr/bin/python3 - "$freq" "$d" "$e" <<'PY' || die "qwen3 dense_layers $d moe_every $e: --moe-layer-freq $freq is not plc's layers"
+import re, sys
+x, d, e = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+if '[' in x:
+    assert not re.search(r'[^,\d\[\]\(\)\+\*]', x), x
+    pat = eval(x)
+else:
+    pat = [1 if i % int(x) == 0 else 0 for i in range(48)]
+want = [1 if l >= d and (l - d) % e == 0 else 0 for l in range(48)]
+assert pat == want, (pat, want)
+PY
+done
+# what 0.19 cannot run is refused with the reason: one softmax expert a token
+"$PLC" export --megatron "$ex/mixtral-8x7b-h100.plan" -D model.experts_per_token=1 -o "$tmp/k1.sh" 2>"$tmp/err"; rc=$?
+[ $rc -eq 1 ] && grep -q 'moe-router-pre-softmax' "$tmp/err" && [ ! -e "$tmp/k1.sh" ] || die "top-1 softmax: exit $rc, $(cat "$tmp/err")"
 echo "export: ok"

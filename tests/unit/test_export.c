@@ -5,7 +5,9 @@
  * written for defines (docs/engines/megatron-core-0.19-flags.txt for
  * engine megatron, megatron-core-r0.8-flags.txt for megatron_r0_8); the
  * pipeline split in that release's flags; what a release or torchtitan
- * cannot express is reported with its reason, and what they can is not. */
+ * cannot express is reported with its reason, and what they can is not;
+ * a mixture of experts in each release's MoE flags (the layer pattern as
+ * Megatron parses it, the router, ep and etp, the profile's dispatcher). */
 #include <CUnit/CUnit.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +265,220 @@ static void test_torchtitan(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Weight tying is not supported with Pipeline Parallel"));
 }
 
+/* mixture of experts: a DeepSeek-V3-shaped block (61 layers, the first 3
+ * dense, 256 sigmoid-routed experts of 2048 in 8 groups of which 4, top-8,
+ * scale 2.5, one shared expert, the expert bias, a small aux loss) without
+ * its latent attention, on ep 8 under a profile with the flex dispatcher,
+ * grouped GEMM and the EP overlap: 0.19's flags, each on its list */
+static void moe_fixture(plc_export_in *in, plc_engine_profile *p)
+{
+    memset(p, 0, sizeof *p);
+    strcpy(p->describes, "test profile");
+    p->moe = 1, p->moe_etp = 1, p->moe_dispatcher = 2, p->moe_grouped_gemm = 1, p->moe_comm_overlap = 1;
+    fixture_in(in, p);
+    plc_model *m = &in->model;
+    m->layers = 61;
+    plc_moe *e = &m->moe;
+    e->experts = 256, e->top_k = 8, e->shared_experts = 1, e->expert_ffn_hidden = 2048, e->dense_layers = 3;
+    e->moe_every = 1, e->router = PLC_ROUTER_SIGMOID, e->router_groups = 8, e->router_groups_top = 4;
+    e->route_scale = 2.5, e->aux_loss = 1e-4, e->expert_bias = true;
+    in->layout.ep = 8, in->layout.etp = 1;
+}
+
+static void test_megatron_moe(void)
+{
+    plc_engine_profile p;
+    plc_export_in in;
+    moe_fixture(&in, &p);
+    char buf[512];
+    CU_ASSERT_PTR_NULL(plc_export_megatron_model_unsaid(&in.model, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &in.layout, &p, buf, sizeof buf));
+    char *sh = written(plc_export_megatron_write, &in);
+    static const char *const want[] = {
+        "--num-experts 256 --moe-router-topk 8\n",
+        "--moe-ffn-hidden-size 2048\n",
+        "--moe-layer-freq \"([0]*3+[1]*58)\"\n",
+        "--moe-shared-expert-intermediate-size 2048\n",
+        "--moe-router-score-function sigmoid\n",
+        "--moe-router-num-groups 8 --moe-router-group-topk 4\n",
+        "--moe-router-topk-scaling-factor 2.5\n",
+        "--moe-router-enable-expert-bias\n",
+        "--moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 0.0001\n",
+        "--expert-model-parallel-size 8 --expert-tensor-parallel-size 1\n",
+        "--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep --moe-grouped-gemm\n",
+        "--overlap-moe-expert-parallel-comm --delay-wgrad-compute\n",
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (!strstr(sh, want[i])) fprintf(stderr, "want %s in\n%s", want[i], sh);
+        CU_ASSERT_PTR_NOT_NULL(strstr(sh, want[i]));
+    }
+    CU_ASSERT_PTR_NULL(strstr(sh, "--moe-expert-capacity-factor")); /* dropless */
+    check_flags_known(sh, FLAGS_0_19);
+    free(sh);
+
+    /* every 2nd layer after 3 dense ones, 2 shared experts of 1024, capacity
+     * by position, no aux loss, the alltoall dispatcher without overlap */
+    in.model.moe.moe_every = 2, in.model.moe.shared_experts = 2, in.model.moe.shared_ffn_hidden = 1024;
+    in.model.moe.capacity_factor = 1.25, in.model.moe.aux_loss = 0;
+    p.moe_dispatcher = 1, p.moe_comm_overlap = 0, p.moe_grouped_gemm = 0;
+    CU_ASSERT_PTR_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &in.layout, &p, buf, sizeof buf));
+    sh = written(plc_export_megatron_write, &in);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-layer-freq \"([0]*3+([1]+[0]*1)*29)\"\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-shared-expert-intermediate-size 2048\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-router-load-balancing-type none\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-expert-capacity-factor 1.25 --moe-token-drop-policy position\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-token-dispatcher-type alltoall\n"));
+    CU_ASSERT_PTR_NULL(strstr(sh, "--overlap-moe-expert-parallel-comm"));
+    check_flags_known(sh, FLAGS_0_19);
+    free(sh);
+    in.model.moe.dense_layers = 0, in.model.moe.moe_every = 3;
+    sh = written(plc_export_megatron_write, &in);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-layer-freq 3\n"));
+    free(sh);
+    in.model.moe.dense_layers = 2, in.model.moe.moe_every = 3; /* 59 after: 19 groups of 3, then [1]+[0]*1 */
+    sh = written(plc_export_megatron_write, &in);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-layer-freq \"([0]*2+([1]+[0]*2)*19+[1]+[0]*1)\"\n"));
+    free(sh);
+
+    /* what 0.19 cannot say, each with its reason */
+    plc_layout l = in.layout;
+    l.tp = 2, l.dp = 4;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "without also enabling sequence parallelism"));
+    l.sp = 1;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "each rank's sequence shard"));
+    /* capacity under the allgather dispatcher: 0.19 drops in the router */
+    p.moe_dispatcher = 0;
+    CU_ASSERT_PTR_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &in.layout, &p, buf, sizeof buf));
+    sh = written(plc_export_megatron_write, &in);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-token-dispatcher-type allgather\n"));
+    free(sh);
+    p.moe_dispatcher = 1;
+    in.model.moe.capacity_factor = 0;
+    plc_model m = in.model;
+    m.arch = PLC_ARCH_GPT;
+    l = in.layout;
+    l.etp = 2;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_unsaid(&m, &in.train, &l, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "Bias in Moe is only supported when ETP==1"));
+    CU_ASSERT_PTR_NULL(plc_export_megatron_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
+    m = in.model;
+    m.moe.router = PLC_ROUTER_SOFTMAX, m.moe.router_groups = 0, m.moe.expert_bias = false, m.moe.top_k = 1;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "--moe-router-pre-softmax"));
+    m.moe.top_k = 2, m.moe.expert_bias = true;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "sigmoid score function only"));
+    m = in.model;
+    m.moe.router_groups_top = 2; /* top-8 over 2 groups: Megatron scores a group by its best 4 */
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "top-(topk / group_topk) = 4"));
+    m = in.model;
+    m.mla.kv_rank = 512, m.mla.q_rank = 1536, m.mla.nope_head_dim = 128, m.mla.rope_head_dim = 64, m.mla.v_head_dim = 128;
+    /* latent attention: 0.19's MLA flags, RoPE in halves with --rope-type
+     * rope (MLA's default is YaRN), no grouped-query flags; r0.8 has none */
+    CU_ASSERT_PTR_NULL(plc_export_megatron_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    plc_export_in mla = in;
+    mla.model = m;
+    mla.model.kv_heads = 4; /* ignored under latent attention */
+    sh = written(plc_export_megatron_write, &mla);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--position-embedding-type rope --rope-type rope --rotary-base 10000\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "# Latent attention: Megatron-Core's MLA rotates RoPE halves"));
+    CU_ASSERT_PTR_NULL(strstr(sh, "--rotary-interleaved"));
+    CU_ASSERT_PTR_NULL(strstr(sh, "--group-query-attention"));
+    check_flags_known(sh, FLAGS_0_19);
+    free(sh);
+    mla.model.mla.q_rank = 0; /* no query compression: Megatron's default (None) */
+    sh = written(plc_export_megatron_write, &mla);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--multi-latent-attention --kv-lora-rank 512\n"));
+    free(sh);
+    m.moe.experts = 0; /* latent attention in a dense model */
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "no --multi-latent-attention"));
+
+    /* r0.8: DeepSeek's block is refused (its experts' own width first); a
+     * Mixtral-like one on etp = tp, ep dividing dp, is written in r0.8's flags */
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_model_unsaid(&in.model, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "no --moe-ffn-hidden-size"));
+    m = in.model;
+    m.moe = (plc_moe){.experts = 8, .top_k = 2, .expert_ffn_hidden = m.ffn_hidden, .moe_every = 1, .route_scale = 1,
+                      .aux_loss = 0.02};
+    plc_export_in old = in;
+    old.model = m;
+    old.layout.tp = 2, old.layout.etp = 2, old.layout.dp = 4, old.layout.ep = 4, old.layout.sp = 1;
+    CU_ASSERT_PTR_NULL(plc_export_megatron_r0_8_model_unsaid(&old.model, &old.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    sh = written(plc_export_megatron_r0_8_write, &old);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--num-experts 8 --moe-router-topk 2\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--expert-model-parallel-size 4\n"));
+    CU_ASSERT_PTR_NULL(strstr(sh, "--expert-tensor-parallel-size"));
+    check_flags_known(sh, FLAGS_R0_8);
+    free(sh);
+    old.layout.etp = 1;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "shards the experts over the attention's tp"));
+    old.layout.etp = 2, old.layout.ep = 8, old.layout.dp = 4, old.layout.cp = 2;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "asserts that ep divides dp"));
+    old.layout.ep = 4, old.layout.cp = 1, old.layout.tp = 1, old.layout.etp = 1, old.layout.dp = 8;
+    old.model.moe.capacity_factor = 1.5, p.moe_dispatcher = 0;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "only works with alltoall token dispatcher"));
+    p.moe_dispatcher = 1;
+    CU_ASSERT_PTR_NULL(plc_export_megatron_r0_8_unsaid(&old.model, &old.train, &old.layout, &p, buf, sizeof buf));
+    sh = written(plc_export_megatron_r0_8_write, &old);
+    CU_ASSERT_PTR_NOT_NULL(strstr(sh, "--moe-expert-capacity-factor 1.5 --moe-token-drop-policy position\n"));
+    check_flags_known(sh, FLAGS_R0_8);
+    free(sh);
+    old.train.precision = PLC_PREC_FP32, p.moe_grouped_gemm = 1;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_megatron_r0_8_model_unsaid(&old.model, &old.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "GroupedGEMM for MoE only supports bf16"));
+
+    /* torchtitan: no expert tensor parallelism, no auxiliary loss */
+    CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_unsaid(&in.model, &in.train, &l, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "has no expert tensor parallelism"));
+    CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_model_unsaid(&m, &in.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "has no auxiliary load-balancing loss"));
+    /* DeepSeek's block without its aux loss: the module checks the experts
+     * per layer and sets the router; ep over FSDP x cp x tp */
+    plc_export_in tt;
+    moe_fixture(&tt, &p);
+    tt.model.moe.aux_loss = 0, tt.layout.zero = 3;
+    CU_ASSERT_PTR_NULL(plc_export_torchtitan_model_unsaid(&tt.model, &tt.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NULL(plc_export_torchtitan_unsaid(&tt.model, &tt.train, &tt.layout, &p, buf, sizeof buf));
+    char *py = written(plc_export_torchtitan_write, &tt);
+    static const char *const want_tt[] = {
+        "moe_layers = {3, 4, 5, ",
+        ", 59, 60}\n",
+        "want = dict(experts=256, expert_ffn_hidden=2048, shared_ffn_hidden=2048)\n",
+        "router.top_k = 8\n",
+        "router.score_func = \"sigmoid\"\n",
+        "router.route_norm = True\n",
+        "router.route_scale = 2.5\n",
+        "router.num_expert_groups = 8\n",
+        "router.num_limited_groups = 4\n",
+        "if moe.load_balance_coeff is None:\n",
+        "_plc_dense_ffn_hidden = 1024\n",
+        "want = dict(layers=61, hidden=256, vocab=1000, heads=8, kv_heads=8)\n",
+        "p.expert_parallel_degree = 8\n",
+    };
+    for (size_t i = 0; i < sizeof want_tt / sizeof want_tt[0]; i++) {
+        if (!strstr(py, want_tt[i])) fprintf(stderr, "want %s in\n%s", want_tt[i], py);
+        CU_ASSERT_PTR_NOT_NULL(strstr(py, want_tt[i]));
+    }
+    CU_ASSERT_PTR_NULL(strstr(py, "moe_layers = {0"));
+    free(py);
+    tt.layout.zero = 0; /* replicated: no FSDP ranks for ep 8 to borrow */
+    CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_unsaid(&tt.model, &tt.train, &tt.layout, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "asserts that ep divides dp_shard * cp * tp"));
+    tt.layout.zero = 3, tt.model.moe.capacity_factor = 1.5;
+    CU_ASSERT_PTR_NOT_NULL(plc_export_torchtitan_model_unsaid(&tt.model, &tt.train, NULL, &p, buf, sizeof buf));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "dropless"));
+}
+
 void register_test_export(void);
 void register_test_export(void)
 {
@@ -271,4 +487,5 @@ void register_test_export(void)
     CU_add_test(s, "Megatron-LM: the pipeline split in 0.19's flags", test_megatron_split);
     CU_add_test(s, "Megatron-LM: what a release cannot say", test_megatron_unsaid);
     CU_add_test(s, "torchtitan: the module and its refusals", test_torchtitan);
+    CU_add_test(s, "Megatron-LM and torchtitan: mixture of experts", test_megatron_moe);
 }

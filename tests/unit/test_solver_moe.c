@@ -154,7 +154,12 @@ static void test_dispatch(void)
     CU_ASSERT_TRUE(a.a2a > 0);
     CU_ASSERT_TRUE(b.a2a > a.a2a);
     double bytes = 4096.0 * 4096 * 2 * 2; /* tokens x hidden x bf16 x top-k */
-    CU_ASSERT_DOUBLE_EQUAL(a.a2a, 2.0 * plc_cost_all_to_all(&job.cluster.hw, bytes, bytes, 8, 8), 1e-12);
+    /* dropless: the busiest rank receives 1.2 x its share (the stated imbalance) */
+    CU_ASSERT_DOUBLE_EQUAL(a.a2a, 2.0 * plc_cost_all_to_all(&job.cluster.hw, 1.2 * bytes, 1.2 * bytes, 8, 8), 1e-12);
+    job.model.moe.capacity_factor = 1.0;
+    plc_moe_layer_times(&job, &in_node, &f);
+    CU_ASSERT_DOUBLE_EQUAL(f.a2a, 2.0 * plc_cost_all_to_all(&job.cluster.hw, bytes, bytes, 8, 8), 1e-12);
+    job.model.moe.capacity_factor = 0;
     job.engine.moe_dispatcher = 2;
     plc_moe_layer_times(&job, &across, &f);
     CU_ASSERT_TRUE(f.a2a <= b.a2a);
