@@ -138,6 +138,19 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
     wb_u32(b, m->tie_embeddings ? 1u : 0u);
     wb_f64(b, m->norm_eps); wb_f64(b, m->rope_theta);
     wb_u32(b, (uint32_t)m->arch); wb_u32(b, (uint32_t)m->positions);
+    /* mixture of experts, latent attention (all zero: a dense model) */
+    const plc_moe *e = &m->moe;
+    wb_i64(b, e->experts); wb_i64(b, e->top_k); wb_i64(b, e->shared_experts);
+    wb_i64(b, e->expert_ffn_hidden); wb_i64(b, e->shared_ffn_hidden);
+    wb_i64(b, e->dense_layers); wb_i64(b, e->moe_every);
+    wb_u32(b, (uint32_t)e->router);
+    wb_i64(b, e->router_groups); wb_i64(b, e->router_groups_top);
+    wb_f64(b, e->route_scale); wb_f64(b, e->aux_loss);
+    wb_u32(b, e->expert_bias ? 1u : 0u);
+    wb_f64(b, e->capacity_factor);
+    const plc_mla *a = &m->mla;
+    wb_i64(b, a->q_rank); wb_i64(b, a->kv_rank);
+    wb_i64(b, a->nope_head_dim); wb_i64(b, a->rope_head_dim); wb_i64(b, a->v_head_dim);
     /* train */
     const plc_train *t = &p->train;
     wb_i64(b, t->global_batch);
@@ -651,6 +664,67 @@ static void read_constraints(rcur *c, plc_layout_spec *ls)
     else ls->objective = (plc_objective)objective;
 }
 
+/* the model's MoE fields, each in the range the front end admits
+ * (docs/model.md); a dense model's are all zero but moe_every and
+ * route_scale, which it ignores */
+static void read_moe(rcur *c, plc_model *m)
+{
+    plc_moe *e = &m->moe;
+    e->experts = rc_i64(c); e->top_k = rc_i64(c); e->shared_experts = rc_i64(c);
+    e->expert_ffn_hidden = rc_i64(c); e->shared_ffn_hidden = rc_i64(c);
+    e->dense_layers = rc_i64(c); e->moe_every = rc_i64(c);
+    uint32_t router = rc_u32(c);
+    e->router_groups = rc_i64(c); e->router_groups_top = rc_i64(c);
+    e->route_scale = rc_f64(c); e->aux_loss = rc_f64(c);
+    uint32_t bias = rc_u32(c);
+    e->capacity_factor = rc_f64(c);
+    if (c->failed) return;
+    if (router > PLC_ROUTER_SIGMOID) { rc_fail(c, "router %u out of range", router); return; }
+    if (bias > 1) { rc_fail(c, "expert_bias is %u, not 0 or 1", bias); return; }
+    e->router = (plc_router)router;
+    e->expert_bias = bias == 1;
+    if (e->experts < 0 || e->experts > (1 << 14)) { rc_fail(c, "experts %lld out of range", (long long)e->experts); return; }
+    if (e->experts == 0) return;
+    if (e->top_k < 1 || e->top_k > e->experts)
+        rc_fail(c, "experts_per_token %lld is not 1 to experts = %lld", (long long)e->top_k, (long long)e->experts);
+    else if (e->shared_experts < 0 || e->shared_experts > 1024 || e->expert_ffn_hidden < 1 ||
+             e->expert_ffn_hidden > (1 << 22) || e->shared_ffn_hidden < 0 || e->shared_ffn_hidden > (1 << 22) ||
+             (e->shared_experts > 0 && e->shared_ffn_hidden < 1) || e->experts * e->expert_ffn_hidden > (1 << 23) ||
+             e->shared_experts * e->shared_ffn_hidden > (1 << 23))
+        rc_fail(c, "the experts' counts or widths are out of range");
+    else if (e->dense_layers < 0 || e->dense_layers >= m->layers || e->moe_every < 1)
+        rc_fail(c, "dense_layers %lld or moe_every %lld out of range for %lld layers", (long long)e->dense_layers,
+                (long long)e->moe_every, (long long)m->layers);
+    else if (e->router_groups < 0 || (e->router_groups > 0 && e->experts % e->router_groups) ||
+             e->router_groups_top < 0 || e->router_groups_top > e->router_groups)
+        rc_fail(c, "router_groups %lld, router_groups_top %lld out of range for %lld experts",
+                (long long)e->router_groups, (long long)e->router_groups_top, (long long)e->experts);
+    else if (!(e->route_scale > 0 && e->route_scale <= 1e6) || !(e->aux_loss >= 0 && e->aux_loss <= 1e6) ||
+             !(e->capacity_factor >= 0 && e->capacity_factor <= 1024))
+        rc_fail(c, "route_scale %g, aux_loss %g or capacity_factor %g out of range", e->route_scale, e->aux_loss,
+                e->capacity_factor);
+}
+
+/* latent attention's fields: all zero, or kv_rank and the head widths at
+ * least 1 (q_rank 0: no query compression) */
+static void read_mla(rcur *c, plc_model *m)
+{
+    plc_mla *a = &m->mla;
+    a->q_rank = rc_i64(c); a->kv_rank = rc_i64(c);
+    a->nope_head_dim = rc_i64(c); a->rope_head_dim = rc_i64(c); a->v_head_dim = rc_i64(c);
+    if (c->failed) return;
+    const int64_t big = 1 << 16;
+    if (a->kv_rank == 0) {
+        if (a->q_rank || a->nope_head_dim || a->rope_head_dim || a->v_head_dim)
+            rc_fail(c, "latent attention's widths are set but kv_lora_rank is 0");
+        return;
+    }
+    if (a->kv_rank < 0 || a->kv_rank > big || a->q_rank < 0 || a->q_rank > big || a->nope_head_dim < 1 ||
+        a->nope_head_dim > 1024 || a->rope_head_dim < 2 || a->rope_head_dim > 1024 || a->rope_head_dim % 2 ||
+        a->v_head_dim < 1 || a->v_head_dim > 1024)
+        rc_fail(c, "latent attention's ranks or head widths are out of range");
+}
+
 static void read_meta(rcur *c, plc_plan *p)
 {
     p->spec_path = rc_str(c, NULL);
@@ -669,6 +743,8 @@ static void read_meta(rcur *c, plc_plan *p)
     if (positions > PLC_POS_LEARNED) rc_fail(c, "positions %u out of range", positions);
     m->arch = (plc_arch)arch;
     m->positions = (plc_positions)positions;
+    read_moe(c, m);
+    read_mla(c, m);
     plc_train *t = &p->train;
     t->global_batch = rc_i64(c);
     uint32_t prec = rc_u32(c);

@@ -44,7 +44,10 @@ static int gate(const char *file, const plc_job *job, const plc_gates *options, 
     if (gates.baseline && plc_gates_baseline("check", &gates, job, a, &base)) return PLC_EXIT_INPUT;
     plc_solution s;
     plc_solve_opts so = {.top = 1, .all = false, .judge = plc_cli_judge()};
-    if (plc_solve_opts_run(job, a, &so, &s)) return PLC_EXIT_INPUT;
+    if (plc_solve_opts_run(job, a, &so, &s)) {
+        fprintf(stderr, "plc check: error: %s: the gates cannot be checked: %s\n", file, s.error);
+        return PLC_EXIT_INPUT;
+    }
     const plc_candidate *best = s.pinned ? &s.single : s.nranked ? &s.ranked[0] : NULL;
     if (!best || !best->fits) {
         if (!s.pinned) plc_report_no_fit(stderr, job, &s); /* why, and the closest alternatives */

@@ -50,8 +50,10 @@ typedef struct scale_point {
     double step_return;    /* gain of this step relative to perfect scaling; -1 for the first */
 } scale_point;
 
-/* solves the job at A, 2A, 4A, ... and B GPUs (at most max points) */
-static void scale_run(const plc_job *job, long lo, long hi, scale_point *pts, int *npts, long *diminishing)
+/* solves the job at A, 2A, 4A, ... and B GPUs (at most max points); a job
+ * the solver refuses at any size (error[0] set) stops it */
+static void scale_run(const plc_job *job, long lo, long hi, scale_point *pts, int *npts, long *diminishing,
+                      char *error, size_t error_size)
 {
     int64_t gpn = job->cluster.gpus_per_node;
     double first_per_gpu = 0, prev_tps = 0;
@@ -74,7 +76,13 @@ static void scale_run(const plc_job *job, long lo, long hi, scale_point *pts, in
         plc_arena sa;
         plc_arena_init(&sa);
         plc_solution s;
-        if (plc_solve_opts_run(&j, &sa, &(plc_solve_opts){.judge = plc_cli_judge(), .settle = 1}, &s) == 0 && s.nranked > 0) {
+        plc_status st = plc_solve_opts_run(&j, &sa, &(plc_solve_opts){.judge = plc_cli_judge(), .settle = 1}, &s);
+        if (st != PLC_OK && s.error[0]) {
+            snprintf(error, error_size, "%s", s.error);
+            plc_arena_free(&sa);
+            return;
+        }
+        if (st == PLC_OK && s.nranked > 0) {
             p->status = POINT_OK;
             p->c = s.ranked[0];
             p->c.reason = "";
@@ -172,7 +180,13 @@ int plc_cmd_scale(int argc, char **argv)
     scale_point pts[64];
     int npts = 0;
     long diminishing = 0;
-    scale_run(&job, lo, hi, pts, &npts, &diminishing);
+    char error[sizeof ((plc_solution *)0)->error] = "";
+    scale_run(&job, lo, hi, pts, &npts, &diminishing, error, sizeof error);
+    if (error[0]) {
+        fprintf(stderr, "plc scale: error: %s\n", error);
+        rc = PLC_EXIT_INPUT;
+        goto done;
+    }
     for (int i = 0; i < npts; i++)
         if (pts[i].status == POINT_OK) rc = PLC_EXIT_OK;
     if (svg && npts > 0) {

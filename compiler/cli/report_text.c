@@ -67,9 +67,14 @@ static const char *params_text(double n, char *buf, size_t size)
 void plc_report_job_header(FILE *out, const plc_job *job)
 {
     const plc_model *m = &job->model;
-    char params[32];
-    fprintf(out, "%s: model %s (%s parameters), %lld x %s (%lld node%s), %lld sequences of %lld tokens per step\n",
-            job->path ? job->path : "spec", m->name[0] ? m->name : "?", params_text((double)plc_params_total(m), params, sizeof params),
+    char params[80], active[32];
+    params_text((double)plc_params_total(m), params, sizeof params);
+    if (m->moe.experts > 0) /* "46.70 B parameters, 12.88 B active" */
+        snprintf(params + strlen(params), sizeof params - strlen(params), " parameters, %s active",
+                 params_text((double)plc_params_active(m), active, sizeof active));
+    else strcat(params, " parameters");
+    fprintf(out, "%s: model %s (%s), %lld x %s (%lld node%s), %lld sequences of %lld tokens per step\n",
+            job->path ? job->path : "spec", m->name[0] ? m->name : "?", params,
             (long long)plc_cluster_gpus(&job->cluster), job->cluster.hw.name, (long long)job->cluster.nodes,
             job->cluster.nodes == 1 ? "" : "s", (long long)job->train.global_batch, (long long)m->seq_len);
     fprintf(out, "engine: %s (%s)\n", plc_engine_name(job->train.engine),

@@ -26,6 +26,7 @@ void plc_report_yaml_job(plc_yaml *y, const plc_job *job)
     plc_yaml_str(y, "spec", job->path ? job->path : "");
     plc_yaml_str(y, "model", job->model.name);
     plc_yaml_num(y, "parameters", (double)plc_params_total(&job->model));
+    if (job->model.moe.experts > 0) plc_yaml_num(y, "active_parameters", (double)plc_params_active(&job->model));
     plc_yaml_str(y, "engine", plc_engine_name(job->train.engine));
     plc_yaml_str(y, "engine_profile", job->engine.describes);
     plc_yaml_str(y, "gpu", job->cluster.hw.name);

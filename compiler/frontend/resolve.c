@@ -381,6 +381,9 @@ static bool choice_element(rctx *r, const char *key, const plc_value *v, const c
     }
     if (dom->type == PLC_KEY_CHOICE_ENUM) {
         int i = enum_value(r, key, v, dom->names);
+        if (i < 0 && strcmp(key, "attention") == 0 && v->kind == PLC_VAL_IDENT && strcmp(v->text, "mla") == 0)
+            plc_diag_hint(r->d, "the layout's attention is the kernel; latent attention is the model's: "
+                                "kv_lora_rank = N with its head widths (docs/language.md)");
         *out = i;
         return i >= 0;
     }

@@ -37,7 +37,9 @@ typedef enum setting_type {
     ST_ARCH,    /* plc_arch */
     ST_POS,     /* plc_positions */
     ST_PERCENT, /* double, a share */
-    ST_OBJ      /* plc_objective */
+    ST_OBJ,     /* plc_objective */
+    ST_ROUTER,  /* plc_router */
+    ST_CAPACITY /* double, 0: dropless */
 } setting_type;
 
 typedef struct setting_row {
@@ -61,6 +63,25 @@ static const setting_row model_cluster_rows[] = {
     {"model.tie_embeddings", ST_ONOFF, AT(model.tie_embeddings)},
     {"model.norm_eps", ST_REAL, AT(model.norm_eps)},
     {"model.rope_theta", ST_REAL, AT(model.rope_theta)},
+    {"model.experts", ST_INT, AT(model.moe.experts)},
+    {"model.experts_per_token", ST_INT, AT(model.moe.top_k)},
+    {"model.shared_experts", ST_INT, AT(model.moe.shared_experts)},
+    {"model.expert_ffn_hidden", ST_INT, AT(model.moe.expert_ffn_hidden)},
+    {"model.shared_expert_ffn_hidden", ST_INT, AT(model.moe.shared_ffn_hidden)},
+    {"model.dense_layers", ST_INT, AT(model.moe.dense_layers)},
+    {"model.moe_every", ST_INT, AT(model.moe.moe_every)},
+    {"model.router", ST_ROUTER, AT(model.moe.router)},
+    {"model.router_groups", ST_INT, AT(model.moe.router_groups)},
+    {"model.router_groups_top", ST_INT, AT(model.moe.router_groups_top)},
+    {"model.route_scale", ST_REAL, AT(model.moe.route_scale)},
+    {"model.aux_loss", ST_REAL, AT(model.moe.aux_loss)},
+    {"model.expert_bias", ST_ONOFF, AT(model.moe.expert_bias)},
+    {"model.capacity_factor", ST_CAPACITY, AT(model.moe.capacity_factor)},
+    {"model.q_lora_rank", ST_INT, AT(model.mla.q_rank)},
+    {"model.kv_lora_rank", ST_INT, AT(model.mla.kv_rank)},
+    {"model.qk_nope_head_dim", ST_INT, AT(model.mla.nope_head_dim)},
+    {"model.qk_rope_head_dim", ST_INT, AT(model.mla.rope_head_dim)},
+    {"model.v_head_dim", ST_INT, AT(model.mla.v_head_dim)},
     {"cluster.gpu", ST_NAME, AT(hw.name)},
     {"cluster.nodes", ST_INT, AT(nodes)},
     {"cluster.gpus_per_node", ST_INT, AT(gpus_per_node)},
@@ -125,6 +146,15 @@ static void put_rows(settings *S, const plc_plan *p, const setting_row *rows, si
         case ST_ARCH: put_word(e, plc_arch_name(*(const plc_arch *)at)); break;
         case ST_POS: put_word(e, plc_positions_name(*(const plc_positions *)at)); break;
         case ST_OBJ: put_word(e, plc_objective_name(*(const plc_objective *)at)); break;
+        case ST_ROUTER: {
+            unsigned r = (unsigned)*(const plc_router *)at;
+            put_word(e, r <= PLC_ROUTER_SIGMOID ? plc_router_names[r] : NULL);
+            break;
+        }
+        case ST_CAPACITY:
+            if (*(const double *)at > 0) snprintf(e->text, sizeof e->text, "%g", *(const double *)at);
+            else put_word(e, "dropless");
+            break;
         }
     }
 }

@@ -32,6 +32,24 @@ void plc_dump_header(FILE *out, const plc_plan *p)
             m->name, (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,
             (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, plc_word_onoff(m->tie_embeddings),
             m->norm_eps, m->rope_theta);
+    const plc_moe *e = &m->moe;
+    if (e->experts > 0) {
+        fprintf(out, "moe: experts=%lld experts_per_token=%lld shared_experts=%lld expert_ffn_hidden=%lld "
+                     "shared_expert_ffn_hidden=%lld dense_layers=%lld moe_every=%lld router=%s router_groups=%lld "
+                     "router_groups_top=%lld route_scale=%g aux_loss=%g expert_bias=%s capacity_factor=",
+                (long long)e->experts, (long long)e->top_k, (long long)e->shared_experts, (long long)e->expert_ffn_hidden,
+                (long long)e->shared_ffn_hidden, (long long)e->dense_layers, (long long)e->moe_every,
+                plc_router_names[e->router], (long long)e->router_groups, (long long)e->router_groups_top, e->route_scale,
+                e->aux_loss, plc_word_onoff(e->expert_bias));
+        if (e->capacity_factor > 0) fprintf(out, "%g\n", e->capacity_factor);
+        else fputs("dropless\n", out);
+    }
+    const plc_mla *a = &m->mla;
+    if (a->kv_rank > 0)
+        fprintf(out, "latent attention: q_lora_rank=%lld kv_lora_rank=%lld qk_nope_head_dim=%lld qk_rope_head_dim=%lld "
+                     "v_head_dim=%lld\n",
+                (long long)a->q_rank, (long long)a->kv_rank, (long long)a->nope_head_dim, (long long)a->rope_head_dim,
+                (long long)a->v_head_dim);
     fprintf(out, "train: global_batch=%lld precision=%s steps=%lld seed=%llu lr=%g..%g warmup=%lld decay=%lld "
                  "betas=%g,%g eps=%g weight_decay=%g grad_clip=%g data=%s",
             (long long)t->global_batch, plc_precision_name(t->precision) ? plc_precision_name(t->precision) : "?",

@@ -4,6 +4,7 @@
  * solver.h. */
 #include "compiler/solver/solver_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
@@ -92,14 +93,40 @@ int plc_block_linears(const plc_job *job, const plc_layout *l, plc_gemm_shape g[
     return block_products(job, l, false, g);
 }
 
+/* ---- parameters --------------------------------------------------------------
+ * One layer's parts: attention (grouped-query or latent), an MLP of a width
+ * (SwiGLU: gate, up, down; GPT: fc, proj with their biases), and for an
+ * MoE layer the router and the experts, each an MLP of the model's kind
+ * (docs/model.md has the formulas). */
+
+int64_t plc_params_attention(const plc_model *m)
+{
+    const plc_mla *a = &m->mla;
+    if (a->kv_rank == 0) {
+        int64_t hd = plc_head_dim(m);
+        return m->hidden * m->heads * hd + 2 * m->hidden * m->kv_heads * hd + m->heads * hd * m->hidden;
+    }
+    int64_t qk = m->heads * (a->nope_head_dim + a->rope_head_dim);
+    int64_t q = a->q_rank > 0 ? m->hidden * a->q_rank + a->q_rank * qk : m->hidden * qk;
+    /* the latent and the shared RoPE key in one down-projection, the
+     * latent up to every head's non-RoPE key and value */
+    int64_t kv = m->hidden * (a->kv_rank + a->rope_head_dim) + a->kv_rank * m->heads * (a->nope_head_dim + a->v_head_dim);
+    int64_t o = m->heads * a->v_head_dim * m->hidden;
+    return q + kv + o;
+}
+
+/* an MLP's matmul weights at a width: gate, up, down | fc, proj */
+static int64_t mlp_weights(const plc_model *m, int64_t width) { return (is_gpt(m) ? 2 : 3) * m->hidden * width; }
+
+/* ... and GPT's biases: fc's (width, column-parallel) and proj's (hidden) */
+static int64_t mlp_params(const plc_model *m, int64_t width)
+{
+    return mlp_weights(m, width) + (is_gpt(m) ? width + m->hidden : 0);
+}
+
 int64_t plc_params_layer_weights(const plc_model *m)
 {
-    int64_t hd = plc_head_dim(m);
-    int64_t q = m->hidden * m->heads * hd;
-    int64_t kv = 2 * m->hidden * m->kv_heads * hd;
-    int64_t o = m->heads * hd * m->hidden;
-    int64_t mlp = (is_gpt(m) ? 2 : 3) * m->hidden * m->ffn_hidden; /* fc, proj | gate, up, down */
-    return q + kv + o + mlp;
+    return plc_params_attention(m) + mlp_weights(m, m->ffn_hidden);
 }
 
 int64_t plc_params_layer_matrices(const plc_model *m)
@@ -113,7 +140,36 @@ int64_t plc_params_norm(const plc_model *m) { return (is_gpt(m) ? 2 : 1) * m->hi
 int64_t plc_params_layer_norms(const plc_model *m)
 {
     int64_t row_biases = is_gpt(m) ? 2 * m->hidden : 0;
-    return 2 * plc_params_norm(m) + row_biases;
+    /* latent attention's RMSNorms of the query and key/value latents */
+    int64_t latent = m->mla.kv_rank > 0 ? m->mla.q_rank + m->mla.kv_rank : 0;
+    return 2 * plc_params_norm(m) + row_biases + latent;
+}
+
+bool plc_layer_is_moe(const plc_model *m, int64_t layer)
+{
+    const plc_moe *e = &m->moe;
+    return e->experts > 0 && layer >= e->dense_layers && (layer - e->dense_layers) % e->moe_every == 0;
+}
+
+int64_t plc_moe_layer_count(const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    if (e->experts == 0 || e->dense_layers >= m->layers) return 0;
+    return (m->layers - e->dense_layers + e->moe_every - 1) / e->moe_every;
+}
+
+int64_t plc_params_moe_mlp(const plc_model *m, bool active)
+{
+    const plc_moe *e = &m->moe;
+    if (e->experts == 0) return 0;
+    int64_t routed = (active ? e->top_k : e->experts) * mlp_params(m, e->expert_ffn_hidden);
+    int64_t shared = e->shared_experts * mlp_params(m, e->shared_ffn_hidden);
+    return m->hidden * e->experts + routed + shared; /* the router [hidden, experts], then the experts */
+}
+
+int64_t plc_params_moe_layer(const plc_model *m, bool active)
+{
+    return plc_params_layer(m) - mlp_params(m, m->ffn_hidden) + plc_params_moe_mlp(m, active);
 }
 
 int64_t plc_params_positions(const plc_model *m)
@@ -127,9 +183,31 @@ int64_t plc_params_embedding(const plc_model *m)
     return (m->tie_embeddings ? table : 2 * table) + plc_params_positions(m);
 }
 
-int64_t plc_params_total(const plc_model *m)
+/* the layers (dense ones and MoE ones, all or the active experts), the
+ * embedding and the final norm */
+static int64_t params_model(const plc_model *m, bool active)
 {
-    return m->layers * plc_params_layer(m) + plc_params_embedding(m) + plc_params_norm(m);
+    int64_t moe = plc_moe_layer_count(m);
+    return (m->layers - moe) * plc_params_layer(m) + moe * plc_params_moe_layer(m, active) + plc_params_embedding(m) +
+           plc_params_norm(m);
+}
+
+int64_t plc_params_total(const plc_model *m) { return params_model(m, false); }
+int64_t plc_params_active(const plc_model *m) { return params_model(m, true); }
+
+const char *plc_count_text(int64_t n, char *buf, size_t size)
+{
+    char digits[24];
+    int len = snprintf(digits, sizeof digits, "%lld", (long long)(n < 0 ? -n : n)), at = 0;
+    char out[40];
+    if (n < 0) out[at++] = '-';
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0) out[at++] = ',';
+        out[at++] = digits[i];
+    }
+    out[at] = '\0';
+    snprintf(buf, size, "%s", out);
+    return buf;
 }
 
 void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t vpp, int64_t stage,
@@ -170,24 +248,52 @@ double plc_flops_layer_linear_fwd(const plc_model *m)
     return 2.0 * (double)plc_params_layer_weights(m);
 }
 
+double plc_flops_moe_layer_linear_fwd(const plc_model *m)
+{
+    const plc_moe *e = &m->moe;
+    double experts = (double)(e->top_k * mlp_weights(m, e->expert_ffn_hidden) +
+                              e->shared_experts * mlp_weights(m, e->shared_ffn_hidden));
+    double router = (double)(m->hidden * e->experts);
+    return 2.0 * ((double)plc_params_attention(m) + router + experts);
+}
+
+/* the channels of a head's query/key and of its value */
+static void head_widths(const plc_model *m, double *qk, double *v)
+{
+    if (m->mla.kv_rank > 0) {
+        *qk = (double)(m->mla.nope_head_dim + m->mla.rope_head_dim);
+        *v = (double)m->mla.v_head_dim;
+    } else {
+        *qk = *v = (double)plc_head_dim(m);
+    }
+}
+
 double plc_flops_layer_attention_fwd(const plc_model *m, bool causal_skip)
 {
     double s = (double)m->seq_len;
     double context = causal_skip ? (s + 1.0) / 2.0 : s;
-    return 4.0 * (double)m->hidden * context;
+    double qk, v;
+    head_widths(m, &qk, &v);
+    return 2.0 * (double)m->heads * (qk + v) * context; /* QK^T, then PV */
 }
 
 double plc_flops_per_token_fwd(const plc_model *m, bool causal_skip)
 {
-    double layer = plc_flops_layer_linear_fwd(m) + plc_flops_layer_attention_fwd(m, causal_skip);
+    double moe = (double)plc_moe_layer_count(m), dense = (double)m->layers - moe;
+    double attention = plc_flops_layer_attention_fwd(m, causal_skip);
+    double layers = moe > 0 ? dense * (plc_flops_layer_linear_fwd(m) + attention) +
+                                  moe * (plc_flops_moe_layer_linear_fwd(m) + attention)
+                            : (double)m->layers * (plc_flops_layer_linear_fwd(m) + attention);
     double head = 2.0 * (double)m->hidden * (double)m->vocab;
-    return (double)m->layers * layer + head;
+    return layers + head;
 }
 
 double plc_flops_per_token_palm(const plc_model *m)
 {
-    return 6.0 * (double)plc_params_total(m) +
-           12.0 * (double)m->layers * (double)m->hidden * (double)m->seq_len;
+    double qk, v;
+    head_widths(m, &qk, &v);
+    return 6.0 * (double)plc_params_active(m) +
+           6.0 * (double)m->layers * (double)m->heads * (qk + v) * (double)m->seq_len;
 }
 
 double plc_flops_per_token_megatron(const plc_model *m)

@@ -402,6 +402,30 @@ static inline int64_t plc_params_layer(const plc_model *m)
 {
     return plc_params_layer_matrices(m) + plc_params_layer_norms(m);
 }
+/* The attention's matmul weights of one layer: q, k, v, o of grouped-query
+ * attention, or latent attention's (m->mla.kv_rank > 0): the query's down
+ * [hidden, q_rank] and up [q_rank, heads (nope + rope)] projections (one
+ * [hidden, heads (nope + rope)] without q_rank), the key/value latent's
+ * down projection [hidden, kv_rank + rope] (the rope part one key shared by
+ * the heads), its up projection [kv_rank, heads (nope + v)] and the output
+ * [heads v, hidden]. Its two RMSNorms (q_rank, kv_rank) are in
+ * plc_params_layer_norms. */
+int64_t plc_params_attention(const plc_model *m);
+
+/* Mixture of experts (docs/model.md). A layer is MoE when it is not among
+ * the first dense_layers and (layer - dense_layers) % moe_every == 0; the
+ * others are dense (plc_params_layer). plc_params_moe_mlp: the router
+ * [hidden, experts] and the experts' MLPs (each the model's MLP kind, GPT's
+ * with its biases), all of them or the active ones (top_k routed and the
+ * shared); 0 for a dense model. plc_params_moe_layer: an MoE layer whole
+ * (attention, norms, the router and the experts, all or active). The
+ * per-expert bias of aux-loss-free balancing is a buffer without gradient,
+ * not a parameter (as Megatron-Core's). */
+bool plc_layer_is_moe(const plc_model *m, int64_t layer);
+int64_t plc_moe_layer_count(const plc_model *m);
+int64_t plc_params_moe_mlp(const plc_model *m, bool active);
+int64_t plc_params_moe_layer(const plc_model *m, bool active);
+
 /* one norm: hidden (RMSNorm weight) or 2 hidden (LayerNorm weight and bias) */
 int64_t plc_params_norm(const plc_model *m);
 /* the learned position table [seq_len, hidden], 0 with RoPE */
@@ -411,6 +435,14 @@ int64_t plc_params_positions(const plc_model *m);
 int64_t plc_params_embedding(const plc_model *m);
 /* all unique parameters of the model */
 int64_t plc_params_total(const plc_model *m);
+/* the parameters a token runs through: plc_params_total but for the MoE
+ * layers' routed experts, of which top_k count (the router, the shared
+ * experts and the dense layers always do); plc_params_total for a dense
+ * model */
+int64_t plc_params_active(const plc_model *m);
+/* "46,702,792,704": a count with its thousands grouped; returns buf */
+#include <stddef.h>
+const char *plc_count_text(int64_t n, char *buf, size_t size);
 
 /* Parameters one rank of pipeline stage `stage` holds: its layers, the
  * embedding (and a learned position table) on stage 0, final norm and head
@@ -446,18 +478,27 @@ int64_t plc_layer_tensors(const plc_model *m);
  * are issued one per tensor) */
 int64_t plc_stage_tensors(const plc_model *m, int64_t pp, const plc_stage_params *s);
 
-/* Forward matmul FLOPs per token of one layer, excluding attention scores
- * (2 x its matmul weights; biases, norms and activations are not counted). */
+/* Forward matmul FLOPs per token of one dense layer, excluding attention
+ * scores (2 x its matmul weights; biases, norms and activations are not
+ * counted). */
 double plc_flops_layer_linear_fwd(const plc_model *m);
+/* The same of one MoE layer: attention's projections, the router, the
+ * top_k routed experts and the shared ones (top-k, softmax and the
+ * weighting are not counted). */
+double plc_flops_moe_layer_linear_fwd(const plc_model *m);
 /* Forward FLOPs per token of attention scores and weighted sum (QK^T, PV) in
- * one layer: 4 x hidden x context, context = seq_len when the kernel computes
- * the full square, (seq_len + 1) / 2 when it skips the masked half. */
+ * one layer: 2 x heads x (qk + v) x context, with qk = v = hidden / heads
+ * (4 x hidden x context) or latent attention's qk = nope + rope and v;
+ * context = seq_len when the kernel computes the full square,
+ * (seq_len + 1) / 2 when it skips the masked half. */
 double plc_flops_layer_attention_fwd(const plc_model *m, bool causal_skip);
 /* Exact forward matmul FLOPs per token of the whole model (layers, attention
  * at the given causal handling, head). A training step costs 3x this (4x
  * with full recompute). */
 double plc_flops_per_token_fwd(const plc_model *m, bool causal_skip);
-/* The PaLM form used for MFU: 6 N + 12 L h s, N = plc_params_total. */
+/* The PaLM form used for MFU: 6 N + 12 L h s, N = plc_params_active (all
+ * parameters of a dense model); with latent attention 6 L s heads (qk + v)
+ * for the attention term. */
 double plc_flops_per_token_palm(const plc_model *m);
 /* The Megatron form (Narayanan et al. 2021, eq. 3), per token:
  *   96 L h^2 (1 + s / (6 h) + V / (16 L h)) = 96 L h^2 + 16 L h s + 6 h V,

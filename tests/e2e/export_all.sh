@@ -8,11 +8,22 @@
 # Every Megatron-LM script is executable (mode 755), sets dropout 0 and
 # carries its spec's block: a GPT spec's the GPT flags (LayerNorm, biases,
 # no SwiGLU), a Llama spec's the Llama flags.
+# Mixture-of-experts and latent-attention examples (model keys experts,
+# kv_lora_rank) are skipped, said so: the solver does not lay them out yet,
+# and their export must refuse with the reason, never export a dense model.
 set -u
 . "$(dirname "$0")/plc_lib.bash"
-written=0 refused=0
+written=0 refused=0 skipped=0
 for spec in "$PLC_ROOT"/examples/*.plan; do
     name=$(basename "$spec" .plan)
+    if grep -Eq '^ *(experts|kv_lora_rank) *= *[1-9]' "$spec"; then
+        "$PLC" export --megatron "$spec" -o "$tmp/$name.moe" 2>"$tmp/err"; rc=$?
+        [ $rc -eq 1 ] && grep -q 'error: .*\(mixture of experts\|latent attention\)' "$tmp/err" && [ ! -e "$tmp/$name.moe" ] ||
+            die "$name: an MoE/MLA example exported (exit $rc) instead of refusing: $(cat "$tmp/err")"
+        echo "export_all: skipping $name: the solver does not lay out mixture-of-experts or latent-attention models yet"
+        skipped=$((skipped + 1))
+        continue
+    fi
     for pair in megatron:megatron torchtitan:fsdp2; do
         opt=${pair%%:*} eng=${pair#*:}
         out=$tmp/$name.$opt
@@ -61,4 +72,4 @@ PY
     done
 done
 [ $written -ge 10 ] || die "only $written exports written ($refused refused)"
-echo "export_all: ok ($written written, $refused refused)"
+echo "export_all: ok ($written written, $refused refused, $skipped MoE examples skipped)"
