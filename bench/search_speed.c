@@ -60,8 +60,9 @@ static void llama405b_h100(plc_job *job)
  * 2048 + 1 shared, top-8 over 4 of 8 groups, latent attention) on 2048
  * H100, 15360 sequences of 4096 per step as in its report, every layout
  * dimension auto, ep and etp included, under an engine with Megatron-Core's
- * MoE figures (examples/engines.yaml: all-to-all dispatch, grouped GEMM,
- * etp; unequal stages, as 61 layers need) */
+ * MoE figures and what it runs (examples/engines.yaml: all-to-all dispatch,
+ * grouped GEMM, etp; unequal stages, as 61 layers need; 1F1B and
+ * interleaved, ZeRO 0 and 1) */
 static void deepseek_v3_h100(plc_job *job)
 {
     memset(job, 0, sizeof *job);
@@ -70,6 +71,13 @@ static void deepseek_v3_h100(plc_job *job)
     plc_engine_profile *e = &job->engine;
     e->grad_reduce_overlap = 1; e->fused_swiglu = 1; e->uneven_stages = 1;
     e->moe = 1; e->moe_etp = 1; e->moe_dispatcher = 1; e->moe_grouped_gemm = 1;
+    /* what it runs (examples/engines.yaml's megatron runs:) */
+    e->offers[PLC_LD_schedule] = 1u << PLC_SCHED_1F1B | 1u << PLC_SCHED_INTERLEAVED;
+    e->offers[PLC_LD_zero] = 1u << 0 | 1u << 1;
+    e->offers[PLC_LD_recompute] = 1u << PLC_RECOMPUTE_NONE | 1u << PLC_RECOMPUTE_SELECTIVE | 1u << PLC_RECOMPUTE_FULL |
+                                  1u << PLC_RECOMPUTE_BLOCK;
+    e->offers[PLC_LD_attention] = 1u << PLC_ATTN_FUSED | 1u << PLC_ATTN_FLASH2;
+    e->offers[PLC_LD_fused_rmsnorm] = 1u << 1;
     plc_model *m = &job->model;
     strcpy(m->name, "deepseek-v3");
     m->layers = 61; m->hidden = 7168; m->ffn_hidden = 18432; m->heads = 128; m->kv_heads = 128;
