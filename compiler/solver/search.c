@@ -80,9 +80,11 @@ static int job_usable(const plc_job *job, char *why, size_t size)
         plc_rule_message(&in, (plc_verdict){PLC_RULE_ENGINE_MOE, "ep"}, why, size);
         return -1;
     }
-    if (job->model.mla.kv_rank > 0) {
-        snprintf(why, size, "latent attention (kv_lora_rank = %lld): the solver has no memory or time "
-                 "model of it yet", (long long)job->model.mla.kv_rank);
+    /* latent attention: plrun's lowering does not build it; the engines'
+     * estimates cost it as the model's multi-head attention (docs/solver.md) */
+    if (job->model.mla.kv_rank > 0 && job->train.engine == PLC_ENGINE_PLRUN) {
+        snprintf(why, size, "latent attention (kv_lora_rank = %lld): engine plrun does not run it; solve with engine = "
+                 "megatron or fsdp2", (long long)job->model.mla.kv_rank);
         return -1;
     }
     if (job->cluster.hw.mem_bytes <= 0 || job->cluster.hw.flops_bf16 <= 0 || job->cluster.hw.hbm_bw <= 0) {

@@ -1,12 +1,11 @@
 #!/usr/bin/env bash
 # Mixture-of-experts and latent-attention specs (docs/model.md): the four
-# MoE examples check; plc solve, compile, export, explain, trace, scale
-# and check with a gate refuse them with exit 1,
-# saying that the solver does not model them yet and giving both parameter
-# counts (Mixtral-8x7B: 46,702,792,704 parameters, 12,879,925,248 active;
-# DeepSeek-V3: 671,026,404,352 and 37,552,282,624), and write no file; a
-# -D override of the MoE keys is checked as the file's keys are. When the
-# solver lays MoE models out, this script's refusals give way to its checks.
+# MoE examples check; under plrun (whose lowering does not run them yet)
+# plc solve, compile, explain, trace, scale and check with a gate refuse
+# them with exit 1 and the reason, and write no file; plc export refuses
+# them (it writes no MoE flags yet); under megatron and fsdp2 plc solve
+# lays them out with ep and etp (docs/solver.md); a -D override of the
+# MoE keys is checked as the file's keys are.
 set -u
 . "$(dirname "$0")/plc_lib.bash"
 ex=$PLC_ROOT/examples
@@ -26,27 +25,39 @@ refuses() { # command, spec, expected text
     grep -q "error: .*$want" "$tmp/err" || die "plc $cmd $(basename "$spec"): no '$want' in: $(cat "$tmp/err")"
     [ ! -e "$tmp/out.bin" ] || die "plc $cmd $(basename "$spec") wrote a file"
 }
-mixtral='mixture of experts (experts = 8; 46,702,792,704 parameters, 12,879,925,248 active): the solver has no model of expert layers'
-deepseek='mixture of experts (experts = 256; 671,026,404,352 parameters, 37,552,282,624 active)'
-for cmd in solve compile export; do
-    refuses $cmd "$ex/mixtral-8x7b-h100.plan" "$mixtral"
-    refuses $cmd "$ex/deepseek-v3-h100.plan" "$deepseek"
+plrun='engine plrun does not run mixture-of-experts layers'
+for cmd in solve compile; do
+    refuses $cmd "$ex/mixtral-8x7b-h100.plan" "$plrun"
+    refuses $cmd "$ex/deepseek-v3-h100.plan" "$plrun"
 done
-for cmd in solve explain trace; do refuses $cmd "$ex/tiny-moe.plan" 'mixture of experts (experts = 4;'; done
+for spec in mixtral-8x7b-h100 deepseek-v3-h100; do
+    refuses export "$ex/$spec.plan" 'the export writes no mixture-of-experts or latent-attention flags yet'
+done
+for cmd in solve explain trace; do refuses $cmd "$ex/tiny-moe.plan" "$plrun"; done
 "$PLC" scale "$ex/tiny-moe.plan" --gpus 1..8 >"$tmp/out" 2>"$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q 'plc scale: error: mixture of experts' "$tmp/err" || die "plc scale: exit $rc: $(cat "$tmp/err")"
+[ $rc -eq 1 ] && grep -q "plc scale: error: $plrun" "$tmp/err" || die "plc scale: exit $rc: $(cat "$tmp/err")"
 "$PLC" check --min-mfu 10% "$ex/tiny-moe.plan" >"$tmp/out" 2>"$tmp/err"; rc=$?
-[ $rc -eq 1 ] && grep -q 'the gates cannot be checked: mixture of experts' "$tmp/err" || die "plc check with a gate: exit $rc"
+[ $rc -eq 1 ] && grep -q "the gates cannot be checked: $plrun" "$tmp/err" || die "plc check with a gate: exit $rc"
+# under an engine that runs them (docs/solver.md, Mixture of experts): solved,
+# with the ep and etp columns, and the counts in the header
+for e in megatron fsdp2; do
+    "$PLC" solve -D train.engine=$e -D layout.zero=auto "$ex/mixtral-8x7b-h100.plan" >"$tmp/out" 2>"$tmp/err" ||
+        die "plc solve mixtral under $e: $(cat "$tmp/err")"
+    grep -q "^rank .* ep etp " "$tmp/out" || die "no ep, etp columns under $e: $(head -8 "$tmp/out")"
+done
+grep -q "46,702,792,704\|46.70 B" "$tmp/out" || die "Mixtral's parameter count: $(head -2 "$tmp/out")"
+"$PLC" solve -D train.engine=megatron "$ex/deepseek-v3-h100.plan" >"$tmp/out" 2>"$tmp/err" ||
+    die "plc solve deepseek-v3 under megatron: $(cat "$tmp/err")"
 # latent attention alone (no experts) is refused by its own name
 sed -e '/^  experts/d; /^  shared_experts/d; /^  expert_ffn_hidden/d; /^  dense_layers/d; /^  router/d' \
     -e '/^  route_scale/d; /^  aux_loss/d; /^  expert_bias/d; /^  capacity_factor/d' \
     "$ex/deepseek-v3-h100.plan" >"$tmp/mla.plan"
 "$PLC" check -q "$tmp/mla.plan" || die "plc check of DeepSeek-V3 without experts"
-refuses solve "$tmp/mla.plan" 'latent attention (kv_lora_rank = 512)'
+refuses solve "$tmp/mla.plan" 'latent attention (kv_lora_rank = 512): engine plrun does not run it'
 # -D: valid overrides pass, a broken one is reported at the command line
 "$PLC" check -q "$ex/tiny-moe.plan" -D model.experts=8 -D model.capacity_factor=1.5 -D model.router=sigmoid ||
     die "valid MoE overrides rejected"
 if "$PLC" check -q "$ex/tiny-moe.plan" -D model.experts_per_token=5 2>"$tmp/err"; then die "top-k 5 of 4 experts accepted"; fi
 grep -q "^<command line>:1:25: error: experts_per_token = 5 is more than experts = 4" "$tmp/err" ||
     die "-D error text: $(cat "$tmp/err")"
-echo "moe_spec: the MoE examples check; solve, compile and export refuse them with both counts"
+echo "moe_spec: the MoE examples check; plrun and the exports refuse them; megatron and fsdp2 solve them"

@@ -221,6 +221,34 @@ static void test_search(void)
     plc_arena_free(a);
 }
 
+/* the branch and bound ranks what the exhaustive search ranks, ep and
+ * etp walked (its bounds stay admissible with the MoE layers' work) */
+static void test_bound_exact(void)
+{
+    plc_job job;
+    mixtral(&job, 2);
+    job.layout.pp = (plc_choice){.kind = PLC_CHOICE_SET, .n = 2, .v = {1, 2}};
+    job.layout.cp = (plc_choice){.kind = PLC_CHOICE_SET, .n = 1, .v = {1}};
+    plc_arena a1, a2;
+    plc_arena_init(&a1);
+    plc_arena_init(&a2);
+    plc_solution ex, bb;
+    plc_solve_opts oe = {.top = 10, .exhaustive = true}, ob = {.top = 10};
+    CU_ASSERT_EQUAL(plc_solve_opts_run(&job, &a1, &oe, &ex), PLC_OK);
+    CU_ASSERT_EQUAL(plc_solve_opts_run(&job, &a2, &ob, &bb), PLC_OK);
+    CU_ASSERT_TRUE(bb.nranked > 0);
+    CU_ASSERT_EQUAL(ex.nranked, bb.nranked);
+    CU_ASSERT_EQUAL(ex.enumerated, bb.enumerated);
+    CU_ASSERT_TRUE(bb.evaluated < ex.evaluated);
+    for (int i = 0; i < ex.nranked && i < bb.nranked; i++) {
+        CU_ASSERT_TRUE(plc_layout_equal(&ex.ranked[i].layout, &bb.ranked[i].layout));
+        CU_ASSERT_EQUAL(ex.ranked[i].step_time_s, bb.ranked[i].step_time_s);
+        CU_ASSERT_EQUAL(ex.ranked[i].peak_bytes, bb.ranked[i].peak_bytes);
+    }
+    plc_arena_free(&a1);
+    plc_arena_free(&a2);
+}
+
 void register_test_solver_moe(void)
 {
     CU_pSuite s = CU_add_suite("solver_moe", NULL, NULL);
@@ -229,4 +257,5 @@ void register_test_solver_moe(void)
     CU_add_test(s, "expert state and dispatch buffers", test_expert_state);
     CU_add_test(s, "dispatch and combine", test_dispatch);
     CU_add_test(s, "the search over ep and etp", test_search);
+    CU_add_test(s, "branch and bound against the exhaustive search", test_bound_exact);
 }
