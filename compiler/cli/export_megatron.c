@@ -5,12 +5,12 @@
  * `releases`). It carries the spec's block (Llama or GPT), dropout 0, the
  * optimizer and schedule, batch and precision, and the layout with the
  * profile's overlap flags. What a release's flags cannot say is reported by
- * the two checks (export_int.h), which the command turns into a refusal. */
+ * the two checks (cli_int.h), which the command turns into a refusal. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
-#include "compiler/cli/export_int.h"
+#include "compiler/cli/cli_int.h"
 
 /* One row per release a profile models. Every flag a script of a release
  * carries is on that release's list, read from its

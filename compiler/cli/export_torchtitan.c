@@ -4,12 +4,12 @@
  * against the spec's (_plc_model), with the parallelism, the pipeline split,
  * activation checkpointing, the AdamW groups, the LR schedule, steps, batch
  * and precision. What torchtitan cannot express is reported by the two
- * checks (export_int.h), which the command turns into a refusal. */
+ * checks (cli_int.h), which the command turns into a refusal. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
-#include "compiler/cli/export_int.h"
+#include "compiler/cli/cli_int.h"
 
 /* torchtitan's stage split (torchtitan/distributed/pipeline_parallel.py,
  * _generate_llm_fqn_per_model_part): with layers_per_stage n and the
