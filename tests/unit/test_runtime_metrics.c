@@ -1,4 +1,4 @@
-/* test_metrics.c: the step log line, the progress line and the JSON-lines
+/* test_runtime_metrics.c: the step log line, the progress line and the JSON-lines
  * metrics file (parsed back with the JSON parser: every value round-trips). */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -160,8 +160,8 @@ static void test_log(void)
     rmdir(dir);
 }
 
-void register_test_metrics(void);
-void register_test_metrics(void)
+void register_test_runtime_metrics(void);
+void register_test_runtime_metrics(void)
 {
     CU_pSuite s = CU_add_suite("metrics", NULL, NULL);
     CU_add_test(s, "formats", test_formats);

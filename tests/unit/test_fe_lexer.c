@@ -1,4 +1,4 @@
-/* test_lexer.c: the flex scanner: tokens, numbers with units, strings,
+/* test_fe_lexer.c: the flex scanner: tokens, numbers with units, strings,
  * comments and exact locations. */
 #include <CUnit/CUnit.h>
 
@@ -170,8 +170,8 @@ static void test_comments_recorded(void)
     fe_done(&r);
 }
 
-void register_test_lexer(void);
-void register_test_lexer(void)
+void register_test_fe_lexer(void);
+void register_test_fe_lexer(void)
 {
     CU_pSuite s = CU_add_suite("lexer", NULL, NULL);
     CU_add_test(s, "tokens", test_tokens);

@@ -1,4 +1,4 @@
-/* test_resolve.c: resolution into plc_job (defaults, units, choices) and
+/* test_fe_resolve.c: resolution into plc_job (defaults, units, choices) and
  * each semantic check with its message. */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -559,8 +559,8 @@ static void test_divisors(void)
     plc_arena_free(&a);
 }
 
-void register_test_resolve(void);
-void register_test_resolve(void)
+void register_test_fe_resolve(void);
+void register_test_fe_resolve(void)
 {
     CU_pSuite s = CU_add_suite("resolve", NULL, NULL);
     CU_add_test(s, "valid spec and defaults", test_valid_and_defaults);

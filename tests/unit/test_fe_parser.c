@@ -1,4 +1,4 @@
-/* test_parser.c: the bison parser: tree shapes, -D overrides, includes and
+/* test_fe_parser.c: the bison parser: tree shapes, -D overrides, includes and
  * syntax errors with their locations. */
 #include <CUnit/CUnit.h>
 #include <sys/stat.h>
@@ -326,8 +326,8 @@ static void test_include_needs_a_string(void)
     fe_done(&r);
 }
 
-void register_test_parser(void);
-void register_test_parser(void)
+void register_test_fe_parser(void);
+void register_test_fe_parser(void)
 {
     CU_pSuite s = CU_add_suite("parser", NULL, NULL);
     CU_add_test(s, "blocks and pairs", test_blocks_and_pairs);
