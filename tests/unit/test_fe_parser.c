@@ -222,18 +222,19 @@ static void inc_run(fe_result *r, inc_dir *d, const char *name)
 {
     memset(r, 0, sizeof *r);
     plc_arena_init(&r->a);
-    FILE *f = open_memstream(&r->out, &r->outlen);
-    plc_diag dg;
-    plc_diag_init(&dg, f, 100);
-    const plc_source *src = plc_source_read(&r->a, &dg, plc_arena_printf(&r->a, "%s/%s", d->path, name));
+    fe_sink s;
+    plc_diag *dg = fe_sink_open(&s, 100);
+    const plc_source *src = plc_source_read(&r->a, dg, plc_arena_printf(&r->a, "%s/%s", d->path, name));
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
-    r->ast = plc_parse_source(&r->a, &dg, src, &r->syntax_errors);
+    r->ast = plc_parse_source(&r->a, dg, src, &r->syntax_errors);
     if (!r->syntax_errors) {
         plc_resolve_opts o = {NULL, d->path, false};
-        plc_resolve(&r->a, &dg, r->ast, &o, &r->job);
+        plc_resolve(&r->a, dg, r->ast, &o, &r->job);
     }
-    fclose(f);
-    r->errors = dg.errors;
+    fe_sink_close(&s);
+    r->out = s.out;
+    r->outlen = s.outlen;
+    r->errors = dg->errors;
 }
 
 /* the included blocks stand where the include does, with their own file */
