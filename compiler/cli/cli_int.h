@@ -38,6 +38,10 @@ int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *ou
 /* --format text|yaml: sets *yaml; -1 after a message for anything else */
 int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml);
 
+/* the value of option argv[*i], the next argument (*i steps onto it), or
+ * NULL after "plc CMD: error: OPTION needs WHAT" when there is none */
+const char *plc_cmd_value(const char *cmd, int argc, char **argv, int *i, const char *what);
+
 /* The one opener of every file a command writes whole (-o FILE, --svg
  * FILE): "-" is standard output (never a file named "-"), anything else is
  * replaced atomically (common/atomic_file.h). open: 0, or 1 after
