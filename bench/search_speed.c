@@ -28,32 +28,32 @@ static void h100_cluster(plc_job *job, int64_t nodes)
     job->layout.memory_limit = 0.9;
 }
 
-/* examples/llama70b-h100.plan's model, every layout dimension auto */
-static void llama70b_h100(plc_job *job)
+/* a Llama model of examples/NAME.plan on nodes x 8 H100, every layout
+ * dimension auto */
+static void llama_h100(plc_job *job, const char *path, const char *name, int64_t layers, int64_t hidden,
+                       int64_t ffn, int64_t heads, int64_t vocab, int64_t seq, int64_t nodes, int64_t batch)
 {
     memset(job, 0, sizeof *job);
-    job->path = "llama70b-h100 (built in bench/search_speed.c)";
+    job->path = path;
     job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
     plc_model *m = &job->model;
-    strcpy(m->name, "llama-2-70b");
-    m->layers = 80; m->hidden = 8192; m->ffn_hidden = 28672; m->heads = 64; m->kv_heads = 8;
-    m->vocab = 32000; m->seq_len = 4096;
-    h100_cluster(job, 512);
-    job->train.global_batch = 1024;
+    strcpy(m->name, name);
+    m->layers = layers; m->hidden = hidden; m->ffn_hidden = ffn; m->heads = heads; m->kv_heads = 8;
+    m->vocab = vocab; m->seq_len = seq;
+    h100_cluster(job, nodes);
+    job->train.global_batch = batch;
 }
 
-/* examples/llama405b-h100.plan's model, every layout dimension auto */
-static void llama405b_h100(plc_job *job)
+static void llama70b_h100(plc_job *job)
 {
-    memset(job, 0, sizeof *job);
-    job->path = "llama405b-h100 (built in bench/search_speed.c)";
-    job->engine.grad_reduce_overlap = 1; /* plrun's profile (examples/engines.yaml) */
-    plc_model *m = &job->model;
-    strcpy(m->name, "llama-3-405b");
-    m->layers = 126; m->hidden = 16384; m->ffn_hidden = 53248; m->heads = 128; m->kv_heads = 8;
-    m->vocab = 128256; m->seq_len = 8192;
-    h100_cluster(job, 2048);
-    job->train.global_batch = 2048; /* 16M tokens */
+    llama_h100(job, "llama70b-h100 (built in bench/search_speed.c)", "llama-2-70b", 80, 8192, 28672, 64, 32000, 4096,
+               512, 1024);
+}
+
+static void llama405b_h100(plc_job *job) /* 16M tokens a step */
+{
+    llama_h100(job, "llama405b-h100 (built in bench/search_speed.c)", "llama-3-405b", 126, 16384, 53248, 128, 128256,
+               8192, 2048, 2048);
 }
 
 /* DeepSeek-V3 (671B, 37B active: 61 layers, 3 dense, 256 routed experts of

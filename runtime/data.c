@@ -26,22 +26,32 @@ struct plc_data {
 
 #define FEISTEL_ROUNDS 6
 
-static int check_model(const plc_model *m, char *err, size_t errlen)
+/* a source of model m's shape, or NULL after a message in err */
+static plc_data *data_new(const plc_model *m, uint64_t seed, char *err, size_t errlen)
 {
-    if (m->vocab < 2 || m->vocab > INT32_MAX)
-        return plc_fail(err, errlen, "data: vocab %lld out of range", (long long)m->vocab);
-    if (m->seq_len < 1) return plc_fail(err, errlen, "data: seq_len %lld out of range", (long long)m->seq_len);
-    return 0;
+    if (m->vocab < 2 || m->vocab > INT32_MAX) {
+        plc_fail(err, errlen, "data: vocab %lld out of range", (long long)m->vocab);
+        return NULL;
+    }
+    if (m->seq_len < 1) {
+        plc_fail(err, errlen, "data: seq_len %lld out of range", (long long)m->seq_len);
+        return NULL;
+    }
+    plc_data *d = calloc(1, sizeof *d);
+    if (!d) {
+        plc_fail(err, errlen, "data: out of memory");
+        return NULL;
+    }
+    d->vocab = m->vocab;
+    d->seq_len = m->seq_len;
+    d->seed = seed;
+    return d;
 }
 
 int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uint64_t seed, char *err, size_t errlen)
 {
-    if (check_model(m, err, errlen)) return -1;
-    plc_data *d = calloc(1, sizeof *d);
-    if (!d) return plc_fail(err, errlen, "data: out of memory");
-    d->vocab = m->vocab;
-    d->seq_len = m->seq_len;
-    d->seed = seed;
+    plc_data *d = data_new(m, seed, err, errlen);
+    if (!d) return -1;
     if (plc_tokfile_open(&d->file, path, err, errlen)) {
         free(d);
         return -1;
@@ -65,12 +75,8 @@ int plc_data_open_file(plc_data **out, const char *path, const plc_model *m, uin
 
 int plc_data_open_synthetic(plc_data **out, const plc_model *m, uint64_t seed, char *err, size_t errlen)
 {
-    if (check_model(m, err, errlen)) return -1;
-    plc_data *d = calloc(1, sizeof *d);
-    if (!d) return plc_fail(err, errlen, "data: out of memory");
-    d->vocab = m->vocab;
-    d->seq_len = m->seq_len;
-    d->seed = seed;
+    plc_data *d = data_new(m, seed, err, errlen);
+    if (!d) return -1;
     d->synthetic = true;
     if (plc_markov_build(&d->chain, m->vocab, PLC_SYNTH_SUCCESSORS, seed, err, errlen)) {
         free(d);

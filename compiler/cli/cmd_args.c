@@ -53,6 +53,15 @@ int plc_parse_rank(const char *cmd, const char *text, int64_t world, int64_t *ou
     return 0;
 }
 
+const char *plc_cmd_value(const char *cmd, int argc, char **argv, int *i, const char *what)
+{
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "plc %s: error: %s needs %s\n", cmd, argv[*i], what);
+        return NULL;
+    }
+    return argv[++*i];
+}
+
 int plc_cmd_parse_format(const char *cmd, const char *text, bool *yaml)
 {
     if (text && !strcmp(text, "yaml")) *yaml = true;

@@ -103,11 +103,7 @@ int plc_cmd_compile(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "-o")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "plc compile: error: -o needs a file name\n");
-                return PLC_EXIT_INPUT;
-            }
-            outp = argv[++i];
+            if (!(outp = plc_cmd_value("compile", argc, argv, &i, "a file name"))) return PLC_EXIT_INPUT;
             continue;
         }
         if (plc_cmd_take_input("compile", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;

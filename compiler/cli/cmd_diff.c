@@ -92,11 +92,7 @@ int plc_cmd_diff(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "--rank")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "plc diff: error: --rank needs a number\n");
-                return DIFF_TROUBLE;
-            }
-            rank_text = argv[++i];
+            if (!(rank_text = plc_cmd_value("diff", argc, argv, &i, "a number"))) return DIFF_TROUBLE;
             continue;
         }
         if (argv[i][0] == '-' && argv[i][1]) {

@@ -36,11 +36,7 @@ int plc_cmd_dump(int argc, char **argv)
         if (!strcmp(argv[i], "--no-buffers")) { buffers = false; continue; }
         if (!strcmp(argv[i], "--expand")) { expand = true; continue; }
         if (!strcmp(argv[i], "--rank")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "plc dump: error: --rank needs a number\n");
-                return PLC_EXIT_INPUT;
-            }
-            rank_text = argv[++i];
+            if (!(rank_text = plc_cmd_value("dump", argc, argv, &i, "a number"))) return PLC_EXIT_INPUT;
             continue;
         }
         if (plc_cmd_take_input("dump", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;

@@ -52,8 +52,7 @@ int plc_cmd_explain(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return PLC_EXIT_OK; }
         if (!strcmp(argv[i], "--svg")) {
-            if (i + 1 >= argc) { fprintf(stderr, "plc explain: error: --svg needs a file name\n"); return PLC_EXIT_INPUT; }
-            svg = argv[++i];
+            if (!(svg = plc_cmd_value("explain", argc, argv, &i, "a file name"))) return PLC_EXIT_INPUT;
             continue;
         }
         if (!strcmp(argv[i], "--format")) {

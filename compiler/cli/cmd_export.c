@@ -30,7 +30,6 @@
 
 #include "common/plan_io.h"
 #include "compiler/cli/cli_int.h"
-#include "compiler/cli/export_int.h"
 #include "compiler/frontend/frontend.h"
 #include "compiler/plantools/plantools.h"
 #include "plc/version.h"

@@ -145,14 +145,12 @@ int plc_cmd_scale(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "--gpus")) {
-            if (i + 1 >= argc) { fprintf(stderr, "plc scale: error: --gpus needs a range A..B\n"); return PLC_EXIT_INPUT; }
-            range = argv[++i];
+            if (!(range = plc_cmd_value("scale", argc, argv, &i, "a range A..B"))) return PLC_EXIT_INPUT;
             continue;
         }
         if (!strncmp(argv[i], "--gpus=", 7)) { range = argv[i] + 7; continue; }
         if (!strcmp(argv[i], "--svg")) {
-            if (i + 1 >= argc) { fprintf(stderr, "plc scale: error: --svg needs a file name\n"); return PLC_EXIT_INPUT; }
-            svg = argv[++i];
+            if (!(svg = plc_cmd_value("scale", argc, argv, &i, "a file name"))) return PLC_EXIT_INPUT;
             continue;
         }
         if (plc_cmd_take_input("scale", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;

@@ -52,21 +52,12 @@ int plc_cmd_solve(int argc, char **argv)
         if (!strcmp(argv[i], "--all")) { all = true; continue; }
         if (!strcmp(argv[i], "--timing")) { timing = true; continue; }
         if (!strcmp(argv[i], "--top") || !strcmp(argv[i], "--format")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "plc solve: error: %s needs a value\n", argv[i]);
+            bool is_top = !strcmp(argv[i], "--top");
+            const char *v = plc_cmd_value("solve", argc, argv, &i, "a value");
+            if (!v) return PLC_EXIT_INPUT;
+            if (is_top ? plc_report_parse_count("solve", "--top", v, 1, 100000, &top)
+                       : plc_cmd_parse_format("solve", v, &yaml))
                 return PLC_EXIT_INPUT;
-            }
-            if (!strcmp(argv[i], "--top")) {
-                if (plc_report_parse_count("solve", "--top", argv[++i], 1, 100000, &top)) return PLC_EXIT_INPUT;
-            } else {
-                const char *f = argv[++i];
-                if (!strcmp(f, "yaml")) yaml = true;
-                else if (!strcmp(f, "text")) yaml = false;
-                else {
-                    fprintf(stderr, "plc solve: error: --format takes text or yaml, not '%s'\n", f);
-                    return PLC_EXIT_INPUT;
-                }
-            }
             continue;
         }
         if (plc_cmd_take_input("solve", "spec", argv[i], &path, usage)) return PLC_EXIT_INPUT;

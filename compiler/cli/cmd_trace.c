@@ -152,12 +152,8 @@ int plc_cmd_trace(int argc, char **argv)
             continue;
         }
         if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--ranks")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "plc trace: error: %s needs a value\n", argv[i]);
-                return PLC_EXIT_INPUT;
-            }
-            if (!strcmp(argv[i], "-o")) outp = argv[++i];
-            else ranks = argv[++i];
+            const char **v = !strcmp(argv[i], "-o") ? &outp : &ranks;
+            if (!(*v = plc_cmd_value("trace", argc, argv, &i, "a value"))) return PLC_EXIT_INPUT;
             continue;
         }
         if (plc_cmd_take_input("trace", "plan", argv[i], &path, usage)) return PLC_EXIT_INPUT;

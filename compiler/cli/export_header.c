@@ -4,7 +4,7 @@
  * export_torchtitan.c), so that neither calls back into the other. */
 #include <stdio.h>
 
-#include "compiler/cli/export_int.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/plantools/plantools.h"
 #include "plc/version.h"
 

@@ -6,13 +6,13 @@
  * latent attention), dropout 0, the optimizer and schedule, batch and
  * precision, and the layout (ep and etp included) with the profile's
  * overlap and dispatcher flags. What a release's flags cannot say is
- * reported by the two checks (export_int.h), which the command turns into
+ * reported by the two checks (cli_int.h), which the command turns into
  * a refusal. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
-#include "compiler/cli/export_int.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/solver/solver.h"
 
 /* One row per release a profile models. Every flag a script of a release

@@ -6,13 +6,13 @@
  * and precision; a mixture of experts with its layers and experts checked
  * (_plc_moe), its router set to plc's and expert_parallel_degree. What
  * torchtitan cannot express (an auxiliary loss, capacity, etp > 1, latent
- * attention) is reported by the two checks (export_int.h), which the
+ * attention) is reported by the two checks (cli_int.h), which the
  * command turns into a refusal. */
 #include <stdio.h>
 #include <string.h>
 
 #include "common/layout_rules.h"
-#include "compiler/cli/export_int.h"
+#include "compiler/cli/cli_int.h"
 #include "compiler/solver/solver.h"
 
 /* torchtitan's stage split (torchtitan/distributed/pipeline_parallel.py,

@@ -7,9 +7,9 @@
  * run in the table's order, each on the programs its size admits, while
  * the region is above the bound (or more than 1% above it), and within its
  * budget of work; the smallest region is kept. Which strategy does what,
- * and where it lives: memplan_int.h. This file alone says which runs, in
- * which order, and how much work each may spend. */
-#include "compiler/lower/memplan_int.h"
+ * and where it lives: lower_int.h (its memplan section). This file alone
+ * says which runs, in which order, and how much work each may spend. */
+#include "compiler/lower/lower_int.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -4,7 +4,7 @@
  * its own. The placed items are indexed by time (a segment tree over
  * instructions, and lists by block of first use), so that finding a gap
  * visits only the items alive during the new one's lifetime. */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -191,7 +191,7 @@ static int placer_init(placer *P, uint32_t ni, uint32_t n)
     return -1;
 }
 
-/* memplan_int.h says what it does */
+/* lower_int.h says what it does */
 int mp_place_items(item *it, uint32_t n, uint32_t npre, uint32_t ni, bool first_fit, uint64_t *peak,
                    int32_t *peak_first)
 {

@@ -2,7 +2,7 @@
  * the order's sequence, into the tightest (or lowest) gap that holds it
  * (memplan_gap.c). No order is always the tightest; the table of orders
  * below is what memplan.c's first pass tries, in turn. */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 

@@ -5,7 +5,7 @@
  * largest value over a range of instructions, and the pairs of buffers
  * whose lifetimes overlap (what a greedy placement costs). Sizes are
  * rounded up to PLC_PLAN_ALIGN, as placed. */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 

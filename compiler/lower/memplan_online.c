@@ -3,7 +3,7 @@
  * ended and places what starts in the smallest hole that fits; and the
  * same sweep on mirrored time (last use read backwards as first use). Its
  * cost grows with the holes, not with the pairs of overlapping lifetimes. */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * neither of which ever grows its region: the jostle (every buffer pushed
  * up, then dropped down) and ruin and recreate (a box of buffers around
  * one above a line lifted and set back). */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 #include <string.h>

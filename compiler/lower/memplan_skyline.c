@@ -1,7 +1,7 @@
 /* memplan_skyline.c: placement on a skyline, best-fit strip packing with
  * the buffers fixed in time: the lowest stretch of the region's floor
  * takes the best-keyed buffer that fits in it. */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 

@@ -2,7 +2,7 @@
  * micro-batch's stash (what its forward keeps for its backward) in a ring
  * slot, the slots arranged so that the space a backward frees adjoins the
  * space its own buffers need, the other buffers placed around them. */
-#include "compiler/lower/memplan_int.h"
+#include "compiler/lower/lower_int.h"
 
 #include <stdlib.h>
 

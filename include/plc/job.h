@@ -1,7 +1,7 @@
 /* plc/job.h: the resolved job, the one structure between the front end and
  * everything after it (solver, lowering, plan writer).
  *
- * The front end (compiler/spec_*.c) turns a .plan file, its -D overrides and
+ * The front end (compiler/frontend/spec_*.c) turns a .plan file, its -D overrides and
  * the hardware catalog into a plc_job with every unit converted to SI base
  * units (bytes, bytes/s, FLOP/s, seconds, fractions) and every default filled
  * in. Nothing downstream looks at the AST.

@@ -679,7 +679,7 @@ def selftest_pieces():
     w = torch.randn(6, dtype=torch.float64)
     ref = torch.stack([x[i] / math.sqrt(float((x[i] ** 2).mean()) + 1e-5) * w for i in range(5)])
     ok &= check(torch.allclose(rmsnorm(x, w, 1e-5), ref, rtol=0, atol=1e-12), "RMSNorm by definition")
-    # learning rate: the known values of tests/unit/test_lr.c
+    # learning rate: the known values of tests/unit/test_common_lr.c
     c = {"lr_peak": 1e-3, "lr_floor": 1e-4, "warmup_steps": 10, "decay_steps": 110}
     ok &= check(lr_at(c, 0) == 1e-3 * 1 / 10 and lr_at(c, 9) == 1e-3 and lr_at(c, 110) == 1e-4
                 and abs(lr_at(c, 35) - 0.00086819805153394639) < 1e-18

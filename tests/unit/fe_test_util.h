@@ -9,6 +9,27 @@
 
 #include "compiler/frontend/frontend.h"
 
+/* diagnostics printed into memory: fe_sink_open, then s->d to the front
+ * end, then fe_sink_close (s->out then holds what was printed, freed by
+ * the caller) */
+typedef struct fe_sink {
+    plc_diag d;
+    FILE *f;
+    char *out;
+    size_t outlen;
+} fe_sink;
+
+static inline plc_diag *fe_sink_open(fe_sink *s, int max_errors)
+{
+    s->out = NULL;
+    s->outlen = 0;
+    s->f = open_memstream(&s->out, &s->outlen);
+    plc_diag_init(&s->d, s->f, max_errors);
+    return &s->d;
+}
+
+static inline void fe_sink_close(fe_sink *s) { fclose(s->f); }
+
 typedef struct fe_result {
     plc_arena a;
     plc_job job;
@@ -23,19 +44,20 @@ static inline void fe_run(fe_result *r, const char *text, const char *const *def
 {
     memset(r, 0, sizeof *r);
     plc_arena_init(&r->a);
-    FILE *f = open_memstream(&r->out, &r->outlen);
-    plc_diag d;
-    plc_diag_init(&d, f, 100);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 100);
     plc_source *src = plc_source_from_text(&r->a, "t.plan", text, strlen(text));
-    r->ast = plc_parse_source(&r->a, &d, src, &r->syntax_errors);
-    int derr = plc_spec_apply_defines(&r->a, &d, r->ast, defines, ndefines);
+    r->ast = plc_parse_source(&r->a, d, src, &r->syntax_errors);
+    int derr = plc_spec_apply_defines(&r->a, d, r->ast, defines, ndefines);
     if (!r->syntax_errors && !derr) {
         plc_resolve_opts o = {NULL, "", false};
-        plc_resolve(&r->a, &d, r->ast, &o, &r->job);
+        plc_resolve(&r->a, d, r->ast, &o, &r->job);
     }
-    fclose(f);
-    r->errors = d.errors;
-    r->warnings = d.warnings;
+    fe_sink_close(&s);
+    r->out = s.out;
+    r->outlen = s.outlen;
+    r->errors = d->errors;
+    r->warnings = d->warnings;
 }
 
 static inline void fe_done(fe_result *r)

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compiler/cli/export_int.h"
+#include "compiler/cli/cli_int.h"
 #include "test_solver_fixtures.h"
 
 /* a bf16 job of model m on one node of 8, layout dp 8, the profile p */

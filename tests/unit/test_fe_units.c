@@ -93,13 +93,12 @@ static void test_edit_distance(void)
 
 static int catalog_text(const char *text, plc_catalog *cat, char **out, plc_arena *a)
 {
-    size_t len;
-    FILE *f = open_memstream(out, &len);
-    plc_diag d;
-    plc_diag_init(&d, f, 100);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 100);
     plc_source *src = plc_source_from_text(a, "cat.yaml", text, strlen(text));
-    int errors = plc_catalog_parse(a, &d, src, cat);
-    fclose(f);
+    int errors = plc_catalog_parse(a, d, src, cat);
+    fe_sink_close(&s);
+    *out = s.out;
     return errors;
 }
 
@@ -160,14 +159,12 @@ static void test_builtin_catalog(void)
 {
     plc_arena a;
     plc_arena_init(&a);
-    plc_diag d;
-    char *out = NULL;
-    size_t len;
-    FILE *f = open_memstream(&out, &len);
-    plc_diag_init(&d, f, 100);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 100);
     plc_catalog cat;
-    int errors = plc_catalog_load(&a, &d, "../examples/catalog.yaml", &cat);
-    fclose(f);
+    int errors = plc_catalog_load(&a, d, "../examples/catalog.yaml", &cat);
+    fe_sink_close(&s);
+    char *out = s.out;
     CU_ASSERT_EQUAL(errors, 0);
     const char *names[] = {"A100-SXM4-40GB", "A100-SXM4-80GB", "H100-SXM5-80GB", "H200-SXM-141GB", "host-cpu"};
     for (int i = 0; i < 5; i++) CU_ASSERT_PTR_NOT_NULL(plc_catalog_find(&cat, names[i]));

@@ -10,6 +10,7 @@
 #include "common/plan_io.h"
 #include "compiler/lower/lower.h"
 #include "compiler/plantools/plantools.h"
+#include "test_fixture_hw.h"
 
 /* the equivalence test's model: GQA, 4 layers, tiny */
 static inline void tp_job(plc_job *job, int layers, bool tied, int64_t global_batch)
@@ -31,16 +32,14 @@ static inline void tp_job(plc_job *job, int layers, bool tied, int64_t global_ba
     m->tie_embeddings = tied;
     m->norm_eps = 1e-5;
     m->rope_theta = 10000;
-    plc_hw *hw = &job->cluster.hw;
+    plc_hw *hw = &job->cluster.hw; /* a small GPU: the A100 fixture where it differs */
+    fixture_a100(hw);
     snprintf(hw->name, sizeof hw->name, "test-gpu");
     hw->mem_bytes = 80e9;
     hw->flops_bf16 = 300e12;
     hw->flops_fp32 = 20e12;
     hw->hbm_bw = 2e12;
     hw->intra_node_bw = 200e9;
-    hw->intra_node_lat = 5e-6;
-    hw->inter_node_bw = 25e9;
-    hw->inter_node_lat = 10e-6;
     hw->matmul_eff = 0.7;
     hw->matmul_half_dim = 64;
     hw->hbm_eff = 0.8;

@@ -6,6 +6,7 @@
 
 #include "compiler/solver/solver.h"
 #include "plc/job.h"
+#include "test_fixture_hw.h"
 
 static inline void fixture_model(plc_model *m, const char *name, int64_t layers, int64_t hidden, int64_t ffn,
                                  int64_t heads, int64_t kv, int64_t vocab, int64_t seq, bool tied)
@@ -15,22 +16,6 @@ static inline void fixture_model(plc_model *m, const char *name, int64_t layers,
     m->layers = layers; m->hidden = hidden; m->ffn_hidden = ffn; m->heads = heads;
     m->kv_heads = kv; m->vocab = vocab; m->seq_len = seq; m->tie_embeddings = tied;
     m->norm_eps = 1e-5; m->rope_theta = 10000;
-}
-
-/* A100-SXM4-80GB figures, efficiencies 1 and no overheads unless a test sets them */
-static inline void fixture_a100(plc_hw *hw)
-{
-    memset(hw, 0, sizeof *hw);
-    strcpy(hw->name, "A100-SXM4-80GB");
-    hw->mem_bytes = 80.0 * 1073741824.0;
-    hw->flops_bf16 = 312e12;
-    hw->flops_fp32 = 19.5e12;
-    hw->hbm_bw = 2039e9;
-    hw->intra_node_bw = 300e9;
-    hw->intra_node_lat = 5e-6;
-    hw->inter_node_bw = 25e9;
-    hw->inter_node_lat = 10e-6;
-    hw->matmul_eff = 1; hw->hbm_eff = 1; hw->comm_eff = 1;
 }
 
 static inline void fixture_layout_auto(plc_layout_spec *ls)

@@ -29,14 +29,11 @@ static void trace_job(plc_job *job)
     m->kv_heads = 8;
     m->vocab = 16384;
     m->seq_len = 1024;
-    plc_hw *hw = &job->cluster.hw;
+    plc_hw *hw = &job->cluster.hw; /* tp_job's test-gpu with an A100's speeds */
     hw->flops_bf16 = 312e12;
     hw->hbm_bw = 2039e9;
     hw->intra_node_bw = 300e9;
-    hw->inter_node_bw = 25e9;
-    hw->matmul_eff = 0.7;
     hw->hbm_eff = 0.7;
-    hw->comm_eff = 0.8;
     hw->kernel_launch = 5e-6;
     hw->grad_bytes = 4;
     job->cluster.nodes = 2;

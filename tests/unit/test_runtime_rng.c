@@ -1,4 +1,4 @@
-/* test_rng.c: Philox known answers, draw statistics, layout-independent
+/* test_runtime_rng.c: Philox known answers, draw statistics, layout-independent
  * initialisation and the tensor table of docs/model.md. */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -222,8 +222,8 @@ static void test_init_kinds(void)
     free(buf);
 }
 
-void register_test_rng(void);
-void register_test_rng(void)
+void register_test_runtime_rng(void);
+void register_test_runtime_rng(void)
 {
     CU_pSuite s = CU_add_suite("rng", NULL, NULL);
     CU_add_test(s, "philox known answers", test_philox_known_answers);

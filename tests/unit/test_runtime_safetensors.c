@@ -1,4 +1,4 @@
-/* test_safetensors.c: the JSON parser and the safetensors reader/writer:
+/* test_runtime_safetensors.c: the JSON parser and the safetensors reader/writer:
  * round trip, every kind of damage rejected with a message, fuzzed input
  * never crashing, and atomic replacement. */
 #include <CUnit/CUnit.h>
@@ -427,8 +427,8 @@ static void test_atomic_write(void)
     free(old);
 }
 
-void register_test_safetensors(void);
-void register_test_safetensors(void)
+void register_test_runtime_safetensors(void);
+void register_test_runtime_safetensors(void)
 {
     CU_pSuite j = CU_add_suite("json", NULL, NULL);
     CU_add_test(j, "valid documents", test_json_valid);

@@ -1,4 +1,4 @@
-/* test_bf16_runtime.c: how plrun runs bf16 plans on the CPU: the widening
+/* test_runtime_bf16.c: how plrun runs bf16 plans on the CPU: the widening
  * layer (backend_cpu_bf16.h) through the CPU backend's ops, the staging
  * size taken from the plan, the bf16 MPI reductions (comm_bf16.h) and the
  * plan check's storage-dtype rule. */
@@ -292,7 +292,7 @@ static void test_check_storage(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(err, "f32 or bf16"));
 }
 
-void register_test_bf16_runtime(void)
+void register_test_runtime_bf16(void)
 {
     CU_pSuite s = CU_add_suite("bf16_runtime", NULL, NULL);
     CU_add_test(s, "staging sized from the plan's largest instruction", test_stage_need);

@@ -1,4 +1,4 @@
-/* test_engine_trace.c: the simulated timeline of a spec under its engine
+/* test_plantools_engine_trace.c: the simulated timeline of a spec under its engine
  * (compiler/plantools/engine_trace.c) against the time model it is laid out
  * from. For three shipped example specs under plrun, megatron and fsdp2, a
  * spread of the legal layouts of each (every stride-th candidate: pp 1 and
@@ -149,7 +149,7 @@ static void test_overlap_off_exposes_all(void)
     plc_arena_free(&a);
 }
 
-void register_test_engine_trace(void)
+void register_test_plantools_engine_trace(void)
 {
     CU_pSuite s = CU_add_suite("engine_trace", NULL, NULL);
     CU_add_test(s, "the simulated step ends at the solver's step time", test_step_time_agrees);

@@ -1,4 +1,4 @@
-/* test_ckpt_meta.c: the checks a resume makes (runtime/ckpt_meta.c) on a
+/* test_runtime_ckpt_meta.c: the checks a resume makes (runtime/ckpt_meta.c) on a
  * checkpoint written here: accepted as written; every metadata change, a
  * flipped tensor byte and a changed setting refused with the right message;
  * an allowed change accepted. And the output checks of atomic_file.h. */
@@ -160,8 +160,8 @@ static void test_output_checks(void)
     CU_ASSERT_EQUAL(plc_prepare_output_dir("--checkpoint-dir", "/nonexistent/a/b", err, sizeof err), -1);
 }
 
-void register_test_ckpt_meta(void);
-void register_test_ckpt_meta(void)
+void register_test_runtime_ckpt_meta(void);
+void register_test_runtime_ckpt_meta(void)
 {
     CU_pSuite s = CU_add_suite("ckpt_meta", suite_init, suite_clean);
     CU_add_test(s, "resume checks", test_checks);

@@ -1,4 +1,4 @@
-/* test_hf_ckpt.c: Hugging Face checkpoints (runtime/hf_names.c).
+/* test_runtime_hf_ckpt.c: Hugging Face checkpoints (runtime/hf_names.c).
  *
  * The expectations are written out here from transformers' own
  * conventions, not read from hf_names.c's table: the state-dict names of
@@ -560,8 +560,8 @@ static void test_docs_tables(void)
     }
 }
 
-void register_test_hf_ckpt(void);
-void register_test_hf_ckpt(void)
+void register_test_runtime_hf_ckpt(void);
+void register_test_runtime_hf_ckpt(void)
 {
     CU_pSuite s = CU_add_suite("hf_ckpt", suite_init, suite_clean);
     CU_add_test(s, "Llama: transformers' names, shapes, q/k permutation; round trip", test_llama_names_and_layouts);

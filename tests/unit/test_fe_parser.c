@@ -1,4 +1,4 @@
-/* test_parser.c: the bison parser: tree shapes, -D overrides, includes and
+/* test_fe_parser.c: the bison parser: tree shapes, -D overrides, includes and
  * syntax errors with their locations. */
 #include <CUnit/CUnit.h>
 #include <sys/stat.h>
@@ -222,18 +222,19 @@ static void inc_run(fe_result *r, inc_dir *d, const char *name)
 {
     memset(r, 0, sizeof *r);
     plc_arena_init(&r->a);
-    FILE *f = open_memstream(&r->out, &r->outlen);
-    plc_diag dg;
-    plc_diag_init(&dg, f, 100);
-    const plc_source *src = plc_source_read(&r->a, &dg, plc_arena_printf(&r->a, "%s/%s", d->path, name));
+    fe_sink s;
+    plc_diag *dg = fe_sink_open(&s, 100);
+    const plc_source *src = plc_source_read(&r->a, dg, plc_arena_printf(&r->a, "%s/%s", d->path, name));
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
-    r->ast = plc_parse_source(&r->a, &dg, src, &r->syntax_errors);
+    r->ast = plc_parse_source(&r->a, dg, src, &r->syntax_errors);
     if (!r->syntax_errors) {
         plc_resolve_opts o = {NULL, d->path, false};
-        plc_resolve(&r->a, &dg, r->ast, &o, &r->job);
+        plc_resolve(&r->a, dg, r->ast, &o, &r->job);
     }
-    fclose(f);
-    r->errors = dg.errors;
+    fe_sink_close(&s);
+    r->out = s.out;
+    r->outlen = s.outlen;
+    r->errors = dg->errors;
 }
 
 /* the included blocks stand where the include does, with their own file */
@@ -326,8 +327,8 @@ static void test_include_needs_a_string(void)
     fe_done(&r);
 }
 
-void register_test_parser(void);
-void register_test_parser(void)
+void register_test_fe_parser(void);
+void register_test_fe_parser(void)
 {
     CU_pSuite s = CU_add_suite("parser", NULL, NULL);
     CU_add_test(s, "blocks and pairs", test_blocks_and_pairs);

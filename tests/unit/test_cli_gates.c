@@ -1,4 +1,4 @@
-/* test_gates.c: the CI gates of plc check and compile (compiler/cli/gates.c):
+/* test_cli_gates.c: the CI gates of plc check and compile (compiler/cli/gates.c):
  * the options taken out of argv, the spec's gates block under them, and the
  * regression gate's arithmetic (MFU in points, tokens/s per GPU as a share)
  * with the results compile's YAML carries. Loading and matching a baseline
@@ -150,8 +150,8 @@ static void test_regression(void)
     CU_ASSERT_FALSE(res.r[0].pass);
 }
 
-void register_test_gates(void);
-void register_test_gates(void)
+void register_test_cli_gates(void);
+void register_test_cli_gates(void)
 {
     CU_pSuite s = CU_add_suite("gates", NULL, NULL);
     CU_add_test(s, "options taken out of argv", test_options);

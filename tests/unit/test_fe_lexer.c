@@ -1,4 +1,4 @@
-/* test_lexer.c: the flex scanner: tokens, numbers with units, strings,
+/* test_fe_lexer.c: the flex scanner: tokens, numbers with units, strings,
  * comments and exact locations. */
 #include <CUnit/CUnit.h>
 
@@ -9,20 +9,19 @@ typedef struct lexed {
     plc_arena a;
     plc_lexeme t[64];
     int n, errors;
-    char *out;
-    size_t outlen;
+    char *out; /* the diagnostics */
 } lexed;
 
 static void lex(lexed *l, const char *text)
 {
     plc_arena_init(&l->a);
-    FILE *f = open_memstream(&l->out, &l->outlen);
-    plc_diag d;
-    plc_diag_init(&d, f, 100);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 100);
     plc_source *src = plc_source_from_text(&l->a, "t.plan", text, strlen(text));
-    l->n = plc_lex_source(&l->a, &d, src, l->t, 64);
-    fclose(f);
-    l->errors = d.errors;
+    l->n = plc_lex_source(&l->a, d, src, l->t, 64);
+    fe_sink_close(&s);
+    l->out = s.out;
+    l->errors = d->errors;
 }
 
 static void unlex(lexed *l)
@@ -143,18 +142,15 @@ static void test_bad_bytes(void)
     unlex(&l);
     plc_arena a;
     plc_arena_init(&a);
-    char *out = NULL;
-    size_t outlen = 0;
-    FILE *f = open_memstream(&out, &outlen);
-    plc_diag d;
-    plc_diag_init(&d, f, 100);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 100);
     plc_source *src = plc_source_from_text(&a, "t.plan", "a\0b", 3);
     plc_lexeme t[8];
-    int n = plc_lex_source(&a, &d, src, t, 8);
-    fclose(f);
+    int n = plc_lex_source(&a, d, src, t, 8);
+    fe_sink_close(&s);
     CU_ASSERT_EQUAL(n, 2);
-    CU_ASSERT_EQUAL(d.errors, 1);
-    free(out);
+    CU_ASSERT_EQUAL(d->errors, 1);
+    free(s.out);
     plc_arena_free(&a);
 }
 
@@ -170,8 +166,8 @@ static void test_comments_recorded(void)
     fe_done(&r);
 }
 
-void register_test_lexer(void);
-void register_test_lexer(void)
+void register_test_fe_lexer(void);
+void register_test_fe_lexer(void)
 {
     CU_pSuite s = CU_add_suite("lexer", NULL, NULL);
     CU_add_test(s, "tokens", test_tokens);

@@ -1,4 +1,4 @@
-/* test_nofit_reasons.c: the search's record of why layouts were removed
+/* test_solver_nofit_reasons.c: the search's record of why layouts were removed
  * (invalid_by, plc_invalid_message) and the legality probe the no-fit
  * report uses for its alternatives (plc_degrees_legal). */
 #include <CUnit/CUnit.h>
@@ -78,8 +78,8 @@ static void test_pp_rule(void)
     fe_done(&r);
 }
 
-void register_test_nofit_reasons(void);
-void register_test_nofit_reasons(void)
+void register_test_solver_nofit_reasons(void);
+void register_test_solver_nofit_reasons(void)
 {
     CU_pSuite s = CU_add_suite("nofit_reasons", NULL, NULL);
     CU_add_test(s, "no dp divides the batch", test_batch_reason);

@@ -1,4 +1,4 @@
-/* test_parse_num.c: the one parser of numbers on command lines, in metadata
+/* test_common_parse_num.c: the one parser of numbers on command lines, in metadata
  * and in catalog entries (common/parse_num.c): what it takes, what it
  * refuses, and that a refusal leaves the output as it was. */
 #include <CUnit/CUnit.h>
@@ -38,8 +38,8 @@ static void test_real(void)
     CU_ASSERT(v == -7);
 }
 
-void register_test_parse_num(void);
-void register_test_parse_num(void)
+void register_test_common_parse_num(void);
+void register_test_common_parse_num(void)
 {
     CU_pSuite s = CU_add_suite("parse_num", NULL, NULL);
     CU_add_test(s, "whole numbers: all of the text, in range", test_int);

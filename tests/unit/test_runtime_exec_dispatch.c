@@ -1,4 +1,4 @@
-/* test_exec_dispatch.c: the executor on plans built by hand in memory:
+/* test_runtime_exec_dispatch.c: the executor on plans built by hand in memory:
  * buffer placement, flat dispatch, data loading, and the errors a wrong
  * program gets (with rank, instruction, op and location). */
 #include <CUnit/CUnit.h>
@@ -455,7 +455,7 @@ static void test_node_keys(void)
     plc_comm_finalize(&c);
 }
 
-void register_test_exec_dispatch(void)
+void register_test_runtime_exec_dispatch(void)
 {
     CU_pSuite s = CU_add_suite("exec_dispatch", NULL, NULL);
     CU_add_test(s, "matmul, copy, scale, add at planned offsets", test_matmul_add_scale);

@@ -1,4 +1,4 @@
-/* test_plan_groups.c: which ranks belong to a communicator group
+/* test_common_plan_groups.c: which ranks belong to a communicator group
  * (common/plan_groups.c, the one rule plrun, the validator, the simulator and
  * the trace share): a worked example, every group kind on every rank of
  * several layouts against the definition, and the validator refusing a
@@ -116,8 +116,8 @@ static void test_validator_refuses_ends_without_pp(void)
     plc_arena_free(&a);
 }
 
-void register_test_plan_groups(void);
-void register_test_plan_groups(void)
+void register_test_common_plan_groups(void);
+void register_test_common_plan_groups(void)
 {
     CU_pSuite s = CU_add_suite("plan_groups", NULL, NULL);
     CU_add_test(s, "communicator groups in rank order: a worked example", test_worked_example);

@@ -1,4 +1,4 @@
-/* test_data.c: token files (round trip, damaged headers), the sample order
+/* test_runtime_data.c: token files (round trip, damaged headers), the sample order
  * (a permutation per epoch, the same for every dp x cp split), and the
  * synthetic Markov source (entropy rate against closed forms and samples). */
 #include <CUnit/CUnit.h>
@@ -600,8 +600,8 @@ static void test_locate(void)
     rmdir(sub);
 }
 
-void register_test_data(void);
-void register_test_data(void)
+void register_test_runtime_data(void);
+void register_test_runtime_data(void)
 {
     CU_pSuite s = CU_add_suite("data", suite_init, suite_clean);
     CU_add_test(s, "token file round trip", test_tokfile_round_trip);

@@ -1,4 +1,4 @@
-/* test_metrics.c: the step log line, the progress line and the JSON-lines
+/* test_runtime_metrics.c: the step log line, the progress line and the JSON-lines
  * metrics file (parsed back with the JSON parser: every value round-trips). */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -19,25 +19,23 @@ static plc_step_metrics sample(int64_t step)
 
 static void test_formats(void)
 {
+    static const struct {
+        double v;
+        const char *si;
+    } sis[] = {{950, "950"}, {41234.5, "41.2k"}, {3.21e9, "3.21G"}, {999.96e6, "1.00G"}, {123.4e12, "123T"}};
+    static const struct {
+        double s;
+        const char *text;
+    } durations[] = {{44.6, "45s"}, {725, "12m05s"}, {3 * 3600 + 125, "3h02m"}, {NAN, "?"}};
     char b[512];
-    plc_format_si(b, sizeof b, 950);
-    CU_ASSERT_STRING_EQUAL(b, "950");
-    plc_format_si(b, sizeof b, 41234.5);
-    CU_ASSERT_STRING_EQUAL(b, "41.2k");
-    plc_format_si(b, sizeof b, 3.21e9);
-    CU_ASSERT_STRING_EQUAL(b, "3.21G");
-    plc_format_si(b, sizeof b, 999.96e6);
-    CU_ASSERT_STRING_EQUAL(b, "1.00G");
-    plc_format_si(b, sizeof b, 123.4e12);
-    CU_ASSERT_STRING_EQUAL(b, "123T");
-    plc_format_duration(b, sizeof b, 44.6);
-    CU_ASSERT_STRING_EQUAL(b, "45s");
-    plc_format_duration(b, sizeof b, 725);
-    CU_ASSERT_STRING_EQUAL(b, "12m05s");
-    plc_format_duration(b, sizeof b, 3 * 3600 + 125);
-    CU_ASSERT_STRING_EQUAL(b, "3h02m");
-    plc_format_duration(b, sizeof b, NAN);
-    CU_ASSERT_STRING_EQUAL(b, "?");
+    for (size_t i = 0; i < sizeof sis / sizeof sis[0]; i++) {
+        plc_format_si(b, sizeof b, sis[i].v);
+        CU_ASSERT_STRING_EQUAL(b, sis[i].si);
+    }
+    for (size_t i = 0; i < sizeof durations / sizeof durations[0]; i++) {
+        plc_format_duration(b, sizeof b, durations[i].s);
+        CU_ASSERT_STRING_EQUAL(b, durations[i].text);
+    }
 
     plc_step_metrics m = sample(11);
     plc_metrics_format_line(b, sizeof b, &m, 1000);
@@ -170,8 +168,8 @@ static void test_log(void)
     rmdir(dir);
 }
 
-void register_test_metrics(void);
-void register_test_metrics(void)
+void register_test_runtime_metrics(void);
+void register_test_runtime_metrics(void)
 {
     CU_pSuite s = CU_add_suite("metrics", NULL, NULL);
     CU_add_test(s, "formats", test_formats);

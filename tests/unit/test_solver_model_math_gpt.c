@@ -1,4 +1,4 @@
-/* tests/unit/test_model_math_gpt.c: parameter counts and FLOPs of the GPT
+/* tests/unit/test_solver_model_math_gpt.c: parameter counts and FLOPs of the GPT
  * block (compiler/solver/solver.h) against known values: Hugging Face's
  * GPT-2 counts, FLOPs per token worked out by hand in the comments, and a
  * row of Narayanan et al. 2021, Table 1. */
@@ -230,7 +230,7 @@ static void test_gpt_tensor_table(void)
     CU_ASSERT_EQUAL(plc_tensor_id(&m, PLC_ROLE_BQ, 0), -1);
 }
 
-void register_test_model_math_gpt(void)
+void register_test_solver_model_math_gpt(void)
 {
     CU_pSuite s = CU_add_suite("model_math_gpt", NULL, NULL);
     CU_add_test(s, "GPT-2 small, medium, large, XL parameter counts", test_gpt2_params);

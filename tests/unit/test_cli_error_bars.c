@@ -1,4 +1,4 @@
-/* test_error_bars.c: the error bars of plc solve and explain
+/* test_cli_error_bars.c: the error bars of plc solve and explain
  * (compiler/cli/report_range.c, plc_pick_by_range in search.c): the table's
  * first matching row by engine, GPU part and GPU count; its malformed rows
  * refused; the pick among ranges that overlap the best one's; the ranks
@@ -180,8 +180,8 @@ static void test_within(void)
     CU_ASSERT_STRING_EQUAL(buf, "layout 1 is ahead of the others shown by more than the prediction's error\n");
 }
 
-void register_test_error_bars(void);
-void register_test_error_bars(void)
+void register_test_cli_error_bars(void);
+void register_test_cli_error_bars(void)
 {
     CU_pSuite s = CU_add_suite("error_bars", NULL, NULL);
     CU_add_test(s, "the first row matching engine, GPU part and count", test_first_match);

@@ -1,4 +1,4 @@
-/* test_words.c: plc's output vocabulary (compiler/plantools/plantools.h), the plan
+/* test_plantools_words.c: plc's output vocabulary (compiler/plantools/plantools.h), the plan
  * settings plc diff compares (compiler/plantools/plantools.h) and the tie rule of
  * listings (compiler/cli/cli.h). */
 #include <CUnit/CUnit.h>
@@ -8,7 +8,7 @@
 #include "compiler/plantools/plantools.h"
 #include "compiler/cli/cli.h"
 
-static void test_words(void)
+static void test_plantools_words(void)
 {
     char b[64];
     CU_ASSERT_STRING_EQUAL(plc_word_percent(0.775, b, sizeof b), "77.5%");
@@ -161,11 +161,11 @@ static void test_ties(void)
     CU_ASSERT_STRING_EQUAL(text, "sp=on recompute=selective");
 }
 
-void register_test_words(void);
-void register_test_words(void)
+void register_test_plantools_words(void);
+void register_test_plantools_words(void)
 {
     CU_pSuite s = CU_add_suite("words", NULL, NULL);
-    CU_add_test(s, "percentages, switches, plurals, quantities", test_words);
+    CU_add_test(s, "percentages, switches, plurals, quantities", test_plantools_words);
     CU_add_test(s, "plan settings compared by plc diff", test_settings);
     CU_add_test(s, "layout constraints are settings: pins, sets, ranges, memory_limit, objective", test_constraint_settings);
     CU_add_test(s, "layout changes: pinned by the spec or chosen by the solver", test_layout_attribution);

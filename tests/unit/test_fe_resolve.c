@@ -1,4 +1,4 @@
-/* test_resolve.c: resolution into plc_job (defaults, units, choices) and
+/* test_fe_resolve.c: resolution into plc_job (defaults, units, choices) and
  * each semantic check with its message. */
 #include <CUnit/CUnit.h>
 #include <math.h>
@@ -381,24 +381,21 @@ static void test_error_cap(void)
     strcat(text, "}\n");
     plc_arena a;
     plc_arena_init(&a);
-    char *out = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&out, &len);
-    plc_diag d;
-    plc_diag_init(&d, f, 20);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 20);
     plc_source *src = plc_source_from_text(&a, "t.plan", text, strlen(text));
     int se;
-    plc_ast *ast = plc_parse_source(&a, &d, src, &se);
+    plc_ast *ast = plc_parse_source(&a, d, src, &se);
     plc_resolve_opts o = {NULL, "", false};
     plc_job job;
-    plc_resolve(&a, &d, ast, &o, &job);
-    fclose(f);
+    plc_resolve(&a, d, ast, &o, &job);
+    fe_sink_close(&s);
     int printed = 0;
-    for (const char *p = out; (p = strstr(p, ": error: ")); p++) printed++;
+    for (const char *p = s.out; (p = strstr(p, ": error: ")); p++) printed++;
     CU_ASSERT_EQUAL(printed, 20);
-    CU_ASSERT_TRUE(d.errors > 30);
-    CU_ASSERT_PTR_NOT_NULL(strstr(out, "too many errors"));
-    free(out);
+    CU_ASSERT_TRUE(d->errors > 30);
+    CU_ASSERT_PTR_NOT_NULL(strstr(s.out, "too many errors"));
+    free(s.out);
     plc_arena_free(&a);
 }
 
@@ -430,18 +427,17 @@ static uint32_t write_tokens(const char *path, uint32_t vocab, int n, int mod, i
 static int resolve_in(plc_arena *a, const char *text, const char *dir, const char *def, bool read_data, plc_job *job,
                       char **out)
 {
-    size_t len;
-    FILE *f = open_memstream(out, &len);
-    plc_diag d;
-    plc_diag_init(&d, f, 100);
+    fe_sink s;
+    plc_diag *d = fe_sink_open(&s, 100);
     plc_source *src = plc_source_from_text(a, "t.plan", text, strlen(text));
     int se;
-    plc_ast *ast = plc_parse_source(a, &d, src, &se);
-    if (def) plc_spec_apply_defines(a, &d, ast, &def, 1);
+    plc_ast *ast = plc_parse_source(a, d, src, &se);
+    if (def) plc_spec_apply_defines(a, d, ast, &def, 1);
     plc_resolve_opts o = {NULL, dir, read_data};
     memset(job, 0, sizeof *job);
-    int errors = plc_resolve(a, &d, ast, &o, job);
-    fclose(f);
+    int errors = plc_resolve(a, d, ast, &o, job);
+    fe_sink_close(&s);
+    *out = s.out;
     return errors;
 }
 
@@ -559,8 +555,8 @@ static void test_divisors(void)
     plc_arena_free(&a);
 }
 
-void register_test_resolve(void);
-void register_test_resolve(void)
+void register_test_fe_resolve(void);
+void register_test_fe_resolve(void)
 {
     CU_pSuite s = CU_add_suite("resolve", NULL, NULL);
     CU_add_test(s, "valid spec and defaults", test_valid_and_defaults);

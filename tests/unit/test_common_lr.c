@@ -1,4 +1,4 @@
-/* test_lr.c: the learning-rate schedule at known steps (docs/model.md). */
+/* test_common_lr.c: the learning-rate schedule at known steps (docs/model.md). */
 #include <CUnit/CUnit.h>
 #include <math.h>
 
@@ -51,8 +51,8 @@ static void test_edge_cases(void)
     CU_ASSERT_DOUBLE_EQUAL(plc_lr_at(&from, 7), 0.55, 1e-15);
 }
 
-void register_test_lr(void);
-void register_test_lr(void)
+void register_test_common_lr(void);
+void register_test_common_lr(void)
 {
     CU_pSuite s = CU_add_suite("lr_schedule", NULL, NULL);
     CU_add_test(s, "warmup, cosine, floor", test_warmup_cosine_floor);
