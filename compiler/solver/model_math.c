@@ -233,7 +233,10 @@ void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t vpp
     }
 }
 
-int64_t plc_layer_tensors(const plc_model *m) { return is_gpt(m) ? 16 : PLC_LAYER_TENSORS; }
+int64_t plc_layer_tensors(const plc_model *m)
+{
+    return (is_gpt(m) ? 16 : PLC_LAYER_TENSORS) + (m->qk_norm ? 2 : 0); /* qk-norm: q_norm, k_norm */
+}
 
 int64_t plc_stage_tensors(const plc_model *m, int64_t pp, const plc_stage_params *s)
 {

@@ -106,6 +106,42 @@ static void test_gemm_shapes(void)
     CU_ASSERT_EQUAL(g[1].N, 2048);
 }
 
+/* the memory and time models: the attention's activations and the
+ * elementwise work read heads x head_dim, and qk-norm adds its input (and
+ * unfused its fp32 copy) and a norm pass over q and k */
+static void test_memory_and_time(void)
+{
+    plc_job job;
+    fixture_llama13b(&job, 1);
+    job.cluster.hw.kernel_launch = 5e-6;
+    plc_layout l;
+    memset(&l, 0, sizeof l);
+    l.dp = 1; l.tp = 2; l.pp = 1; l.cp = 1; l.vpp = 1; l.micro_batch = 1;
+    l.attention = PLC_ATTN_FLASH2;
+    double T = (double)job.model.seq_len, a = 2.0;
+    double base = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    plc_layer_times t0, t1;
+    plc_layer_times_of(&job, &l, &t0);
+    /* llama-13b's 40 heads of 128, then of 256: the q, k, v, and the
+     * attention output kept grow by (q + 2 kv + q) / tp x a per token */
+    job.model.head_dim = 256;
+    double wide = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    CU_ASSERT_DOUBLE_EQUAL(wide - base, T * (40.0 * 128 * 4) / 2 * a, 1.0);
+    plc_layer_times_of(&job, &l, &t1);
+    CU_ASSERT(t1.matmul_f > t0.matmul_f);
+    CU_ASSERT(t1.attn_f > 1.99 * t0.attn_f && t1.attn_f < 2.01 * t0.attn_f);
+    /* qk-norm: the input of q and k, plus an fp32 copy unfused */
+    job.model.qk_norm = true;
+    double qk = plc_act_layer_bytes(&job, &l, PLC_RECOMPUTE_NONE);
+    double qk_width = 40.0 * 256 + 40.0 * 256; /* kv_heads = heads in this fixture */
+    CU_ASSERT_DOUBLE_EQUAL(qk - wide, T * qk_width / 2 * (a + (l.fused_rmsnorm ? 0.0 : 4.0)), 1.0);
+    plc_layer_times t2;
+    plc_layer_times_of(&job, &l, &t2);
+    CU_ASSERT(t2.mem_f > t1.mem_f);
+    CU_ASSERT(t2.launch_f > t1.launch_f);
+    CU_ASSERT_EQUAL(plc_layer_tensors(&job.model), PLC_LAYER_TENSORS + 2);
+}
+
 /* the example spec resolves to the counts above */
 static void test_example(void)
 {
@@ -188,6 +224,7 @@ void register_test_head_dim(void)
     CU_add_test(s, "Qwen3-235B-A22B parameters", test_qwen3_235b);
     CU_add_test(s, "head_dim = hidden / heads changes nothing", test_dense_unchanged);
     CU_add_test(s, "GEMM shapes read heads x head_dim", test_gemm_shapes);
+    CU_add_test(s, "memory and time models", test_memory_and_time);
     CU_add_test(s, "the Qwen3 example's counts", test_example);
     CU_add_test(s, "plrun's lowering refuses", test_lowering_refuses);
     CU_add_test(s, "plan file fields", test_plan_fields);
