@@ -211,6 +211,8 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
             (long long)m->hidden, (long long)m->ffn_hidden);
     fprintf(out, "    --num-attention-heads %lld\n", (long long)m->heads);
     if (m->kv_heads != m->heads) fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
+    if (m->head_dim > 0) fprintf(out, "    --kv-channels %lld\n", (long long)m->head_dim); /* each head's width */
+    if (m->qk_norm) fprintf(out, "    --qk-layernorm\n"); /* with --normalization RMSNorm: an RMSNorm a head */
     fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
     if (rope) /* plc rotates interleaved pairs (docs/model.md); the fused RoPE kernel rotates halves only */
         fprintf(out, "    --position-embedding-type rope --rotary-base %g --rotary-interleaved --no-rope-fusion\n",

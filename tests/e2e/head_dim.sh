@@ -3,7 +3,8 @@
 # dense Qwen3-like model solves under megatron, is refused under plrun with
 # the lowering's reason (exit 1), and bench/fidelity --published reads
 # head_dim and qk-norm from a row's kv_heads remarks, predicting a heavier
-# model (fewer tokens/s) than the same row without them.
+# model (fewer tokens/s) than the same row without them. plc export
+# --megatron writes --kv-channels and --qk-layernorm; --torchtitan refuses.
 set -u
 : "${PLC_BIN:?}" "${PLC_ROOT:?}"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -37,6 +38,18 @@ fail() { echo "FAIL: $*"; exit 1; }
 rc=$?
 [ "$rc" -eq 1 ] || fail "solve under plrun exited $rc, expected 1"
 grep -q "plrun's lowering runs head_dim = hidden / heads only" "$tmp/plrun.out" || fail "no reason: $(cat "$tmp/plrun.out")"
+
+# the exports: Megatron-LM's flags for both; torchtitan's Llama 3 decoder has neither
+"$PLC_BIN/plc" export --megatron "$tmp/q.plan" > "$tmp/megatron.sh" 2> "$tmp/export.err" || fail "export --megatron: $(cat "$tmp/export.err")"
+grep -q -- "--kv-channels 128$" "$tmp/megatron.sh" || fail "no --kv-channels 128"
+grep -q -- "--qk-layernorm$" "$tmp/megatron.sh" || fail "no --qk-layernorm"
+for flag in --kv-channels --qk-layernorm; do
+    grep -qx -- "$flag" "$PLC_ROOT/docs/engines/megatron-core-0.19-flags.txt" || fail "$flag is not a Megatron-Core 0.19 flag"
+done
+"$PLC_BIN/plc" export --torchtitan -D train.engine=fsdp2 "$tmp/q.plan" > /dev/null 2> "$tmp/tt.err"
+rc=$?
+[ "$rc" -eq 1 ] || fail "export --torchtitan exited $rc, expected 1"
+grep -q "qk_norm = on: this export builds on torchtitan" "$tmp/tt.err" || fail "torchtitan's refusal: $(cat "$tmp/tt.err")"
 
 hdr='row_id,source,table,model,arch,layers,hidden,ffn_hidden,heads,kv_heads,vocab,seq_len,tied,gpu,gpus,global_batch,tp,pp,dp,cp,vpp,micro_batch,schedule,recompute,sp,zero,attention,precision,framework,src_metric,src_value,src_mfu_pct,src_flop_formula,meas_tok_s_gpu,notes'
 row='test,Qwen3-like,,Qwen3-dense,llama,8,2048,6144,32,KV,151936,4096,off,H100-SXM5-80GB,8,64,1,1,8,1,1,1,1f1b,none,off,1,flash2,bf16,Megatron-Core r0.8,tok/s,1000,,,1000,dense'
