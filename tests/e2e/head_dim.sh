@@ -38,6 +38,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 rc=$?
 [ "$rc" -eq 1 ] || fail "solve under plrun exited $rc, expected 1"
 grep -q "plrun's lowering runs head_dim = hidden / heads only" "$tmp/plrun.out" || fail "no reason: $(cat "$tmp/plrun.out")"
+"$PLC_BIN/plc" compile -D train.engine=plrun "$tmp/q.plan" -o "$tmp/q.bin" > "$tmp/compile.out" 2>&1
+rc=$?
+[ "$rc" -eq 1 ] || fail "compile under plrun exited $rc, expected 1"
+grep -q "plrun's lowering runs head_dim = hidden / heads only" "$tmp/compile.out" || fail "compile: $(cat "$tmp/compile.out")"
+[ ! -e "$tmp/q.bin" ] || fail "compile wrote a plan"
 
 # the exports: Megatron-LM's flags for both; torchtitan's Llama 3 decoder has neither
 "$PLC_BIN/plc" export --megatron "$tmp/q.plan" > "$tmp/megatron.sh" 2> "$tmp/export.err" || fail "export --megatron: $(cat "$tmp/export.err")"

@@ -162,6 +162,31 @@ static void test_example(void)
     fe_done(&r);
 }
 
+/* the front end: head_dim frees hidden from being a multiple of heads */
+static void test_front_end(void)
+{
+    const char *spec = "model \"q\" {\n  layers = 2\n  hidden = 2000\n  ffn_hidden = 512\n  heads = 32\n"
+                       "  kv_heads = 4\n%s  vocab = 1000\n  seq_len = 128\n}\n"
+                       "cluster {\n  gpu = \"A100-SXM4-80GB\"\n}\ntrain {\n  global_batch = 64\n  steps = 10\n}\n";
+    char text[1024];
+    fe_result r;
+    snprintf(text, sizeof text, spec, "  head_dim = 64\n  qk_norm = on\n");
+    fe_run(&r, text, NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 0);
+    if (r.errors) fprintf(stderr, "%s", r.out);
+    CU_ASSERT_EQUAL(r.job.model.head_dim, 64);
+    CU_ASSERT(r.job.model.qk_norm);
+    fe_done(&r);
+    snprintf(text, sizeof text, spec, "");
+    fe_run(&r, text, NULL, 0);
+    CU_ASSERT_EQUAL(r.errors, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "heads = 32 does not divide hidden = 2000"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(r.out, "unless head_dim sets it"));
+    CU_ASSERT_EQUAL(r.job.model.head_dim, 0);
+    CU_ASSERT(!r.job.model.qk_norm);
+    fe_done(&r);
+}
+
 /* plrun's lowering refuses both, saying why */
 static void test_lowering_refuses(void)
 {
@@ -226,6 +251,7 @@ void register_test_head_dim(void)
     CU_add_test(s, "GEMM shapes read heads x head_dim", test_gemm_shapes);
     CU_add_test(s, "memory and time models", test_memory_and_time);
     CU_add_test(s, "the Qwen3 example's counts", test_example);
+    CU_add_test(s, "front end", test_front_end);
     CU_add_test(s, "plrun's lowering refuses", test_lowering_refuses);
     CU_add_test(s, "plan file fields", test_plan_fields);
 }
