@@ -111,3 +111,15 @@ const char *plc_recompute_text(const plc_layout *l, char *buf, size_t size)
         snprintf(buf, size, "%s", name ? name : "?");
     return buf;
 }
+
+int plc_model_plrun_heads(const plc_model *m, char *why, size_t size)
+{
+    bool own_width = m->head_dim > 0 && (m->heads < 1 || m->hidden % m->heads || m->head_dim != m->hidden / m->heads);
+    if (!own_width && !m->qk_norm) return 0;
+    if (own_width)
+        snprintf(why, size, "head_dim = %lld with hidden / heads = %lld / %lld: plrun's lowering runs head_dim = "
+                 "hidden / heads only", (long long)m->head_dim, (long long)m->hidden, (long long)m->heads);
+    else
+        snprintf(why, size, "qk_norm = on: plrun's lowering runs head_dim = hidden / heads only, without qk-norm");
+    return -1;
+}

@@ -49,9 +49,11 @@ plc_verdict plc_model_rules(const plc_model *m)
         {m->kv_heads, "kv_heads"}, {m->vocab, "vocab"}, {m->seq_len, "seq_len"}};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
         if (sizes[i].v < 1) return broke_at(PLC_RULE_MODEL_POSITIVE, sizes[i].key);
-    if (m->hidden % m->heads) return broke(PLC_RULE_HEADS_HIDDEN);
+    /* a head_dim of its own (Qwen3) frees hidden from being heads' multiple */
+    if (m->head_dim == 0 && m->hidden % m->heads) return broke(PLC_RULE_HEADS_HIDDEN);
     if (m->heads % m->kv_heads) return broke(PLC_RULE_KV_HEADS_HEADS);
-    if (m->positions == PLC_POS_ROPE && (m->hidden / m->heads) % 2) return broke(PLC_RULE_HEAD_DIM_ODD);
+    if (m->positions == PLC_POS_ROPE && plc_model_head_dim(m) % 2)
+        return m->head_dim > 0 ? broke_at(PLC_RULE_HEAD_DIM_ODD, "head_dim") : broke(PLC_RULE_HEAD_DIM_ODD);
     return ok();
 }
 
@@ -257,7 +259,8 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
         SAY("kv_heads = %lld does not divide heads = %lld", LL(m->kv_heads), LL(m->heads));
         break;
     case PLC_RULE_HEAD_DIM_ODD:
-        SAY("head dimension hidden / heads = %lld is odd", LL(m->hidden / m->heads));
+        if (m->head_dim > 0) SAY("head_dim = %lld is odd", LL(m->head_dim));
+        else SAY("head dimension hidden / heads = %lld is odd", LL(m->hidden / m->heads));
         break;
     case PLC_RULE_DEGREE_POSITIVE: SAY("%s must be at least 1", v.key); break;
     case PLC_RULE_ZERO_RANGE: SAY("zero = %lld: the ZeRO stage is 0 to 3", LL(l->zero)); break;

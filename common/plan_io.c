@@ -151,6 +151,9 @@ static void write_meta(wbuf *b, wbuf *st, const plc_plan *p)
     const plc_mla *a = &m->mla;
     wb_i64(b, a->q_rank); wb_i64(b, a->kv_rank);
     wb_i64(b, a->nope_head_dim); wb_i64(b, a->rope_head_dim); wb_i64(b, a->v_head_dim);
+    /* the head width (0: hidden / heads) and qk-norm */
+    wb_i64(b, m->head_dim);
+    wb_u32(b, m->qk_norm ? 1u : 0u);
     /* train */
     const plc_train *t = &p->train;
     wb_i64(b, t->global_batch);
@@ -745,6 +748,12 @@ static void read_meta(rcur *c, plc_plan *p)
     m->positions = (plc_positions)positions;
     read_moe(c, m);
     read_mla(c, m);
+    m->head_dim = rc_i64(c);
+    uint32_t qk_norm = rc_u32(c);
+    if (!c->failed && (m->head_dim < 0 || m->head_dim > 1024 || (m->head_dim > 0 && m->mla.kv_rank > 0)))
+        rc_fail(c, "head_dim %lld out of range (0 to 1024, 0 with latent attention)", (long long)m->head_dim);
+    if (qk_norm > 1) rc_fail(c, "qk_norm is %u, not 0 or 1", qk_norm);
+    m->qk_norm = qk_norm == 1;
     plc_train *t = &p->train;
     t->global_batch = rc_i64(c);
     uint32_t prec = rc_u32(c);

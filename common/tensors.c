@@ -90,7 +90,7 @@ int64_t plc_tensor_count(const plc_model *m) { return lm_head_id(m) + (m->tie_em
 
 void plc_tensor_role_shape(const plc_model *m, plc_tensor_role role, int64_t shape[2], int *ndim)
 {
-    int64_t hd = m->heads > 0 ? m->hidden / m->heads : 0;
+    int64_t hd = plc_model_head_dim(m);
     int64_t q_out = m->heads * hd, kv_out = m->kv_heads * hd;
     *ndim = 2;
     shape[1] = 1;

@@ -460,6 +460,8 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     if (mla) write_mla(out, m);
     else if (m->kv_heads != m->heads)
         fprintf(out, "    --group-query-attention --num-query-groups %lld\n", (long long)m->kv_heads);
+    if (m->head_dim > 0) fprintf(out, "    --kv-channels %lld\n", (long long)m->head_dim); /* each head's width */
+    if (m->qk_norm) fprintf(out, "    --qk-layernorm\n"); /* with --normalization RMSNorm: an RMSNorm a head */
     fprintf(out, "    --seq-length %lld --max-position-embeddings %lld\n", (long long)m->seq_len, (long long)m->seq_len);
     if (mla) /* Megatron-Core's MLA rotates halves (rotary_interleaved is refused with it) */
         fprintf(out, "    --position-embedding-type rope --rope-type rope --rotary-base %g\n", m->rope_theta);

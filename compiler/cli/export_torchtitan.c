@@ -63,6 +63,10 @@ const char *plc_export_torchtitan_model_unsaid(const plc_model *m, const plc_tra
     if (m->arch == PLC_ARCH_GPT)
         snprintf(buf, size, "arch = gpt: %s's decoders are Llama-family (torchtitan/models: RMSNorm, SwiGLU, RoPE, "
                             "no biases); it has no GPT block (LayerNorm, GELU, biases)", TORCHTITAN_AT);
+    else if ((m->head_dim > 0 && m->head_dim * m->heads != m->hidden) || m->qk_norm)
+        snprintf(buf, size, "%s: this export builds on %s's Llama 3 decoder, whose heads are dim / n_heads wide, "
+                            "without qk-norm", m->qk_norm ? "qk_norm = on" : "head_dim apart from hidden / heads",
+                 TORCHTITAN_AT);
     else if (m->positions != PLC_POS_ROPE)
         snprintf(buf, size, "positions = learned: %s's Llama 3 decoder has rotary positions only", TORCHTITAN_AT);
     else if (t->decay_steps != t->steps)

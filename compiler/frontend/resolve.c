@@ -636,6 +636,10 @@ static void resolve_model(rctx *r, const block_slots *bs, plc_model *m)
         m->kv_heads = m->heads;
         if (is_bad(r, bs, "heads")) mark_bad(r, bs, "kv_heads");
     }
+    m->head_dim = 0;
+    get_int(r, bs, "head_dim", 1, 1 << 10, &m->head_dim);
+    m->qk_norm = false;
+    get_bool(r, bs, "qk_norm", &m->qk_norm);
     get_int(r, bs, "vocab", 1, 1 << 24, &m->vocab);
     if (get_int(r, bs, "seq_len", 1, 1 << 24, &m->seq_len) > 0) seq_len_binary(r, bs, m);
     int positions = gpt ? PLC_POS_LEARNED : PLC_POS_ROPE;

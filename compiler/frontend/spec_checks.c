@@ -78,7 +78,7 @@ static void report(plc_diag *d, plc_arena *a, const plc_spec_facts *f, const plc
         break;
     case PLC_RULE_HEADS_HIDDEN:
         plc_diag_error(d, loc, "%s", msg);
-        plc_diag_hint(d, "the head dimension is hidden / heads, a whole number");
+        plc_diag_hint(d, "the head dimension is hidden / heads, a whole number, unless head_dim sets it");
         break;
     case PLC_RULE_HEAD_DIM_ODD:
         plc_diag_error(d, loc, "%s", msg);
@@ -200,7 +200,7 @@ static void check_model(plc_diag *d, plc_arena *a, const plc_spec_facts *f, know
     k->skip |= plc_rule_family_mask(PLC_RULE_MODEL_POSITIVE); /* checked here, not again by the layout rules */
     for (size_t i = 0; i < sizeof model_readers / sizeof model_readers[0]; i++)
         if (!good(f, B_MODEL, model_readers[i].key)) skip_readers(k, model_readers[i].key);
-    const char *core[] = {"hidden", "heads", "kv_heads", "positions", "arch"};
+    const char *core[] = {"hidden", "heads", "kv_heads", "head_dim", "positions", "arch"};
     for (size_t i = 0; i < sizeof core / sizeof core[0]; i++)
         if (!good(f, B_MODEL, core[i])) return;
     plc_model m = *f->model;
@@ -327,10 +327,38 @@ static const char *const mla_keys[] = {"q_lora_rank", "qk_nope_head_dim", "qk_ro
 /* a head width past which heads x width would leave the model's sizes (hidden's limit x 4) */
 #define PLC_MAX_MLA_WIDTH (INT64_C(1) << 22)
 
+/* head_dim and qk_norm (Qwen3) describe grouped-query heads of the Llama
+ * block: not latent attention's (whose widths are its own keys), not GPT's */
+static void check_head_keys(plc_diag *d, const plc_spec_facts *f)
+{
+    const plc_model *m = f->model;
+    const char *keys[] = {"head_dim", "qk_norm"};
+    for (size_t i = 0; i < 2; i++) {
+        if (!given(f, keys[i]) || !good(f, B_MODEL, keys[i])) continue;
+        if (i == 1 && !m->qk_norm) continue;
+        if (good(f, B_MODEL, "kv_lora_rank") && m->mla.kv_rank > 0) {
+            plc_diag_error(d, plc_block_find_pair(f->model_block, keys[i])->key_loc,
+                           "'%s' with latent attention (kv_lora_rank = %lld)", keys[i], (long long)m->mla.kv_rank);
+            plc_diag_hint(d, "latent attention's head widths are qk_nope_head_dim, qk_rope_head_dim and v_head_dim; "
+                             "drop %s", keys[i]);
+        } else if (i == 1 && good(f, B_MODEL, "arch") && m->arch != PLC_ARCH_LLAMA) {
+            plc_diag_error(d, plc_block_find_pair(f->model_block, keys[i])->key_loc, "qk_norm = on needs arch = llama");
+            plc_diag_hint(d, "plc describes qk-norm as Qwen3's: an RMSNorm over each head of the Llama block");
+        }
+    }
+    if (given(f, "head_dim") && good(f, B_MODEL, "head_dim") && good(f, B_MODEL, "heads") &&
+        m->heads * m->head_dim > PLC_MAX_MLA_WIDTH) {
+        plc_diag_error(d, at(f->model_block, "head_dim"), "heads = %lld of %lld channels each is more than %lld",
+                       (long long)m->heads, (long long)m->head_dim, (long long)PLC_MAX_MLA_WIDTH);
+        plc_diag_hint(d, "Qwen3-235B-A22B has 64 heads of 128 channels");
+    }
+}
+
 static void check_mla(plc_diag *d, const plc_spec_facts *f)
 {
     const plc_model *m = f->model;
     const plc_mla *l = &m->mla;
+    check_head_keys(d, f);
     if (!good(f, B_MODEL, "kv_lora_rank")) return;
     if (l->kv_rank == 0) {
         for (size_t i = 0; i < sizeof mla_keys / sizeof mla_keys[0]; i++) {

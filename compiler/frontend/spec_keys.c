@@ -18,6 +18,8 @@ static const plc_key_def model_keys[] = {
     K("ffn_hidden", PLC_KEY_INT, 0, NULL, false, "MLP inner width, e.g. ffn_hidden = 11008; default 4 x hidden with arch = gpt"),
     K("heads", PLC_KEY_INT, 0, NULL, true, "attention heads, e.g. heads = 32"),
     K("kv_heads", PLC_KEY_INT, 0, NULL, false, "key/value heads (grouped-query attention); default: heads"),
+    K("head_dim", PLC_KEY_INT, 0, NULL, false, "each head's query/key/value width, e.g. head_dim = 128 (Qwen3); default hidden / heads"),
+    K("qk_norm", PLC_KEY_BOOL, 0, NULL, false, "RMSNorm over each head's query and key (Qwen3); default off"),
     K("vocab", PLC_KEY_INT, 0, NULL, true, "vocabulary size, e.g. vocab = 32000"),
     K("seq_len", PLC_KEY_INT, 0, NULL, true, "tokens per sequence, e.g. seq_len = 2048"),
     K("positions", PLC_KEY_ENUM, 0, plc_positions_names, false, "rope or learned; default learned with arch = gpt, rope with llama"),

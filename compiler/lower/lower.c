@@ -389,6 +389,7 @@ static plc_status lower_placing(const plc_job *job, const plc_layout *layout, co
                  job->model.moe.experts > 0 ? "the router, the experts and their all-to-alls" : "its projections");
         return PLC_E_INPUT;
     }
+    if (plc_model_plrun_heads(&job->model, err, errlen)) return PLC_E_INPUT;
     lw_ctx *c = PLC_NEW(a, lw_ctx);
     c->place = place;
     c->job = job;

@@ -57,6 +57,8 @@ static const setting_row model_cluster_rows[] = {
     {"model.ffn_hidden", ST_INT, AT(model.ffn_hidden)},
     {"model.heads", ST_INT, AT(model.heads)},
     {"model.kv_heads", ST_INT, AT(model.kv_heads)},
+    {"model.head_dim", ST_INT, AT(model.head_dim)},
+    {"model.qk_norm", ST_ONOFF, AT(model.qk_norm)},
     {"model.vocab", ST_INT, AT(model.vocab)},
     {"model.seq_len", ST_INT, AT(model.seq_len)},
     {"model.positions", ST_POS, AT(model.positions)},

@@ -32,6 +32,8 @@ void plc_dump_header(FILE *out, const plc_plan *p)
             m->name, (long long)m->layers, (long long)m->hidden, (long long)m->ffn_hidden, (long long)m->heads,
             (long long)m->kv_heads, (long long)m->vocab, (long long)m->seq_len, plc_word_onoff(m->tie_embeddings),
             m->norm_eps, m->rope_theta);
+    if (m->head_dim > 0 || m->qk_norm) /* a head width of its own, qk-norm (Qwen3) */
+        fprintf(out, "heads: head_dim=%lld qk_norm=%s\n", (long long)m->head_dim, plc_word_onoff(m->qk_norm));
     const plc_moe *e = &m->moe;
     if (e->experts > 0) {
         fprintf(out, "moe: experts=%lld experts_per_token=%lld shared_experts=%lld expert_ffn_hidden=%lld "

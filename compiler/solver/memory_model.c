@@ -80,6 +80,9 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
     double norms = 2.0 * (2.0 * h * a + norm_extra) / spd;
     double qkv = (q + 2.0 * kv) / tp * a; /* after RoPE or the bias, read by the attention backward */
     double out = q / tp * a;              /* attention output = input of wo */
+    /* qk-norm (Qwen3): its input, the projected q and k, and unfused as the
+     * block's RMSNorms an fp32 copy of it */
+    double qk_norm = m->qk_norm ? (q + kv) / tp * (a + (l->fused_rmsnorm ? 0.0 : 4.0)) : 0.0;
     double core = 0.0;
     if (materialises_scores(l->attention)) {
         if (policy == PLC_RECOMPUTE_NONE)
@@ -95,7 +98,7 @@ double plc_act_layer_bytes(const plc_job *job, const plc_layout *l, plc_recomput
      * sums: nothing kept */
     double swiglu = job->engine.fused_swiglu > 0 ? 3.0 : 4.0;
     double mlp = (gpt ? 2.0 : swiglu) * f / tp * a;
-    return T * (norms + qkv + out + core + mlp);
+    return T * (norms + qkv + qk_norm + out + core + mlp);
 }
 
 /* transient buffers while one layer of one micro-batch runs its backward */

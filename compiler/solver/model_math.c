@@ -142,7 +142,9 @@ int64_t plc_params_layer_norms(const plc_model *m)
     int64_t row_biases = is_gpt(m) ? 2 * m->hidden : 0;
     /* latent attention's RMSNorms of the query and key/value latents */
     int64_t latent = m->mla.kv_rank > 0 ? m->mla.q_rank + m->mla.kv_rank : 0;
-    return 2 * plc_params_norm(m) + row_biases + latent;
+    /* qk-norm's RMSNorms of a query head and of a key head (Qwen3) */
+    int64_t qk_norm = m->qk_norm ? 2 * plc_head_dim(m) : 0;
+    return 2 * plc_params_norm(m) + row_biases + latent + qk_norm;
 }
 
 int64_t plc_moe_layer_count(const plc_model *m)
@@ -225,7 +227,10 @@ void plc_stage_params_of(const plc_model *m, int64_t tp, int64_t pp, int64_t vpp
     }
 }
 
-int64_t plc_layer_tensors(const plc_model *m) { return is_gpt(m) ? 16 : PLC_LAYER_TENSORS; }
+int64_t plc_layer_tensors(const plc_model *m)
+{
+    return (is_gpt(m) ? 16 : PLC_LAYER_TENSORS) + (m->qk_norm ? 2 : 0); /* qk-norm: q_norm, k_norm */
+}
 
 int64_t plc_stage_tensors(const plc_model *m, int64_t pp, const plc_stage_params *s)
 {

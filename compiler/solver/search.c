@@ -87,6 +87,8 @@ static int job_usable(const plc_job *job, char *why, size_t size)
                  "megatron or fsdp2", (long long)job->model.mla.kv_rank);
         return -1;
     }
+    /* the solver models the heads; plrun's lowering runs hidden / heads only */
+    if (job->train.engine == PLC_ENGINE_PLRUN && plc_model_plrun_heads(&job->model, why, size)) return -1;
     if (job->cluster.hw.mem_bytes <= 0 || job->cluster.hw.flops_bf16 <= 0 || job->cluster.hw.hbm_bw <= 0) {
         snprintf(why, size, "the hardware entry lacks memory, bf16_flops or hbm_bw");
         return -1;

@@ -368,7 +368,7 @@ double plc_memory_node_bound(const plc_job *job, const plc_layout *l);
 
 #include "plc/job.h"
 
-static inline int64_t plc_head_dim(const plc_model *m) { return m->hidden / m->heads; }
+static inline int64_t plc_head_dim(const plc_model *m) { return plc_model_head_dim(m); }
 
 /* Bytes per element of the tensors of a precision. bf16 training: bf16
  * weights and activations, gradients accumulated in grad_bytes (fp32 unless

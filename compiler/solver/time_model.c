@@ -164,6 +164,8 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     /* element-wise work, bytes per token */
     double norm = gpt || l->fused_rmsnorm ? NORM_FUSED_BYTES_PER_ACT * a : NORM_UNFUSED_BYTES * (a / 2.0);
     double norms = 2.0 * norm * (double)h / spd;
+    /* qk-norm (Qwen3): the same norm over each head's q and k */
+    double qk_norm = m->qk_norm ? norm * (double)(q + kv) / (double)tp : 0.0;
     double rope = m->positions == PLC_POS_ROPE ? 4.0 * (double)(q + kv) / (double)tp * a : 0.0; /* read + write, both passes */
     double mlp_act = gpt ? GELU_BIAS_BYTES_PER_ACT * (double)f / (double)tp * a
                          : 9.0 * (double)f / (double)tp * a;        /* silu(g) * u and its gradient */
@@ -175,7 +177,7 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
     double casts = p == PLC_PREC_FP8 ? FP8_CAST_BYTES * ((double)(2 * h) / spd + (double)(q + f) / (double)tp +
                                                          (double)(q + 2 * kv + mlp_in) / (double)tp + 2.0 * (double)h / spd)
                                      : 0.0;
-    double per_token = norms + rope + mlp_act + biases + residual + casts;
+    double per_token = norms + qk_norm + rope + mlp_act + biases + residual + casts;
     double elementwise = plc_cost_memory_bound(hw, (double)T * per_token);
     o->mem_f = elementwise / 3.0 + plc_cost_memory_bound(hw, attn_mem_f);
     o->mem_b = elementwise * 2.0 / 3.0 + plc_cost_memory_bound(hw, attn_mem_b);
@@ -213,7 +215,7 @@ void plc_layer_times_of(const plc_job *job, const plc_layout *l, plc_layer_times
 
     int kernels_f = (gpt || l->fused_rmsnorm ? 2 : 12) + 4 /* gemms */ +
                     (m->positions == PLC_POS_ROPE ? 2 : 0) /* rope */ + (gpt ? 3 : 2) /* swiglu | bias+gelu, 2 biases */ +
-                    2 /* residual */ + ak->kernels_f;
+                    2 /* residual */ + ak->kernels_f + (m->qk_norm ? (l->fused_rmsnorm ? 2 : 12) : 0) /* qk-norm */;
     o->launch_f = kernels_f * hw->kernel_launch;
     o->launch_b = 2.0 * o->launch_f;
 

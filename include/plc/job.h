@@ -191,7 +191,27 @@ typedef struct plc_model {
     plc_positions positions; /* default PLC_POS_ROPE */
     plc_moe moe;             /* experts == 0: dense */
     plc_mla mla;             /* kv_rank == 0: not latent attention */
+    /* Each (grouped-query) head's query, key and value width; 0: hidden /
+     * heads. Qwen3 sets it apart (30B-A3B: hidden 2048, 32 heads of 128),
+     * so the q projection is [hidden, heads * head_dim], the output one
+     * [heads * head_dim, hidden]. Unused with latent attention. */
+    int64_t head_dim;
+    /* qk-norm (Qwen3): an RMSNorm over each head's query and over each
+     * head's key, after the projections and before RoPE, with weights of
+     * head_dim (one for the queries, one for the keys, shared by the heads) */
+    bool qk_norm;
 } plc_model;
+
+/* the head width the model's attention uses (plc_model.head_dim) */
+static inline int64_t plc_model_head_dim(const plc_model *m)
+{
+    return m->head_dim > 0 ? m->head_dim : m->heads > 0 ? m->hidden / m->heads : 0;
+}
+
+/* plrun's lowering runs heads of hidden / heads channels without qk-norm:
+ * 0, or -1 with the reason in why (the lowering's refusal and the solver's
+ * under engine plrun, one sentence) */
+int plc_model_plrun_heads(const plc_model *m, char *why, size_t size);
 
 /* ---- training ------------------------------------------------------------- */
 
