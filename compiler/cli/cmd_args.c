@@ -133,6 +133,7 @@ int plc_cmd_write_svg(const char *cmd, const char *path, void (*draw)(FILE *f, c
 
 plc_memory_judge *plc_cli_judge(void)
 {
-    static plc_memory_judge judge = {.arena = plc_lower_arena}; /* its memo lives as long as the process */
+    /* its memo lives as long as the process */
+    static plc_memory_judge judge = {.arena = plc_lower_arena, .model = plc_lower_model_check};
     return &judge;
 }

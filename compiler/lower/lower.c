@@ -382,11 +382,11 @@ static plc_status lower_placing(const plc_job *job, const plc_layout *layout, co
                                 plc_arena *a, const bool *place, plc_plan *out, plc_memplan_stats *stage_stats,
                                 char *err, size_t errlen)
 {
-    /* the model block describes these (docs/model.md); the lowering has no instructions for them yet */
-    if (job->model.moe.experts > 0 || job->model.mla.kv_rank > 0) {
-        snprintf(err, errlen, "the model has %s: the lowering has no instructions for %s yet",
-                 job->model.moe.experts > 0 ? "mixture-of-experts layers" : "latent attention",
-                 job->model.moe.experts > 0 ? "the router, the experts and their all-to-alls" : "its projections");
+    /* the model block describes latent attention (docs/model.md); the
+     * lowering has no instructions for it yet (mixture-of-experts layers:
+     * plc_lower_model_check, lower_moe.c) */
+    if (job->model.mla.kv_rank > 0) {
+        snprintf(err, errlen, "the model has latent attention: the lowering has no instructions for its projections yet");
         return PLC_E_INPUT;
     }
     if (plc_model_plrun_heads(&job->model, err, errlen)) return PLC_E_INPUT;

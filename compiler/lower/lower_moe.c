@@ -62,9 +62,9 @@ int plc_lower_model_check(const plc_job *job, char *err, size_t errlen)
     const plc_moe *e = &m->moe;
     if (e->experts <= 0) return 0;
     if (m->arch != PLC_ARCH_LLAMA)
-        return say(err, errlen, "plrun lowers mixture-of-experts layers in the Llama block only (arch = llama)");
+        return say(err, errlen, "plrun lowers mixture-of-experts layers in the Llama block only (arch = llama); engine = megatron or fsdp2 runs the rest");
     if (job->train.precision != PLC_PREC_FP32)
-        return say(err, errlen, "plrun runs mixture-of-experts layers in fp32 only: lower the plan with precision = fp32");
+        return say(err, errlen, "plrun runs mixture-of-experts layers in fp32 only (precision = fp32); engine = megatron or fsdp2 runs them in bf16");
     if (e->top_k < 1 || e->top_k > e->experts)
         return say(err, errlen, "experts_per_token = %lld must lie in 1 .. experts = %lld", (long long)e->top_k,
                    (long long)e->experts);

@@ -114,6 +114,10 @@ typedef struct plc_memory_judge {
     /* the arena bytes of the layout's stages s with stages[s], as lowered;
      * returns 0, or -1 when the layout does not lower (the estimate stands) */
     int (*arena)(void *ctx, const plc_job *job, const plc_layout *l, const bool *stages, double *arena_bytes);
+    /* what the lowering refuses of a plrun job whatever the layout (a model
+     * it has no instructions for): returns 0, or -1 with the reason in why;
+     * NULL: nothing refused */
+    int (*model)(const plc_job *job, char *why, size_t size);
     void *ctx;
     int64_t calls; /* layouts lowered */
     /* the solver's: what was lowered, by job and layout, so that nothing is
