@@ -265,13 +265,6 @@ static int from_spec(plc_arena *a, const engine *e, const plc_engine_profile *p,
     int rc = load_for_engine(a, e, path, opts, &job);
     if (rc) return rc;
     char why[256];
-    /* the exports write no expert or latent-attention flags yet: a script
-     * without them would train another model */
-    if (job.model.moe.experts > 0 || job.model.mla.kv_rank > 0) {
-        fprintf(stderr, "plc export: error: %s: %s: the export writes no mixture-of-experts or latent-attention "
-                        "flags yet (plc solve lays the model out)\n", path, e->name);
-        return PLC_EXIT_INPUT;
-    }
     const char *no = e->model_unsaid(&job.model, &job.train, NULL, p, why, sizeof why);
     if (no) {
         fprintf(stderr, "plc export: error: %s: %s cannot train this spec: %s\n", path, e->name, no);

@@ -187,15 +187,18 @@ grep -q '^plc export: modelling engine fsdp2 (torchtitan FSDP2 profile)' "$tmp/e
 "$PLC" export --torchtitan "$ex/llama7b-a100.plan" -D layout.zero=3 -D train.lr.decay_steps=500 >/dev/null 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'decays until the last step' "$tmp/err" || die "lr.decay < steps for torchtitan: exit $rc, want 1"
 # a mixture of experts for torchtitan: Qwen3-30B-A3B's shape without its aux
-# loss (torchtitan has none), the first layer dense, on ep 8: the experts'
-# shape checked and the router set per layer, expert_parallel_degree the
-# layout's; an aux loss or etp > 1 is refused with the reason
-"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D model.aux_loss=0 -D model.dense_layers=1 -D layout.zero=3 \
+# loss (torchtitan has none), with heads hidden / heads wide and no qk-norm
+# (the export builds on Llama 3's decoder), the first layer dense, on ep 8:
+# the experts' shape checked and the router set per layer,
+# expert_parallel_degree the layout's; an aux loss or etp > 1 is refused
+# with the reason
+qw="-D model.head_dim=64 -D model.qk_norm=off"
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" $qw -D model.aux_loss=0 -D model.dense_layers=1 -D layout.zero=3 \
     -D layout.ep=8 -o "$tmp/tt_moe.py" 2>"$tmp/err" || die "export --torchtitan qwen3 ep 8: exit $?: $(cat "$tmp/err")"
-"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D layout.zero=3 -o "$tmp/tt_aux.py" 2>"$tmp/err"; rc=$?
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" $qw -D layout.zero=3 -o "$tmp/tt_aux.py" 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'aux_loss = 0.001: torchtitan .* has no auxiliary load-balancing loss' "$tmp/err" &&
     [ ! -e "$tmp/tt_aux.py" ] || die "torchtitan aux loss: exit $rc, $(cat "$tmp/err")"
-"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" -D model.aux_loss=0 -D layout.zero=3 -D layout.etp=2 \
+"$PLC" export --torchtitan "$ex/qwen3-30b-a3b-h100.plan" $qw -D model.aux_loss=0 -D layout.zero=3 -D layout.etp=2 \
     -o "$tmp/tt_etp.py" 2>"$tmp/err"; rc=$?
 [ $rc -eq 1 ] && grep -q 'engine fsdp2 has no expert tensor parallelism' "$tmp/err" && [ ! -e "$tmp/tt_etp.py" ] ||
     die "torchtitan etp 2: exit $rc, $(cat "$tmp/err")"

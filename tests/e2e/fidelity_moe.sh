@@ -14,11 +14,11 @@ trap 'rm -rf "$tmp"' EXIT
 csv="$PLC_ROOT/calibration/moe_runs.csv"
 fid() { "$PLC_ROOT/bench/fidelity" --plc "$PLC_BIN/plc" "$@"; }
 fid --published "$csv" > "$tmp/pred.csv" 2> "$tmp/pred.err" || { echo "FAIL: fidelity exit $?"; cat "$tmp/pred.err"; exit 1; }
-head -1 "$tmp/pred.csv" | grep -qx 'row_id,pred_fits,pred_tok_s_gpu,pred_mfu,pred_memory_gib' || { echo "FAIL: header"; exit 1; }
+head -1 "$tmp/pred.csv" | grep -qx 'row_id,pred_fits,pred_tok_s_gpu,pred_mfu,pred_memory_gib,pred_tok_s_gpu_lo,pred_tok_s_gpu_hi' || { echo "FAIL: header"; exit 1; }
 want=$(($(wc -l < "$csv") - 1)); got=$(($(wc -l < "$tmp/pred.csv") - 1))
 [ "$got" -eq "$want" ] || { echo "FAIL: $got prediction lines for $want rows"; exit 1; }
 for r in MB-4 MB-7; do
-    grep -qx "$r,n/a,,," "$tmp/pred.csv" || { echo "FAIL: $r not n/a"; cat "$tmp/pred.csv"; exit 1; }
+    grep -qx "$r,n/a,,,,," "$tmp/pred.csv" || { echo "FAIL: $r not n/a"; cat "$tmp/pred.csv"; exit 1; }
     grep -q "row $r: n/a: " "$tmp/pred.err" || { echo "FAIL: no reason for $r"; exit 1; }
 done
 grep -q "head dimension hidden / heads = 45 is odd" "$tmp/pred.err" || { echo "FAIL: gpt-oss's reason"; exit 1; }
