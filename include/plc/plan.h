@@ -51,7 +51,7 @@
 #include "plc/job.h"
 
 #define PLC_PLAN_MAGIC "PLCPLAN1" /* 8 bytes at offset 0 */
-#define PLC_PLAN_VERSION 4u
+#define PLC_PLAN_VERSION 5u
 /* every buffer offset is a multiple of this many bytes, and plrun's arena
  * starts on such a boundary (the memory plan aligns, the validator and
  * plrun's check hold plans to it, the CPU backend allocates with it) */
