@@ -5,7 +5,8 @@
 
 /* the spellings, in enum order, each list ending in NULL (the front end
  * reads them as the choices of a key) */
-const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular", NULL};
+const char *const plc_schedule_names[] = {"gpipe", "1f1b", "interleaved", "layered", "modular",
+                                              "zb_h1", "zb_h2", "zb_v",        "dualpipe_v", NULL};
 const char *const plc_recompute_names[] = {"none", "selective", "full", "block", "every", NULL};
 const char *const plc_attention_names[] = {"naive", "fused", "flash1", "flash2", NULL};
 const char *const plc_precision_names[] = {"bf16", "fp32", "fp8", NULL};

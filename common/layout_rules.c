@@ -193,6 +193,19 @@ plc_verdict plc_layout_rules(const plc_rule_input *in)
         plc_micro_batches(gb, l) % l->pp)
         return broke(PLC_RULE_INTERLEAVED_MICRO);
     if (CHECK(in, PLC_RULE_MODULAR_PP) && sched && l->schedule == PLC_SCHED_MODULAR && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_MODULAR_PP);
+    /* zero-bubble schedules (plc_pipe_split_backward): a pipeline; zb_v and
+     * dualpipe_v cut the layers into 2 pp equal chunks and need enough
+     * micro-batches to fill their V; the split backward's B makes the
+     * norms' weight gradients (their fused kernel), which ZeRO 2 and 3
+     * would reduce-scatter before its W adds the rest */
+    bool zb = sched && plc_schedule_splits(l->schedule);
+    bool vee = zb && (l->schedule == PLC_SCHED_ZB_V || l->schedule == PLC_SCHED_DUALPIPE_V);
+    if (CHECK(in, PLC_RULE_ZB_PP) && zb && KNOWN(in, pp) && l->pp < 2) return broke(PLC_RULE_ZB_PP);
+    if (CHECK(in, PLC_RULE_ZB_V_LAYERS) && vee && KNOWN(in, pp) && m->layers % (2 * l->pp)) return broke(PLC_RULE_ZB_V_LAYERS);
+    if (CHECK(in, PLC_RULE_ZB_MICRO) && vee && gb > 0 && KNOWN(in, pp) && KNOWN(in, dp) && KNOWN(in, micro_batch) &&
+        plc_micro_batches(gb, l) < 2 * l->pp - (l->schedule == PLC_SCHED_DUALPIPE_V))
+        return broke(PLC_RULE_ZB_MICRO);
+    if (CHECK(in, PLC_RULE_ZB_ZERO) && zb && KNOWN(in, zero) && l->zero >= 2) return broke(PLC_RULE_ZB_ZERO);
 
     /* recompute granularity: a layer count with block and every only, at
      * most the layers of a (virtual) stage */
@@ -363,6 +376,20 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
             LL(plc_micro_batches(in->global_batch, l)), LL(l->pp));
         break;
     case PLC_RULE_MODULAR_PP: SAY("modular placement needs pp >= 2"); break;
+    case PLC_RULE_ZB_PP: SAY("schedule %s splits a pipeline's backwards and needs pp >= 2", plc_schedule_name(l->schedule)); break;
+    case PLC_RULE_ZB_V_LAYERS:
+        SAY("schedule %s cuts the layers into 2 * pp = %lld equal chunks, but layers = %lld", plc_schedule_name(l->schedule),
+            LL(2 * l->pp), LL(m->layers));
+        break;
+    case PLC_RULE_ZB_MICRO:
+        SAY("schedule %s needs at least %s = %lld micro-batches, not %lld", plc_schedule_name(l->schedule),
+            l->schedule == PLC_SCHED_DUALPIPE_V ? "2 * pp - 1" : "2 * pp",
+            LL(2 * l->pp - (l->schedule == PLC_SCHED_DUALPIPE_V)), LL(plc_micro_batches(in->global_batch, l)));
+        break;
+    case PLC_RULE_ZB_ZERO:
+        SAY("schedule %s runs with zero = 0 or 1, not %lld: its B makes the norms' weight gradients, which zero >= 2 "
+            "would reduce-scatter before its W adds the rest", plc_schedule_name(l->schedule), LL(l->zero));
+        break;
     case PLC_RULE_RECOMPUTE_LAYERS_POLICY:
         SAY("recompute_layers = %lld needs recompute = block or every, not %s", LL(l->recompute_layers),
             plc_recompute_name(l->recompute));

@@ -64,6 +64,10 @@
     X(VPP_LAYERS,        "vpp",         "vpp_layers")             \
     X(INTERLEAVED_MICRO, "micro_batch", "interleaved_micro")      \
     X(MODULAR_PP,        "pp",          "modular_pp")             \
+    X(ZB_PP,             "pp",          "zb_pp")                  \
+    X(ZB_V_LAYERS,       "pp",          "zb_v_layers")            \
+    X(ZB_MICRO,          "micro_batch", "zb_micro")               \
+    X(ZB_ZERO,           "zero",        "zb_zero")                \
     /* recompute granularity */                                   \
     X(RECOMPUTE_LAYERS_POLICY, "recompute_layers", "rl_policy")   \
     X(RECOMPUTE_LAYERS_NEEDED, "recompute_layers", "rl_needed")   \

@@ -90,7 +90,8 @@ static const char *cannot_run(const engine *e, const plc_engine_profile *p, cons
         return buf;
     }
     static const char *const what[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "interleaved 1F1B", "layered gradient accumulation",
-                                                      "modular pipeline placement"};
+                                                      "modular pipeline placement", "ZB-H1 zero bubble", "ZB-H2 zero bubble",
+                                                      "ZB-V zero bubble", "DualPipe-V"};
     for (int d = 0; d < PLC_LD_COUNT; d++) {
         int64_t v = plc_layout_get(l, (plc_layout_dim)d);
         if (plc_engine_offers(p, (plc_layout_dim)d, v)) continue;

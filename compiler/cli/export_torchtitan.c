@@ -248,7 +248,7 @@ void plc_export_torchtitan_write(FILE *out, const plc_export_in *in)
     const plc_model *m = &in->model;
     const plc_train *t = &in->train;
     const plc_layout *l = &in->layout;
-    static const char *const sched[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "Interleaved1F1B", "", ""};
+    static const char *const sched[PLC_SCHED_COUNT] = {"GPipe", "1F1B", "Interleaved1F1B", "", "", "", "", "", ""};
     char fn[80] = "plc_";
     size_t k = strlen(fn);
     for (const char *c = m->name; *c && k + 1 < sizeof fn; c++)

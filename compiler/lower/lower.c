@@ -106,7 +106,11 @@ static void groups(lw_ctx *c)
     c->g_tp = lw_group(c, PLC_DIM_TP, 0, "tp");
     c->g_cp = lw_group(c, PLC_DIM_CP, 0, "cp");
     c->g_dpcp = lw_group(c, PLC_DIM_DP | PLC_DIM_CP, 0, "dp_cp");
-    c->g_embed = c->m.tie_embeddings ? lw_group(c, PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed") : -1;
+    /* tied embeddings: the copies at the pipeline's ends, one when a rank
+     * holds both (zb_v and dualpipe_v put chunks 0 and 2pp-1 on rank 0) */
+    const lw_sched *s = &c->sched;
+    bool apart = s->owner[0] != s->owner[s->nchunks - 1];
+    c->g_embed = c->m.tie_embeddings && apart ? lw_group(c, PLC_DIM_PP, PLC_GROUP_PP_ENDS, "embed") : -1;
 }
 
 /* ---- one stage ------------------------------------------------------------------- */
@@ -123,6 +127,7 @@ static int32_t recv_peer(const lw_ctx *c, const lw_unit *u)
 {
     const lw_sched *s = &c->sched;
     int64_t ch = u->chunk;
+    if (u->w) return -1; /* a W needs only what its B kept */
     if (!u->bwd) return ch > 0 && s->owner[ch - 1] != c->stage ? s->owner[ch - 1] : -1;
     return ch < s->nchunks - 1 && s->owner[ch + 1] != c->stage ? s->owner[ch + 1] : -1;
 }
@@ -191,6 +196,24 @@ static void run_unit(lw_ctx *c, const lw_unit *u, const lw_unit *next, bool *loa
     if (next) prepost_recv(c, next);
     else c->pre_buf = c->pre_op = -1;
 
+    bool last = c->last_bwd_micro[ch] == m;
+    if (u->w) { /* the weight gradients its B left, key by key as B visited them */
+        if (ch == nc - 1) { /* the head's came with its loss, its final norm's with B */
+            lw_where(c->P, PLC_PHASE_BACKWARD, (int32_t)c->m.layers, (int32_t)m);
+            lw_switch_layer(c, (int32_t)c->m.layers);
+            lw_visit_end(c);
+            if (last) sync_key(c, (int32_t)c->m.layers);
+        }
+        for (int64_t l = hi - 1; l >= lo; l--) {
+            lw_layer_bwd_w(c, l, m);
+            if (last) sync_key(c, (int32_t)l);
+        }
+        if (ch == 0) {
+            lw_embed_bwd(c, m, c->dx_in[m]);
+            if (last) sync_key(c, -1);
+        }
+        return;
+    }
     if (!u->bwd) {
         if (ch == 0 || ch == nc - 1) load_data(c, loaded, m);
         int32_t x;
@@ -212,7 +235,9 @@ static void run_unit(lw_ctx *c, const lw_unit *u, const lw_unit *next, bool *loa
         }
         return;
     }
-    bool last = c->last_bwd_micro[ch] == m;
+    bool split = c->sched.sh.split != PLC_SPLIT_NONE; /* B only: the grads are synced after the W's */
+    if (split) last = false;
+    c->defer_w = split;
     int32_t dx;
     if (ch == nc - 1) {
         dx = lw_head_bwd(c, m);
@@ -223,10 +248,16 @@ static void run_unit(lw_ctx *c, const lw_unit *u, const lw_unit *next, bool *loa
         dx = c->dx_in[(ch + 1) * c->M + m];
     }
     for (int64_t l = hi - 1; l >= lo; l--) {
-        dx = lw_layer_bwd(c, l, m, dx);
+        dx = split ? lw_layer_bwd_b(c, l, m, dx) : lw_layer_bwd(c, l, m, dx);
         if (last) sync_key(c, (int32_t)l);
     }
-    if (ch == 0) {
+    c->defer_w = false;
+    if (ch == 0 && split) { /* the embedding's gradients are all W's: its visit waits for them */
+        c->dx_in[m] = dx;
+        lw_where(c->P, PLC_PHASE_BACKWARD, -1, (int32_t)m);
+        lw_switch_layer(c, -1);
+        lw_visit_end(c);
+    } else if (ch == 0) {
         lw_embed_bwd(c, m, dx);
         if (last) sync_key(c, -1);
     } else if (s->owner[ch - 1] != me) {
@@ -267,8 +298,12 @@ static int lower_stage(lw_ctx *c, int64_t stage, plc_program *out, plc_memplan_s
     for (int64_t i = 0; i < nunits; i++) c->unit_send[i] = -1;
     for (int64_t i = 0; i < nc; i++) c->last_bwd_micro[i] = -1;
     const lw_unit *order = c->sched.order[stage];
-    for (int64_t i = 0; i < c->sched.norder[stage]; i++)
-        if (order[i].bwd) c->last_bwd_micro[order[i].chunk] = order[i].micro;
+    bool split = c->sched.sh.split != PLC_SPLIT_NONE;
+    for (int64_t i = 0; i < c->sched.norder[stage]; i++) /* the last unit making each chunk's weight gradients */
+        if (split ? order[i].w : order[i].bwd) c->last_bwd_micro[order[i].chunk] = order[i].micro;
+    c->wops = split ? PLC_NEW_ARRAY(a, lw_wop, L * M * LW_LAYER_WOPS) : NULL;
+    c->nwops = split ? PLC_NEW_ARRAY(a, int32_t, L * M) : NULL;
+    c->defer_w = false;
 
     lw_setup_tensors(c);
     bool last_stage = c->sched.owner[nc - 1] == stage;

@@ -112,6 +112,18 @@ typedef struct lw_act {
     lw_moe_act moe;       /* an MoE layer's; g, u, s are then its shared experts' */
 } lw_act;
 
+/* A weight-gradient product of a layer's backward, recorded by its B half
+ * (lw_layer_bwd_b) for its W half (lw_layer_bwd_w): the gradient of
+ * `tensor` += x^T dy ([M, K]^T [K, N] -> [M, N]), or, with bias set, the
+ * column sums of dy [rows = K, cols = N] (GPT's biases). */
+typedef struct lw_wop {
+    bool bias;
+    int64_t tensor;
+    int32_t x, dy;
+    int64_t M, N, K;
+} lw_wop;
+#define LW_LAYER_WOPS 16 /* the most of one layer: GPT's 12 (6 weights, 6 biases) */
+
 /* A template's lowering (lw_lower_template): where each visit of the stage
  * begins and ends, and which buffers are persistent. start[v] is the
  * instruction count when visit v enters its key (lw_switch_layer), at[v][0]
@@ -192,6 +204,9 @@ typedef struct lw_ctx {
     const bool *place;        /* the stages whose memory is planned (NULL: all; else the plan is neither validated nor checked, only run to its end) */
     int32_t *unit_send;       /* each unit's SEND (its output or input gradient), -1 none */
     lw_template *tpl;         /* a template's lowering: its visit marks, else NULL */
+    lw_wop *wops;             /* [layers][M][LW_LAYER_WOPS]: a split B's weight-gradient products, for its W */
+    int32_t *nwops;           /* [layers][M] */
+    bool defer_w;             /* the backward being lowered is split: its W products wait for the W unit */
 } lw_ctx;
 
 /* lower.c: lowers job + layout's template, one layer on one stage for one
@@ -206,7 +221,14 @@ int lw_lower_template(const plc_job *job, const plc_layout *l, plc_arena *a, lw_
 int32_t lw_embed_fwd(lw_ctx *c, int64_t m);
 void lw_embed_bwd(lw_ctx *c, int64_t m, int32_t dx0);
 int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompute);
-int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out);
+/* a layer's backward: its B half (input gradients; the norms' weight
+ * gradients, which their fused kernel makes with the input gradient) and
+ * its W half (weight and bias gradients). With c->defer_w unset the B half
+ * emits each W product as soon as its inputs exist (a whole backward, B and
+ * W at once); set, it records them and lw_layer_bwd_w emits them later. */
+int32_t lw_layer_bwd_b(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out);
+void lw_layer_bwd_w(lw_ctx *c, int64_t l, int64_t m);
+int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out); /* whole: B and W at once */
 void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x);
 int32_t lw_head_bwd(lw_ctx *c, int64_t m);
 

@@ -64,6 +64,38 @@ static void norm_bwd(lw_ctx *c, int32_t din, int32_t dout, int32_t in, int32_t m
             A(rows, c->h), 0.0);
 }
 
+/* ---- weight gradients (the W half of a backward) -------------------------------- */
+
+static void wop_emit(lw_ctx *c, const lw_wop *w)
+{
+    int32_t g = lw_weight_grad(c, w->tensor);
+    if (w->bias) lw_emit(c->P, PLC_OP_BIAS_BWD, COMPUTE, B(g, w->dy), A(w->K, w->N), 0.0);
+    else matmul(c, g, w->x, w->dy, w->M, w->N, w->K, 1, 0, 1.0);
+}
+
+/* a W product of layer l, micro-batch m: emitted now (a whole backward) or
+ * recorded for the W unit (a split one) */
+static void wop(lw_ctx *c, int64_t l, int64_t m, lw_wop w)
+{
+    if (!c->defer_w) {
+        wop_emit(c, &w);
+        return;
+    }
+    int64_t i = l * c->M + m;
+    if (c->nwops[i] >= LW_LAYER_WOPS) { /* a lowering bug: more products than a layer has */
+        c->visit_bad = true;
+        return;
+    }
+    c->wops[i * LW_LAYER_WOPS + c->nwops[i]++] = w;
+}
+
+/* the gradient of the weight of the role += x^T dy */
+static void wgrad(lw_ctx *c, plc_tensor_role role, int64_t l, int64_t m, int32_t x, int32_t dy, int64_t in,
+                  int64_t out, int64_t rows)
+{
+    wop(c, l, m, (lw_wop){.tensor = TID(role, l), .x = x, .dy = dy, .M = in, .N = out, .K = rows});
+}
+
 /* x [rows, cols] += bias of the role (GPT only) */
 static void bias_fwd(lw_ctx *c, int32_t x, plc_tensor_role role, int64_t l, int64_t rows, int64_t cols)
 {
@@ -71,9 +103,9 @@ static void bias_fwd(lw_ctx *c, int32_t x, plc_tensor_role role, int64_t l, int6
 }
 
 /* the bias's gradient += column sums of dout [rows, cols] (GPT only) */
-static void bias_bwd(lw_ctx *c, int32_t dout, plc_tensor_role role, int64_t l, int64_t rows, int64_t cols)
+static void bias_bwd(lw_ctx *c, int32_t dout, plc_tensor_role role, int64_t l, int64_t m, int64_t rows, int64_t cols)
 {
-    if (c->gpt) lw_emit(c->P, PLC_OP_BIAS_BWD, COMPUTE, B(lw_weight_grad(c, TID(role, l)), dout), A(rows, cols), 0.0);
+    if (c->gpt) wop(c, l, m, (lw_wop){.bias = true, .tensor = TID(role, l), .x = -1, .dy = dout, .N = cols, .K = rows});
 }
 
 /* the residual stream's rows are a tp rank's block of the micro-batch (SP) */
@@ -245,13 +277,32 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
 
 int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
 {
+    bool saved = c->defer_w;
+    c->defer_w = false;
+    int32_t dx = lw_layer_bwd_b(c, l, m, dx_out);
+    c->defer_w = saved;
+    return dx;
+}
+
+void lw_layer_bwd_w(lw_ctx *c, int64_t l, int64_t m)
+{
+    lw_where(c->P, PLC_PHASE_BACKWARD, (int32_t)l, (int32_t)m);
+    lw_switch_layer(c, (int32_t)l);
+    int64_t i = l * c->M + m;
+    for (int32_t k = 0; k < c->nwops[i]; k++) wop_emit(c, &c->wops[i * LW_LAYER_WOPS + k]);
+    c->nwops[i] = 0;
+    lw_visit_end(c);
+}
+
+int32_t lw_layer_bwd_b(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
+{
     lw_act *a = &c->acts[l * c->M + m];
     if (c->L.recompute == PLC_RECOMPUTE_FULL) lw_layer_fwd(c, l, m, a->x_in, true);
     lw_where(c->P, PLC_PHASE_BACKWARD, (int32_t)l, (int32_t)m);
     lw_switch_layer(c, (int32_t)l);
     int64_t R = c->R, Rs = c->Rs, h = c->h, Fl = c->Fl;
     /* MLP block: dd = d(loss)/d(mlp_out) = dx_out */
-    bias_bwd(c, dx_out, PLC_ROLE_B_PROJ, l, Rs, h);
+    bias_bwd(c, dx_out, PLC_ROLE_B_PROJ, l, m, Rs, h);
     int32_t dd = lw_tp_allgather_rows(c, dx_out, h, "d_mlp_out");
     int32_t dh2;
     bool moe = plc_layer_is_moe(&c->m, l);
@@ -260,18 +311,18 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
     } else if (c->gpt) {
         int32_t ds = tmp(c, c->act_dt, R, Fl, "d_gelu");
         matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, Fl, h, 0, 1, 0.0);
-        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_PROJ, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
+        wgrad(c, PLC_ROLE_W_PROJ, l, m, a->s, dd, Fl, h, R);
         int32_t dfc = tmp(c, c->act_dt, R, Fl, "d_fc");
         zero(c, dfc);
         lw_emit(c->P, PLC_OP_GELU_BWD, COMPUTE, B(dfc, ds, a->g), A(R * Fl), 0.0);
-        bias_bwd(c, dfc, PLC_ROLE_B_FC, l, R, Fl);
+        bias_bwd(c, dfc, PLC_ROLE_B_FC, l, m, R, Fl);
         dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
         matmul(c, dh2, dfc, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, h, Fl, 0, 1, 0.0);
-        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_FC, l)), a->hn2, dfc, h, Fl, R, 1, 0, 1.0);
+        wgrad(c, PLC_ROLE_W_FC, l, m, a->hn2, dfc, h, Fl, R);
     } else {
         int32_t ds = tmp(c, c->act_dt, R, Fl, "d_swiglu");
         matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, Fl, h, 0, 1, 0.0);
-        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_DOWN, l)), a->s, dd, Fl, h, R, 1, 0, 1.0);
+        wgrad(c, PLC_ROLE_W_DOWN, l, m, a->s, dd, Fl, h, R);
         int32_t dg = tmp(c, c->act_dt, R, Fl, "d_gate"), du = tmp(c, c->act_dt, R, Fl, "d_up");
         zero(c, dg);
         zero(c, du);
@@ -279,20 +330,20 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
         dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
         matmul(c, dh2, dg, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, h, Fl, 0, 1, 0.0);
         matmul(c, dh2, du, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, h, Fl, 0, 1, 1.0);
-        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_GATE, l)), a->hn2, dg, h, Fl, R, 1, 0, 1.0);
-        matmul(c, lw_weight_grad(c, TID(PLC_ROLE_W_UP, l)), a->hn2, du, h, Fl, R, 1, 0, 1.0);
+        wgrad(c, PLC_ROLE_W_GATE, l, m, a->hn2, dg, h, Fl, R);
+        wgrad(c, PLC_ROLE_W_UP, l, m, a->hn2, du, h, Fl, R);
     }
     if (!moe) dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
     int32_t dx_mid = tmp(c, c->act_dt, Rs, h, "d_x_mid");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_mid, dx_out), LW_NOARGS, 0.0);
     norm_bwd(c, dx_mid, dh2, a->x_mid, a->mean2, a->rstd2, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs);
     /* attention block */
-    bias_bwd(c, dx_mid, PLC_ROLE_BO, l, Rs, h);
+    bias_bwd(c, dx_mid, PLC_ROLE_BO, l, m, Rs, h);
     int32_t dout = lw_tp_allgather_rows(c, dx_mid, h, "d_attn_out");
     if (c->L.recompute == PLC_RECOMPUTE_SELECTIVE) attention_core(c, a, PLC_PHASE_RECOMPUTE);
     int32_t datt = tmp(c, c->act_dt, R, c->qd, "d_att");
     matmul(c, datt, dout, lw_weight(c, TID(PLC_ROLE_WO, l)), R, c->qd, h, 0, 1, 0.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WO, l)), a->att, dout, c->qd, h, R, 1, 0, 1.0);
+    wgrad(c, PLC_ROLE_WO, l, m, a->att, dout, c->qd, h, R);
     int64_t Rk = R * c->L.cp;
     int32_t dq = tmp(c, c->act_dt, R, c->qd, "d_q"), dk = tmp(c, c->act_dt, Rk, c->kvd, "d_k_full"),
             dv = tmp(c, c->act_dt, Rk, c->kvd, "d_v_full");
@@ -312,16 +363,16 @@ int32_t lw_layer_bwd(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
         lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dq0, dq), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
         lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dk0, dk), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
     }
-    bias_bwd(c, dq0, PLC_ROLE_BQ, l, R, c->qd);
-    bias_bwd(c, dk0, PLC_ROLE_BK, l, R, c->kvd);
-    bias_bwd(c, dv, PLC_ROLE_BV, l, R, c->kvd);
+    bias_bwd(c, dq0, PLC_ROLE_BQ, l, m, R, c->qd);
+    bias_bwd(c, dk0, PLC_ROLE_BK, l, m, R, c->kvd);
+    bias_bwd(c, dv, PLC_ROLE_BV, l, m, R, c->kvd);
     int32_t dh = tmp(c, c->act_dt, R, h, "d_hn");
     matmul(c, dh, dq0, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, h, c->qd, 0, 1, 0.0);
     matmul(c, dh, dk0, lw_weight(c, TID(PLC_ROLE_WK, l)), R, h, c->kvd, 0, 1, 1.0);
     matmul(c, dh, dv, lw_weight(c, TID(PLC_ROLE_WV, l)), R, h, c->kvd, 0, 1, 1.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WQ, l)), a->hn, dq0, h, c->qd, R, 1, 0, 1.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WK, l)), a->hn, dk0, h, c->kvd, R, 1, 0, 1.0);
-    matmul(c, lw_weight_grad(c, TID(PLC_ROLE_WV, l)), a->hn, dv, h, c->kvd, R, 1, 0, 1.0);
+    wgrad(c, PLC_ROLE_WQ, l, m, a->hn, dq0, h, c->qd, R);
+    wgrad(c, PLC_ROLE_WK, l, m, a->hn, dk0, h, c->kvd, R);
+    wgrad(c, PLC_ROLE_WV, l, m, a->hn, dv, h, c->kvd, R);
     dh = lw_tp_reduce_rows(c, dh, h, "d_hn_rs");
     int32_t dx_in = tmp(c, c->act_dt, Rs, h, "d_x_in");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_in, dx_mid), LW_NOARGS, 0.0);

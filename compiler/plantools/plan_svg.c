@@ -13,22 +13,38 @@
 
 /* the kinds drawn, each with its colour and legend name, then idle time
  * (the background, the legend's last entry) */
-typedef enum kind { K_FORWARD, K_BACKWARD, K_RECOMPUTE, K_COMM, K_OPTIMIZER, K_OTHER, K_COUNT } kind;
+typedef enum kind { K_FORWARD, K_BACKWARD, K_RECOMPUTE, K_COMM, K_OPTIMIZER, K_OTHER, K_WGRAD, K_COUNT } kind;
 #define BUBBLE_COLOR "#f3ecc8"
 static const char *const kind_color[K_COUNT + 1] = {"#4e79a7", "#f28e2b", "#b07aa1", "#e15759",
-                                                    "#59a14f", "#9c9c9c", BUBBLE_COLOR};
+                                                    "#59a14f", "#9c9c9c", "#8c564b", BUBBLE_COLOR};
 static const char *const kind_name[K_COUNT + 1] = {"forward",   "backward",           "recompute",
                                                    "communication", "optimizer", "other (data, loss)",
-                                                   "idle (bubble, waiting)"};
+                                                   "weight gradients (W)", "idle (bubble, waiting)"};
 
 static bool is_comm_op(plc_op op)
 {
     return plc_op_comm(op) != PLC_COMM_NONE;
 }
 
-static kind kind_of(const plc_instr *in)
+/* a layer's weight-gradient product (dW += X^T dY, a bias's column sums,
+ * the embedding's and the positions' gradients): the W units of a
+ * zero-bubble schedule's split backwards */
+static bool is_wgrad(const plc_instr *in, int64_t layers)
+{
+    if (in->phase != PLC_PHASE_BACKWARD) return false;
+    switch (in->op) {
+    case PLC_OP_MATMUL: return in->layer >= 0 && in->layer < layers && in->arg[3] == 1;
+    case PLC_OP_BIAS_BWD:
+    case PLC_OP_EMBED_BWD:
+    case PLC_OP_POS_BWD: return true;
+    default: return false;
+    }
+}
+
+static kind kind_of(const plc_instr *in, int64_t split_layers)
 {
     if (is_comm_op(in->op)) return K_COMM;
+    if (split_layers > 0 && is_wgrad(in, split_layers)) return K_WGRAD;
     switch (in->phase) {
     case PLC_PHASE_FORWARD: return K_FORWARD;
     case PLC_PHASE_BACKWARD: return K_BACKWARD;
@@ -44,6 +60,7 @@ static kind kind_of(const plc_instr *in)
 typedef struct drawer {
     int64_t *row_of_rank; /* world rank -> row */
     float *cover;         /* [rows][2 streams][COLUMNS][K_COUNT]: seconds of each kind */
+    int64_t split_layers; /* a zero-bubble schedule: the model's layers (W drawn apart), else 0 */
     double bin;           /* seconds per column */
 } drawer;
 
@@ -55,7 +72,7 @@ static void on_event(void *ctx, int64_t rank, int64_t stage, uint32_t i, const p
     if (end <= start) return;
     int64_t row = d->row_of_rank[rank];
     int stream = in->stream == PLC_STREAM_COMM;
-    int k = kind_of(in);
+    int k = kind_of(in, d->split_layers);
     float *c = d->cover + ((size_t)row * 2 + (size_t)stream) * COLUMNS * K_COUNT;
     plc_svg_bin_add(c, COLUMNS, K_COUNT, d->bin, k, start, end);
 }
@@ -94,6 +111,12 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
     }
     double T = res.end_time > 0 ? res.end_time : 1;
     d.bin = T / COLUMNS;
+    d.split_layers = plc_schedule_splits(p->layout.schedule) ? p->model.layers : 0;
+    /* the legend: W only where the schedule splits backwards */
+    const char *colors[K_COUNT + 1], *names[K_COUNT + 1];
+    int nlegend = 0;
+    for (int k = 0; k <= K_COUNT; k++)
+        if (k != K_WGRAD || d.split_layers) colors[nlegend] = kind_color[k], names[nlegend++] = kind_name[k];
     o.event = on_event;
     o.event_ctx = &d;
     int rc = plc_sim_run(p, &o, &res, err, errlen);
@@ -107,7 +130,7 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
     double width = 1200, left = 170, right = 30;
     int sub_lines = plc_svg_text_wrapped(NULL, 12, 44, 11.5, 15, "#444444", width - 24, sub);
     double legend_y = 44 + 15 * (sub_lines - 1) + 12;
-    int legend_rows = plc_svg_legend(NULL, 12, legend_y, width - 12, 18, K_COUNT + 1, kind_color, kind_name);
+    int legend_rows = plc_svg_legend(NULL, 12, legend_y, width - 12, 18, nlegend, colors, names);
     double top = legend_y + 18 * legend_rows + 16;
     double row_h = 480.0 / (double)rows;
     if (row_h > 40) row_h = 40;
@@ -123,7 +146,7 @@ int plc_trace_svg(const plc_plan *p, bool all_ranks, FILE *out, char *err, size_
     plc_svg_text(out, 12, 24, 15, "start", "#222222", "Predicted step: %.4g s, %lld rank%s%s", T, (long long)p->world_size,
                  plc_word_plural(p->world_size), all_ranks ? "" : " (one row per pipeline stage)");
     plc_svg_text_wrapped(out, 12, 44, 11.5, 15, "#444444", width - 24, sub);
-    plc_svg_legend(out, 12, legend_y, width - 12, 18, K_COUNT + 1, kind_color, kind_name);
+    plc_svg_legend(out, 12, legend_y, width - 12, 18, nlegend, colors, names);
     double label = row_h < 14 ? row_h * 0.8 : 11.5;
     int64_t every = rows > 64 ? (rows + 63) / 64 : 1;
     for (int64_t k = 0; k < rows; k++) {

@@ -8,6 +8,11 @@
 
 int plc_pipe_shape_of(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, plc_pipe_shape *out)
 {
+    if (plc_schedule_splits(s)) { /* 1F1B's shape, its backwards split (plc_pipe_split_backward) */
+        static const plc_pipe_split split[] = {PLC_SPLIT_ZB_H1, PLC_SPLIT_ZB_H2, PLC_SPLIT_ZB_V, PLC_SPLIT_DUALPIPE_V};
+        if (plc_pipe_shape_of(PLC_SCHED_1F1B, pp, 1, layers, out)) return -1;
+        return plc_pipe_split_backward(out, split[s - PLC_SCHED_ZB_H1]);
+    }
     *out = (plc_pipe_shape){.schedule = s, .pp = pp, .vpp = 1, .layers = layers};
     if (pp < 1 || layers < 1) return -1;
     switch (s) {

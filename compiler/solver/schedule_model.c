@@ -297,22 +297,28 @@ int plc_sched_simulate(plc_schedule s, int64_t pp, int64_t vpp, int64_t layers, 
     plc_pipe_shape sh;
     if (micro < 1 || plc_pipe_shape_of(s, pp, vpp, layers, &sh)) return -1;
     double *t_f = calloc((size_t)sh.nchunks, sizeof *t_f), *t_b = calloc((size_t)sh.nchunks, sizeof *t_b);
+    double *t_w = sh.split ? calloc((size_t)sh.nchunks, sizeof *t_w) : NULL;
     int rc = -1;
-    if (t_f && t_b) {
+    if (t_f && t_b && (t_w || !sh.split)) {
         for (int64_t c = 0; c < sh.nchunks; c++) {
             double n = (double)(plc_pipe_chunk_hi(&sh, c) - plc_pipe_chunk_lo(&sh, c)); /* its layers */
             t_f[c] = tf * n;
             t_b[c] = tb * n;
+            /* a split backward: the weight-gradient GEMMs are half of a
+             * layer's backward GEMMs (W); the embedding's and the head's
+             * backward stay with B below */
+            if (t_w) t_w[c] = t_b[c] / 2.0, t_b[c] -= t_w[c];
         }
         /* embedding and head: on the first and last chunk */
         t_f[0] += first_extra / 3.0;
         t_b[0] += first_extra * 2.0 / 3.0;
         t_f[sh.nchunks - 1] += last_extra / 3.0;
         t_b[sh.nchunks - 1] += last_extra * 2.0 / 3.0;
-        rc = plc_sched_simulate_shape(&sh, micro, t_f, t_b, NULL, p2p, out);
+        rc = plc_sched_simulate_shape(&sh, micro, t_f, t_b, t_w, p2p, out);
     }
     free(t_f);
     free(t_b);
+    free(t_w);
     return rc;
 }
 

@@ -1030,6 +1030,15 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
         divisors(&tps, &ls->tp, gpus);
         enum_values(&iv.sp, &ls->sp, 2);
         enum_values(&iv.sched, &ls->schedule, PLC_SCHED_COUNT);
+        /* the zero-bubble schedules are searched only where the layout block
+         * names them: the memory replay (memory_plrun.c) does not yet hold
+         * a split backward's tensors until its W */
+        if (ls->schedule.kind == PLC_CHOICE_AUTO) {
+            int keep = 0;
+            for (int i = 0; i < iv.sched.n; i++)
+                if (!plc_schedule_splits((plc_schedule)iv.sched.v[i])) iv.sched.v[keep++] = iv.sched.v[i];
+            iv.sched.n = keep;
+        }
         enum_values(&iv.rc, &ls->recompute, PLC_RECOMPUTE_COUNT);
         enum_values(&iv.attn, &ls->attention, PLC_ATTN_COUNT);
         enum_values(&iv.frms, &ls->fused_rmsnorm, 2);

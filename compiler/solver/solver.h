@@ -658,9 +658,9 @@ static inline int64_t plc_pipe_units(const plc_pipe_shape *sh, int64_t M)
 /* Turns a 1F1B shape into the zero-bubble order `split` (its B and W
  * units; zb_v re-cuts the layers into 2pp chunks, as plc_stage_layers
  * splits them, and needs layers >= 2pp); -1 for another schedule or
- * PLC_SPLIT_NONE (dualpipe_v: as zb_v). The lowering does not
- * emit split backwards yet: these shapes serve the simulator, its tests and
- * bench/fidelity --schedules. */
+ * PLC_SPLIT_NONE (dualpipe_v: as zb_v). plc_pipe_shape_of makes them for
+ * the schedules zb_h1, zb_h2, zb_v and dualpipe_v (the shape's schedule
+ * stays 1F1B's), which the lowering emits with B and W units. */
 int plc_pipe_split_backward(plc_pipe_shape *sh, plc_pipe_split split);
 
 /* forward units rank r runs before its first backward, less one (the

@@ -25,6 +25,12 @@ typedef enum plc_schedule {
     PLC_SCHED_INTERLEAVED, /* 1F1B over vpp virtual stages per rank (Megatron) */
     PLC_SCHED_LAYERED,     /* layered gradient accumulation (Lamy-Poirier) */
     PLC_SCHED_MODULAR,     /* modular placement, layer i on rank i mod pp */
+    /* zero-bubble: backwards split into B (input gradients) and W (weight
+     * gradients), Qi et al. 2024 (compiler/solver/solver.h has the orders) */
+    PLC_SCHED_ZB_H1,       /* 1F1B's stages and memory, W's deferred into the drain */
+    PLC_SCHED_ZB_H2,       /* more forwards in the warm-up: no bubble, twice 1F1B's activations */
+    PLC_SCHED_ZB_V,        /* two chunks a rank in a V (rank r: chunks r and 2pp-1-r) */
+    PLC_SCHED_DUALPIPE_V,  /* DeepSeek's DualPipeV order on zb_v's chunks */
     PLC_SCHED_COUNT
 } plc_schedule;
 
@@ -511,6 +517,8 @@ extern const char *const plc_router_names[];
 /* names of enum values as written in .plan files ("1f1b", "selective", ...);
  * NULL for an out-of-range value. */
 const char *plc_schedule_name(plc_schedule s);
+/* a zero-bubble schedule: its backwards split into B and W units */
+static inline bool plc_schedule_splits(plc_schedule s) { return s >= PLC_SCHED_ZB_H1 && s <= PLC_SCHED_DUALPIPE_V; }
 const char *plc_recompute_name(plc_recompute r);
 const char *plc_attention_name(plc_attention a);
 const char *plc_precision_name(plc_precision p);

@@ -50,6 +50,12 @@ static const named_layout *layouts(size_t *n)
     ADD("tied-interleaved-zero3-sp", true, 2, 2, 2, 1, 1, 3, FULL, 2, PLC_SCHED_INTERLEAVED, 1);
     ADD("pp4-modular-tied", true, 1, 1, 4, 1, 0, 0, SEL, 1, PLC_SCHED_MODULAR, 1);
     ADD("pp4-layered-zero3", false, 2, 1, 4, 1, 0, 3, NONE, 1, PLC_SCHED_LAYERED, 1);
+    ADD("pp2-zb_h1", false, 1, 1, 2, 1, 0, 0, NONE, 1, PLC_SCHED_ZB_H1, 1);
+    ADD("pp2-zb_h2-selective", false, 1, 1, 2, 1, 0, 0, SEL, 1, PLC_SCHED_ZB_H2, 1);
+    ADD("pp2-zb_v-tied", true, 1, 1, 2, 1, 0, 0, NONE, 1, PLC_SCHED_ZB_V, 1);
+    ADD("pp2-dualpipe_v", false, 1, 1, 2, 1, 0, 0, NONE, 1, PLC_SCHED_DUALPIPE_V, 1);
+    ADD("tied-tp2-sp-pp2-dp2-zero1-full-zb_h1", true, 2, 2, 2, 1, 1, 1, FULL, 1, PLC_SCHED_ZB_H1, 1);
+    ADD("pp2-dp2-zero1-zb_v-full", false, 2, 1, 2, 1, 0, 1, FULL, 1, PLC_SCHED_ZB_V, 1);
 #undef ADD
     *n = k;
     return v;

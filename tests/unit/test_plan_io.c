@@ -400,7 +400,7 @@ static void test_hostile_fields(void)
         {e_world, "world size"}, {e_stage, "stage 0 runs program 5"}, {e_rows, "does not fit"},
         {e_operand, "the op touches"}, {e_dtype, "dtype"},
         {e_choice_kind, "tp has choice kind 7"}, {e_choice_order, "tp set holds 2, out of range or out of order"},
-        {e_choice_enum, "schedule set holds 5"}, {e_choice_range, "pp range 4..2"}, {e_memory_limit, "memory_limit 1.5"},
+        {e_choice_enum, "schedule set holds 9"}, {e_choice_range, "pp range 4..2"}, {e_memory_limit, "memory_limit 1.5"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         plc_arena a;
