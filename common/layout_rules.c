@@ -101,6 +101,8 @@ static plc_verdict expert_rules(const plc_rule_input *in)
      * verdict to the solver, which refuses the job with it) */
     if (CHECK(in, PLC_RULE_ENGINE_MOE) && (ep || etp) && in->engine && in->engine->moe <= 0)
         return broke_at(PLC_RULE_ENGINE_MOE, ep ? "ep" : "etp");
+    if (CHECK(in, PLC_RULE_ENGINE_EP) && ep && e > 1 && in->engine && in->engine->moe < 2)
+        return broke(PLC_RULE_ENGINE_EP);
     if (CHECK(in, PLC_RULE_EP_EXPERTS) && ep && m->moe.experts % e) return broke(PLC_RULE_EP_EXPERTS);
     if (CHECK(in, PLC_RULE_ETP_FFN) && etp && m->moe.expert_ffn_hidden > 0 && m->moe.expert_ffn_hidden % t)
         return broke(PLC_RULE_ETP_FFN);
@@ -351,6 +353,11 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_ENGINE_MOE:
         SAY("engine %s does not run mixture-of-experts layers (%s); solve with engine = megatron or fsdp2",
             plc_engine_name(in->engine_id), in->engine ? in->engine->describes : "no profile");
+        break;
+    case PLC_RULE_ENGINE_EP:
+        SAY("engine %s runs mixture-of-experts layers with ep = 1 only (every rank holds all of its stage's "
+            "experts): ep = %lld",
+            plc_engine_name(in->engine_id), LL(plc_layout_ep(l)));
         break;
     case PLC_RULE_ENGINE_ETP:
         SAY("engine %s has no expert tensor parallelism: etp = %lld, it runs etp = 1", plc_engine_name(in->engine_id),

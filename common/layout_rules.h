@@ -77,6 +77,7 @@
     /* the engine: what its profile says it can run */            \
     X(ENGINE_OFFERS,     "schedule",    "engine")                 \
     X(ENGINE_MOE,        "ep",          "engine_moe")             \
+    X(ENGINE_EP,         "ep",          "engine_ep")              \
     X(ENGINE_ETP,        "etp",         "engine_etp")
 
 typedef enum plc_rule {

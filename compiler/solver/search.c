@@ -954,8 +954,8 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
 
 /* the ep and etp values to try: 1 for a dense model; for a model with
  * experts the divisors of the routed experts (ep) and of an expert's FFN
- * width (etp) the layout block allows, those the engine runs (rule
- * ENGINE_ETP); each (ep, etp) is then kept where ep * etp divides the
+ * width (etp) the layout block allows, those the engine runs (rules
+ * ENGINE_EP, ENGINE_ETP); each (ep, etp) is then kept where ep * etp divides the
  * stage's dp * tp * cp ranks (rule EP_STAGE) */
 static void expert_values(const plc_job *job, values *eps, values *etps)
 {
@@ -966,6 +966,7 @@ static void expert_values(const plc_job *job, values *eps, values *etps)
         return;
     }
     divisors(eps, &job->layout.ep, moe->experts);
+    legal_alone(job, eps, PLC_LD_ep);
     divisors(etps, &job->layout.etp, moe->expert_ffn_hidden > 0 ? moe->expert_ffn_hidden : 1);
     legal_alone(job, etps, PLC_LD_etp);
 }

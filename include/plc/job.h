@@ -454,7 +454,7 @@ static inline int64_t plc_shard_block(int64_t n, int64_t shards)
     X(uneven_stages,        "uneven_stages",        0, 2, "1: pipeline stages may hold unequal layer counts (vpp 1, GPipe or 1F1B); 2: also interleaved") \
     X(loss_saved_bytes,     "loss_saved_bytes",     0, 16, "bytes per logit the loss keeps for its backward, per micro-batch in flight") \
     X(loss_peak_bytes,      "loss_peak_bytes",      0, 32, "bytes per logit at the loss's own peak (0: plc's summed accounting)") \
-    X(moe,                  "moe",                  0, 1, "1: runs mixture-of-experts layers (ep, and etp where moe_etp)") \
+    X(moe,                  "moe",                  0, 2, "1: runs mixture-of-experts layers with ep = 1; 2: with expert parallelism (ep > 1) too")  \
     X(moe_etp,              "moe_etp",              0, 1, "1: expert tensor parallelism separate from tp (etp > 1)") \
     X(moe_dispatcher,       "moe_dispatcher",       0, 2, "token dispatcher: 0 all-gather, 1 all-to-all, 2 flex (DeepEP)") \
     X(moe_comm_overlap,     "moe_comm_overlap",     0, 1, "share of the dispatch and combine hidden under another micro-batch's compute") \

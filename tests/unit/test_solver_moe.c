@@ -24,7 +24,7 @@ static void mixtral(plc_job *job, int64_t nodes)
     job->cluster.hw.inter_node_bw = 50e9;
     job->train.global_batch = 1024;
     job->train.engine = PLC_ENGINE_MEGATRON;
-    job->engine.moe = 1;
+    job->engine.moe = 2;
     job->engine.moe_etp = 1;
     job->engine.moe_dispatcher = 1;
     job->engine.moe_grouped_gemm = 1;
@@ -64,7 +64,15 @@ static void test_rules(void)
     job.engine.moe_etp = 0;
     CU_ASSERT_EQUAL(rule_of(&job, layout_of(8, 2, 2, 4, 2)), PLC_RULE_ENGINE_ETP);
     CU_ASSERT_EQUAL(rule_of(&job, layout_of(8, 2, 2, 8, 1)), PLC_RULE_OK);
-    /* an engine that runs no MoE layer (plrun's, until its lowering) */
+    /* an engine that runs MoE layers with ep = 1 only (plrun's) */
+    job.engine.moe = 1;
+    job.train.engine = PLC_ENGINE_PLRUN;
+    CU_ASSERT_EQUAL(rule_of(&job, layout_of(8, 2, 2, 4, 2)), PLC_RULE_ENGINE_EP);
+    CU_ASSERT_EQUAL(rule_of(&job, layout_of(8, 2, 2, 1, 1)), PLC_RULE_OK);
+    plc_layout four = layout_of(8, 2, 2, 4, 2);
+    plc_layout_rules_job_message(&job, &four, plc_layout_rules_job(&job, &four), msg, sizeof msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(msg, "engine plrun runs mixture-of-experts layers with ep = 1 only"));
+    /* an engine that runs no MoE layer */
     job.engine.moe = 0;
     job.train.engine = PLC_ENGINE_PLRUN;
     CU_ASSERT_EQUAL(rule_of(&job, layout_of(8, 2, 2, 1, 1)), PLC_RULE_ENGINE_MOE);
