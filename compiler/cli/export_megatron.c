@@ -18,7 +18,7 @@
 /* One row per release a profile models. Every flag a script of a release
  * carries is on that release's list, read from its
  * megatron/training/arguments.py at the commit named (tests/e2e/export.sh
- * and tests/unit/test_export.c check it). */
+ * and tests/unit/test_cli_export.c check it). */
 typedef struct release {
     plc_engine engine; /* the profile modelling it (engines.yaml) */
     const char *name;

@@ -46,7 +46,7 @@ void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last
 /* A program's work is its pairs of buffers with overlapping lifetimes
  * (mp_placement_work): one greedy placement visits about that many, at
  * about 13 ns a pair (one order over the programs of 1e5 to 2e6 pairs of
- * tests/unit/test_memory_exact.c's sweep; make bench: Llama-2-70B on 4096
+ * tests/unit/test_solver_memory_exact.c's sweep; make bench: Llama-2-70B on 4096
  * GPUs lowers in under a second).
  *
  * PLACE_BY_SIZE_WORK: above it a program is placed online (best-fit in
@@ -73,7 +73,7 @@ void plc_buffer_lifetimes(const plc_program *prog, int32_t *first, int32_t *last
  *   is still tried).
  * REFINE_WORK: the search's steps, each charged the program's pairs in the
  *   share of its buffers the step sets or keeps around them (about 6 ns a
- *   pair: at most about 0.3 s; the 59 programs of test_memory_exact.c's
+ *   pair: at most about 0.3 s; the 59 programs of test_solver_memory_exact.c's
  *   sweep left above 1% take about 17 s together, and 14 of them come out
  *   smaller). */
 #define PLACE_BY_SIZE_WORK 2e6

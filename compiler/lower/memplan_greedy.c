@@ -53,7 +53,7 @@ int mp_cmp_keys(const void *a, const void *b)
  * large short-lived ones would otherwise sit below the long-lived). The
  * orders are tried in this sequence (memplan.c's passes say how many);
  * the smallest region is kept, the first on a tie. The first thirteen are
- * ranked on the 624 stages of tests/unit/test_memory_exact.c: after the
+ * ranked on the 624 stages of tests/unit/test_solver_memory_exact.c: after the
  * first three, each is the one that brings the most further stages within
  * 1% of the largest live sum; the last four (by breadth) were added for
  * the 1044 stages of its later sweep. memplan_slots.c places the buffers

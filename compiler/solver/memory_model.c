@@ -256,7 +256,7 @@ static double total_of(const double *c)
  * equal size with vpp > 1, and the most micro-batches in flight). plrun's
  * own buffers: every stage, since a middle one can peak above all of
  * these (its pipeline receives in flight, ZeRO 3's gathers at its point of
- * the interleaved order: tests/unit/test_memory_exact.c). */
+ * the interleaved order: tests/unit/test_solver_memory_exact.c). */
 static bool bounds_others(const plc_job *job, const plc_layout *l, int64_t s)
 {
     return s == 0 || s == l->pp - 1 || plc_memory_is_plan(job, l) ||

@@ -21,7 +21,7 @@
  * template's figures are cached per shape (figures_cached), and a long step
  * is replayed for a few micro-batches and extended linearly, so the work is
  * O(1) in the number of micro-batches and the search stays fast;
- * tests/unit/test_memory_exact.c holds the result against lowered plans.
+ * tests/unit/test_solver_memory_exact.c holds the result against lowered plans.
  * What the replay does not see is the placement's fragmentation (memplan.c
  * packs buffers near, not always at, the live sum). */
 #include "compiler/solver/solver_int.h"

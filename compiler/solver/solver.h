@@ -101,7 +101,7 @@ typedef struct plc_estimate {
  * plan (compiler/lower/memplan.c) places them up to PLC_PLACEMENT_ABOVE
  * above that count, and the count may exceed the placed arena by up to
  * PLC_PLACEMENT_BELOW (both shares of the dynamic part;
- * tests/unit/test_memory_exact.c holds every stage of a sweep to them).
+ * tests/unit/test_solver_memory_exact.c holds every stage of a sweep to them).
  * Where that band holds the memory limit, the estimate cannot tell fit from
  * no fit: a judge, when given, lowers the layout and the estimate takes each
  * stage's arena. The lowering comes after the solver, so the command line

@@ -16,7 +16,7 @@
  * CPU reference adds them. P and dS are fp32; each is split into a bf16
  * head and a bf16 remainder (p = hi + lo to about 2^-17 relative) and
  * multiplied twice, so the results stay close to the fp32 reference
- * instead of carrying bf16 probabilities (tests/unit/test_cuda_kernels.c
+ * instead of carrying bf16 probabilities (tests/unit/test_kernels_cuda.c
  * holds them to it). Every output element is added in a fixed order and
  * written by one warp: no atomics, the same bits on every run. */
 #include <cuda_bf16.h>

@@ -137,7 +137,7 @@ static void test_inflight_and_stages(void)
     plc_job job;
     fixture_llama13b(&job, 8);
     /* the analytic model of an engine's memory (plrun's replays its plan:
-     * test_memory_exact.c) */
+     * test_solver_memory_exact.c) */
     job.train.engine = PLC_ENGINE_MEGATRON;
     plc_layout l = {.tp = 2, .cp = 1, .pp = 4, .dp = 8, .vpp = 1, .micro_batch = 1, .sp = 1,
                     .schedule = PLC_SCHED_1F1B, .zero = 1, .attention = PLC_ATTN_FLASH2, .fused_rmsnorm = 1};

@@ -1,4 +1,4 @@
-/* test_memory_exact.c: the solver's memory estimate for plrun against the
+/* test_solver_memory_exact.c: the solver's memory estimate for plrun against the
  * lowered plan, stage by stage, over a sweep of layouts of two realistic
  * model shapes (the Llama block and the GPT block). Every sampled layout
  * lowers; the static state (weights, gradients, optimizer state) the solver
@@ -457,8 +457,8 @@ static void test_unequal_stages(void)
            100 * worst);
 }
 
-void register_test_memory_exact(void);
-void register_test_memory_exact(void)
+void register_test_solver_memory_exact(void);
+void register_test_solver_memory_exact(void)
 {
     CU_pSuite s = CU_add_suite("memory_exact", NULL, NULL);
     CU_add_test(s, "every sampled layout lowers; static state exact; dynamic memory near the plan's", test_estimate_against_arena);

@@ -1,4 +1,4 @@
-/* test_moe_plan.c: the plan file carries the model's mixture-of-experts and
+/* test_lower_moe_plan.c: the plan file carries the model's mixture-of-experts and
  * latent-attention fields (format version 5, META after positions): a round
  * trip keeps every field, plc dump prints them, and the loader refuses
  * fields out of range behind valid checksums. The plan is a dense one's
@@ -130,8 +130,8 @@ static void test_settings(void)
     CU_ASSERT(dropless);
 }
 
-void register_test_moe_plan(void);
-void register_test_moe_plan(void)
+void register_test_lower_moe_plan(void);
+void register_test_lower_moe_plan(void)
 {
     CU_pSuite s = CU_add_suite("moe_plan", NULL, NULL);
     CU_add_test(s, "MoE and MLA fields round trip", test_round_trip);

@@ -1,4 +1,4 @@
-/* tests/unit/test_kernels.c: CPU kernels other than attention: forward
+/* tests/unit/test_kernels_cpu.c: CPU kernels other than attention: forward
  * results against direct formulas, backward passes against finite
  * differences, AdamW against a hand-computed step, bf16 rounding. */
 #include "kernels/kernels.h"
@@ -363,7 +363,7 @@ static void test_expf(void)
     CU_ASSERT(isnan(plc_expf(NAN)));
 }
 
-void register_test_kernels(void)
+void register_test_kernels_cpu(void)
 {
     CU_pSuite s = CU_add_suite("kernels", NULL, NULL);
     CU_add_test(s, "embedding over a vocabulary shard", test_embedding_shard);

@@ -1,4 +1,4 @@
-/* test_zero_bubble.c: the zero-bubble schedules end to end in the
+/* test_lower_zero_bubble.c: the zero-bubble schedules end to end in the
  * compiler: their spellings, their rules in the rulebook (ZB_PP,
  * ZB_V_LAYERS, ZB_MICRO, ZB_ZERO), and the lowering's split backward: a
  * split plan makes exactly 1F1B's weight-gradient products, moves some of
@@ -146,7 +146,7 @@ static void test_split_lowering(void)
     }
 }
 
-void register_test_zero_bubble(void)
+void register_test_lower_zero_bubble(void)
 {
     CU_pSuite s = CU_add_suite("zero_bubble", NULL, NULL);
     CU_add_test(s, "schedule names", test_names);

@@ -1,4 +1,4 @@
-/* test_moe_kernels.c: the mixture-of-experts kernels (kernels/cpu/moe.c)
+/* test_kernels_moe.c: the mixture-of-experts kernels (kernels/cpu/moe.c)
  * against hand-worked routing, naive per-token loops and finite
  * differences; and the MoE layer's rows of the tensor table
  * (common/tensors.c). */
@@ -227,7 +227,7 @@ static void test_tensor_table(void)
     CU_ASSERT_EQUAL(plc_tensor_tp_split(t.role), PLC_SHARD_ROWS);
 }
 
-void register_test_moe_kernels(void)
+void register_test_kernels_moe(void)
 {
     CU_pSuite s = CU_add_suite("moe_kernels", NULL, NULL);
     CU_add_test(s, "route by hand", test_route_hand);

@@ -1,4 +1,4 @@
-/* test_moe_math.c: parameter counts and FLOPs of mixture-of-experts and
+/* test_solver_moe_math.c: parameter counts and FLOPs of mixture-of-experts and
  * latent-attention models (compiler/solver/model_math.c) against published
  * counts, worked out by hand in the comments, and the example specs
  * (examples/mixtral-8x7b-h100.plan, deepseek-v3-h100.plan) resolving to
@@ -207,8 +207,8 @@ static void test_report_header(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "model llama-7b (6.74 B parameters),"));
 }
 
-void register_test_moe_math(void);
-void register_test_moe_math(void)
+void register_test_solver_moe_math(void);
+void register_test_solver_moe_math(void)
 {
     CU_pSuite s = CU_add_suite("moe_math", NULL, NULL);
     CU_add_test(s, "Mixtral-8x7B parameters and FLOPs", test_mixtral);

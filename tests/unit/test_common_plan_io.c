@@ -1,4 +1,4 @@
-/* test_plan_io.c: the plan file: round trip, byte-identical determinism,
+/* test_common_plan_io.c: the plan file: round trip, byte-identical determinism,
  * and a corrupted-plan suite (truncation at every length, flipped bits,
  * wrong version, hostile fields behind valid checksums): every damaged file
  * is rejected with a message, never a crash. */
@@ -474,8 +474,8 @@ static void test_comm_column(void)
     plc_arena_free(&a);
 }
 
-void register_test_plan_io(void);
-void register_test_plan_io(void)
+void register_test_common_plan_io(void);
+void register_test_common_plan_io(void)
 {
     CU_pSuite s = CU_add_suite("plan_io", NULL, NULL);
     CU_add_test(s, "round trip: decode(encode(p)) encodes to the same bytes", test_round_trip);

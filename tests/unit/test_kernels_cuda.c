@@ -1,4 +1,4 @@
-/* tests/unit/test_cuda_kernels.c: the CUDA kernels against the CPU kernels
+/* tests/unit/test_kernels_cuda.c: the CUDA kernels against the CPU kernels
  * (the fp32 reference) when a GPU is present. Without one (or in a build
  * without CUDA) it prints one line saying so and registers no test. */
 #include <CUnit/CUnit.h>
@@ -571,7 +571,7 @@ static int suite_clean(void)
     return 0;
 }
 
-void register_test_cuda_kernels(void)
+void register_test_kernels_cuda(void)
 {
     if (plc_cuda_device_count() == 0) {
         printf("cuda kernels: skipped, no GPU\n");
@@ -591,7 +591,7 @@ void register_test_cuda_kernels(void)
 
 #else
 
-void register_test_cuda_kernels(void)
+void register_test_kernels_cuda(void)
 {
     printf("cuda kernels: skipped, built without CUDA\n");
 }

@@ -1,4 +1,4 @@
-/* test_step_graph.c: the cut of a step into the stretches the CUDA backend
+/* test_runtime_step_graph.c: the cut of a step into the stretches the CUDA backend
  * records as graphs (runtime/step_graph.h): the eager ops, the spans of
  * transfers, the shortest run, on hand-made programs and on lowered ones
  * (the invariants the executor relies on). Host logic only: no GPU. */
@@ -217,8 +217,8 @@ static void test_lowered_plans(void)
     }
 }
 
-void register_test_step_graph(void);
-void register_test_step_graph(void)
+void register_test_runtime_step_graph(void);
+void register_test_runtime_step_graph(void)
 {
     CU_pSuite s = CU_add_suite("step_graph", NULL, NULL);
     CU_add_test(s, "the ops that run eagerly", test_eager_ops);

@@ -1,4 +1,4 @@
-/* test_uneven_stages.c: pipeline stages of unequal layer counts
+/* test_common_uneven_stages.c: pipeline stages of unequal layer counts
  * (plc_stage_layers and plc_rank_layers in common/layout_rules.h): the
  * split itself, over pp stages and over the pp * vpp virtual stages of the
  * interleaved schedule, the rules PP_LAYERS and VPP_LAYERS per engine
@@ -482,8 +482,8 @@ static void test_time(void)
     CU_ASSERT_TRUE(Q.busy > P.busy);
 }
 
-void register_test_uneven_stages(void);
-void register_test_uneven_stages(void)
+void register_test_common_uneven_stages(void);
+void register_test_common_uneven_stages(void)
 {
     CU_pSuite s = CU_add_suite("uneven stages", load_profiles, free_profiles);
     CU_add_test(s, "the split", test_split);

@@ -1,4 +1,4 @@
-/* test_head_dim.c: a head width apart from hidden / heads and qk-norm
+/* test_solver_head_dim.c: a head width apart from hidden / heads and qk-norm
  * (Qwen3; plc_model.head_dim, .qk_norm): parameter counts against Qwen3's
  * published ones, worked out by hand in the comments; the example spec
  * resolving to them; the attention FLOPs and GEMM shapes reading
@@ -241,8 +241,8 @@ static void test_plan_fields(void)
     }
 }
 
-void register_test_head_dim(void);
-void register_test_head_dim(void)
+void register_test_solver_head_dim(void);
+void register_test_solver_head_dim(void)
 {
     CU_pSuite s = CU_add_suite("head_dim", NULL, NULL);
     CU_add_test(s, "Qwen3-30B-A3B parameters", test_qwen3_30b);

@@ -1,4 +1,4 @@
-/* test_engines.c: the engine profiles loader (compiler/frontend/engines.c):
+/* test_solver_engines.c: the engine profiles loader (compiler/frontend/engines.c):
  * a complete profile, each way a file can be wrong and its message, and the
  * shipped examples/engines.yaml (every engine present, each figure sourced,
  * what each engine runs). */
@@ -839,8 +839,8 @@ static void test_recompute_granularity(void)
     plc_arena_free(&a);
 }
 
-void register_test_engines(void);
-void register_test_engines(void)
+void register_test_solver_engines(void);
+void register_test_solver_engines(void)
 {
     CU_pSuite s = CU_add_suite("engines", NULL, NULL);
     CU_add_test(s, "complete profile", test_complete_profile);

@@ -1,4 +1,4 @@
-/* test_pipe_split.c: the zero-bubble orders (plc_pipe_split_backward): every
+/* test_solver_pipe_split.c: the zero-bubble orders (plc_pipe_split_backward): every
  * rank runs each F, B and W of its chunks once, in dependency order; the
  * simulated bubbles against the paper's closed forms at equal op times
  * (Qi et al. 2024, Sec. 3.1 and 6: 1F1B 3(p-1), ZB-H1 p-1, ZB-H2 and ZB-V 0
@@ -248,8 +248,8 @@ static void test_zb_auto(void)
     CU_ASSERT_EQUAL(plc_sched_zb_auto(2, 4, 0, t, t + 2, t + 4, 0, u, &r), -1);
 }
 
-void register_test_pipe_split(void);
-void register_test_pipe_split(void)
+void register_test_solver_pipe_split(void);
+void register_test_solver_pipe_split(void)
 {
     CU_pSuite s = CU_add_suite("pipe_split", NULL, NULL);
     CU_add_test(s, "split orders: each F, B, W once, in order", test_orders_complete);

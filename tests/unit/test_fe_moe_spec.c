@@ -1,4 +1,4 @@
-/* test_moe_spec.c: the model block's mixture-of-experts and latent-attention
+/* test_fe_moe_spec.c: the model block's mixture-of-experts and latent-attention
  * keys resolved into plc_model (plc_moe, plc_mla): their defaults, their
  * values, -D overrides, and the checks between them (the messages
  * themselves are golden-tested in tests/errors/moe_*.plan and mla_keys.plan). */
@@ -158,8 +158,8 @@ static void test_independent(void)
     fe_done(&r);
 }
 
-void register_test_moe_spec(void);
-void register_test_moe_spec(void)
+void register_test_fe_moe_spec(void);
+void register_test_fe_moe_spec(void)
 {
     CU_pSuite s = CU_add_suite("moe_spec", NULL, NULL);
     CU_add_test(s, "a dense model has no experts", test_dense_is_zero);

@@ -1,4 +1,4 @@
-/* test_export.c: plc export's writers and checks (compiler/cli/export_*.c):
+/* test_cli_export.c: plc export's writers and checks (compiler/cli/export_*.c):
  * the Megatron-LM script carries the spec's block (GPT: LayerNorm, GELU and
  * biases; Llama: RMSNorm, SwiGLU, no biases), dropout 0 and the optimizer,
  * in flags every one of which the arguments.py of the release it is
@@ -479,8 +479,8 @@ static void test_megatron_moe(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "dropless"));
 }
 
-void register_test_export(void);
-void register_test_export(void)
+void register_test_cli_export(void);
+void register_test_cli_export(void)
 {
     CU_pSuite s = CU_add_suite("export", NULL, NULL);
     CU_add_test(s, "Megatron-LM: the block, dropout, each release's flags", test_megatron_blocks);
