@@ -225,6 +225,47 @@ static int64_t key_after(const plc_pipe_shape *sh, const plc_pipe_unit *order, i
     return v->chunk == nc - 1 ? sh->layers : plc_pipe_chunk_hi(sh, v->chunk) - 1;
 }
 
+/* room in o for nids slot ids (words of 64 seen bits) and a step of
+ * total units; false when out of memory */
+static bool scratch_reserve(scratch *o, int64_t nids, int64_t words, int64_t total)
+{
+    if (o->cap < nids) {
+        slot *d = realloc(o->dense, sizeof *d * (size_t)nids);
+        if (d) o->dense = d;
+        uint64_t *b = d ? realloc(o->seen, sizeof *b * (size_t)words) : NULL;
+        if (b) o->seen = b;
+        if (!d || !b) return false;
+        for (int64_t i = o->cap; i < nids; i++) o->dense[i].peak = -1;
+        for (int64_t i = (o->cap + 63) / 64; i < words; i++) o->seen[i] = 0;
+        o->cap = nids;
+    }
+    if (o->units < total + 1) {
+        plc_pipe_unit *u = realloc(o->order, sizeof *u * (size_t)(total + 1));
+        if (u) o->order = u;
+        msg *m = u ? realloc(o->sends, sizeof *m * (size_t)(total + 1)) : NULL;
+        if (m) o->sends = m;
+        if (!u || !m) return false;
+        o->units = total + 1;
+    }
+    return true;
+}
+
+/* the offers of a replay, by id, into *out (out->n = 0 when out of
+ * memory); o's slots are cleared for the next replay */
+static void collect(scratch *o, int64_t words, slots *out)
+{
+    int64_t count = 0;
+    for (int64_t w = 0; w < words; w++) count += __builtin_popcountll(o->seen[w]);
+    bool room = slots_reserve(out, count);
+    for (int64_t w = 0; w < words; w++)
+        for (uint64_t bits = o->seen[w]; bits; bits &= bits - 1) {
+            int64_t id = w * 64 + __builtin_ctzll(bits);
+            if (room) out->v[out->n++] = (slot){id, o->dense[id].peak, o->dense[id].held};
+            o->dense[id].peak = -1;
+        }
+    for (int64_t w = 0; w < words; w++) o->seen[w] = 0;
+}
+
 /* Replays rank r->stage's units for M micro-batches into *out (sparse
  * slots by id; out->n = 0 when out of memory). */
 static void replay(const rp *r, int64_t M, slots *out)
@@ -235,24 +276,7 @@ static void replay(const rp *r, int64_t M, slots *out)
     int64_t total = plc_pipe_units(sh, M), nc = sh->nchunks, L = sh->layers;
     int64_t nids = (int64_t)SITES * PHASES * RUNPOS * sh->per_rank, words = (nids + 63) / 64;
     out->n = 0;
-    if (o.cap < nids) {
-        slot *d = realloc(o.dense, sizeof *d * (size_t)nids);
-        if (d) o.dense = d;
-        uint64_t *b = d ? realloc(o.seen, sizeof *b * (size_t)words) : NULL;
-        if (b) o.seen = b;
-        if (!d || !b) return;
-        for (int64_t i = o.cap; i < nids; i++) o.dense[i].peak = -1;
-        for (int64_t i = (o.cap + 63) / 64; i < words; i++) o.seen[i] = 0;
-        o.cap = nids;
-    }
-    if (o.units < total + 1) {
-        plc_pipe_unit *u = realloc(o.order, sizeof *u * (size_t)(total + 1));
-        if (u) o.order = u;
-        msg *m = u ? realloc(o.sends, sizeof *m * (size_t)(total + 1)) : NULL;
-        if (m) o.sends = m;
-        if (!u || !m) return;
-        o.units = total + 1;
-    }
+    if (!scratch_reserve(&o, nids, words, total)) return;
     plc_pipe_unit *order = o.order;
     msg *sends = o.sends;
     if (plc_pipe_order(sh, M, r->stage, order)) return;
@@ -370,17 +394,7 @@ static void replay(const rp *r, int64_t M, slots *out)
     int64_t mine = 0;
     BUMP(6, live + K.pend);
 #undef BUMP
-    /* the offers, by id */
-    int64_t count = 0;
-    for (int64_t w = 0; w < words; w++) count += __builtin_popcountll(o.seen[w]);
-    bool room = slots_reserve(out, count);
-    for (int64_t w = 0; w < words; w++)
-        for (uint64_t bits = o.seen[w]; bits; bits &= bits - 1) {
-            int64_t id = w * 64 + __builtin_ctzll(bits);
-            if (room) out->v[out->n++] = (slot){id, o.dense[id].peak, o.dense[id].held};
-            o.dense[id].peak = -1;
-        }
-    for (int64_t w = 0; w < words; w++) o.seen[w] = 0;
+    collect(&o, words, out);
 }
 
 /* The search asks for the same stage many times (the held state stops
