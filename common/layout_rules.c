@@ -260,6 +260,48 @@ const char *plc_layout_rules_job_message(const plc_job *job, const plc_layout *l
     return plc_rule_message(&in, v, buf, size);
 }
 
+/* GPU_COUNT: the product of the known degrees against the cluster's GPUs */
+static void gpu_count_message(const plc_rule_input *in, char *buf, size_t size)
+{
+    const plc_layout *l = &in->layout;
+    int64_t product = 1;
+    static const plc_layout_dim dims[4] = {PLC_LD_dp, PLC_LD_tp, PLC_LD_pp, PLC_LD_cp};
+    char expr[64] = "";
+    size_t len = 0;
+    int nknown = 0;
+    for (int i = 0; i < 4; i++) {
+        if (!(in->known & (1u << dims[i]))) continue;
+        if (product <= in->gpus) product *= plc_layout_get(l, dims[i]);
+        len += (size_t)snprintf(expr + len, sizeof expr - len, "%s%s", nknown ? " * " : "", plc_layout_dim_key(dims[i]));
+        nknown++;
+    }
+    if (nknown == 4 && product <= in->gpus)
+        snprintf(buf, size, "%s = %lld, but the cluster has %lld GPUs (nodes * gpus_per_node)", expr,
+                 (long long)product, (long long)in->gpus);
+    else
+        snprintf(buf, size, "%s = %lld does not divide the %lld GPUs (nodes * gpus_per_node)", expr,
+                 (long long)product, (long long)in->gpus);
+}
+
+/* ENGINE_OFFERS: the value of dimension `key` the engine does not run, and
+ * those it does */
+static void engine_offers_message(const plc_rule_input *in, const char *key, char *buf, size_t size)
+{
+    const plc_layout *l = &in->layout;
+    plc_layout_dim d = PLC_LD_COUNT;
+    for (int i = 0; i < PLC_LD_COUNT; i++)
+        if (strcmp(plc_layout_dim_key((plc_layout_dim)i), key) == 0) d = (plc_layout_dim)i;
+    char val[32], runs[160] = "";
+    size_t n = 0;
+    for (int64_t x = 0; x < 64 && d < PLC_LD_COUNT && in->engine; x++) {
+        if (!(in->engine->offers[d] >> x & 1u)) continue;
+        n += (size_t)snprintf(runs + n, n < sizeof runs ? sizeof runs - n : 0, "%s%s", n ? ", " : "",
+                              plc_layout_value_text(d, x, val, sizeof val));
+    }
+    snprintf(buf, size, "engine %s does not run %s = %s; it runs %s", plc_engine_name(in->engine_id), key,
+             plc_layout_value_text(d, d < PLC_LD_COUNT ? plc_layout_get(l, d) : 0, val, sizeof val), runs);
+}
+
 const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf, size_t size)
 {
     const plc_model *m = in->model;
@@ -280,24 +322,7 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_DEGREE_POSITIVE: SAY("%s must be at least 1", v.key); break;
     case PLC_RULE_ZERO_RANGE: SAY("zero = %lld: the ZeRO stage is 0 to 3", LL(l->zero)); break;
     case PLC_RULE_ENUM_RANGE: SAY("%s has a value out of range", v.key); break;
-    case PLC_RULE_GPU_COUNT: {
-        int64_t product = 1;
-        static const plc_layout_dim dims[4] = {PLC_LD_dp, PLC_LD_tp, PLC_LD_pp, PLC_LD_cp};
-        char expr[64] = "";
-        size_t len = 0;
-        int nknown = 0;
-        for (int i = 0; i < 4; i++) {
-            if (!(in->known & (1u << dims[i]))) continue;
-            if (product <= in->gpus) product *= plc_layout_get(l, dims[i]);
-            len += (size_t)snprintf(expr + len, sizeof expr - len, "%s%s", nknown ? " * " : "", plc_layout_dim_key(dims[i]));
-            nknown++;
-        }
-        if (nknown == 4 && product <= in->gpus)
-            SAY("%s = %lld, but the cluster has %lld GPUs (nodes * gpus_per_node)", expr, LL(product), LL(in->gpus));
-        else
-            SAY("%s = %lld does not divide the %lld GPUs (nodes * gpus_per_node)", expr, LL(product), LL(in->gpus));
-        break;
-    }
+    case PLC_RULE_GPU_COUNT: gpu_count_message(in, buf, size); break;
     case PLC_RULE_TP_HEADS: SAY("tp = %lld does not divide heads = %lld", LL(l->tp), LL(m->heads)); break;
     case PLC_RULE_TP_KV_HEADS: SAY("tp = %lld does not divide kv_heads = %lld", LL(l->tp), LL(m->kv_heads)); break;
     case PLC_RULE_TP_FFN: SAY("tp = %lld does not divide ffn_hidden = %lld", LL(l->tp), LL(m->ffn_hidden)); break;
@@ -417,21 +442,7 @@ const char *plc_rule_message(const plc_rule_input *in, plc_verdict v, char *buf,
     case PLC_RULE_FLASH_FP32:
         SAY("attention = %s needs bf16; fp32 training uses naive or fused attention", plc_attention_name(l->attention));
         break;
-    case PLC_RULE_ENGINE_OFFERS: {
-        plc_layout_dim d = PLC_LD_COUNT;
-        for (int i = 0; i < PLC_LD_COUNT; i++)
-            if (strcmp(plc_layout_dim_key((plc_layout_dim)i), v.key) == 0) d = (plc_layout_dim)i;
-        char val[32], runs[160] = "";
-        size_t n = 0;
-        for (int64_t x = 0; x < 64 && d < PLC_LD_COUNT && in->engine; x++) {
-            if (!(in->engine->offers[d] >> x & 1u)) continue;
-            n += (size_t)snprintf(runs + n, n < sizeof runs ? sizeof runs - n : 0, "%s%s", n ? ", " : "",
-                                  plc_layout_value_text(d, x, val, sizeof val));
-        }
-        SAY("engine %s does not run %s = %s; it runs %s", plc_engine_name(in->engine_id), v.key,
-            plc_layout_value_text(d, d < PLC_LD_COUNT ? plc_layout_get(l, d) : 0, val, sizeof val), runs);
-        break;
-    }
+    case PLC_RULE_ENGINE_OFFERS: engine_offers_message(in, v.key, buf, size); break;
     case PLC_RULE_COUNT: SAY("unknown rule"); break;
     }
 #undef SAY

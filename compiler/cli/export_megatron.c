@@ -368,6 +368,43 @@ static void write_split(FILE *out, const plc_model *m, const plc_layout *l, cons
             (long long)mid, (long long)(n - 2), (long long)last, p2p);
 }
 
+/* the script's comments on what differs from plc's run: the warm-up's
+ * first step, the experts and latent attention, the padded vocabulary
+ * (each empty where nothing differs) */
+typedef struct script_notes {
+    char warmup[256], moe_note[1024], vocab_pad[256];
+} script_notes;
+
+static void notes_of(const release *r, const plc_export_in *in, script_notes *s)
+{
+    const plc_model *m = &in->model;
+    const plc_train *t = &in->train;
+    const plc_layout *l = &in->layout;
+    *s = (script_notes){{0}, {0}, {0}};
+    /* OptimizerParamScheduler (megatron/training/optimizer_param_scheduler.py)
+     * is stepped after each iteration from num_steps 0 */
+    if (t->warmup_steps > 0)
+        snprintf(s->warmup, sizeof s->warmup,
+                 "# Warm-up: Megatron-LM's step s trains at lr * s / %lld, plc's at\n"
+                 "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
+                 "# decay to --min-lr at --lr-decay-iters is the same.\n",
+                 (long long)t->warmup_steps, (long long)t->warmup_steps);
+    if (m->moe.experts > 0) moe_comment(s->moe_note, sizeof s->moe_note, r, m);
+    if (m->mla.kv_rank > 0) {
+        size_t k = strlen(s->moe_note);
+        snprintf(s->moe_note + k, sizeof s->moe_note - k,
+                 "# Latent attention: Megatron-Core's MLA rotates RoPE halves, plc interleaved\n"
+                 "# pairs: the same model up to a permutation of the rope rows of the query\n"
+                 "# projection and the kv down-projection (permute them to move a checkpoint).\n");
+    }
+    int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
+    if (padded != m->vocab)
+        snprintf(s->vocab_pad, sizeof s->vocab_pad,
+                 "# Vocabulary: %lld ids padded to %lld over tp = %lld, as plc's; Megatron-LM's\n"
+                 "# %lld padding logits enter its softmax, plc's are left out.\n",
+                 (long long)m->vocab, (long long)padded, (long long)l->tp, (long long)(padded - m->vocab));
+}
+
 static void write_script(const release *r, FILE *out, const plc_export_in *in)
 {
     const plc_model *m = &in->model;
@@ -378,31 +415,9 @@ static void write_script(const release *r, FILE *out, const plc_export_in *in)
     plc_export_header(out, in, "# ", "Megatron-LM launch script", "--megatron");
     const plc_engine_profile *p = in->profile;
     bool tp_overlap = p->tp_overlap > 0 && l->sp && l->tp > 1;
-    /* OptimizerParamScheduler (megatron/training/optimizer_param_scheduler.py)
-     * is stepped after each iteration from num_steps 0 */
-    char warmup[256] = "";
-    if (t->warmup_steps > 0)
-        snprintf(warmup, sizeof warmup,
-                 "# Warm-up: Megatron-LM's step s trains at lr * s / %lld, plc's at\n"
-                 "# lr * (s + 1) / %lld (its scheduler starts at step 0); the cosine\n"
-                 "# decay to --min-lr at --lr-decay-iters is the same.\n",
-                 (long long)t->warmup_steps, (long long)t->warmup_steps);
-    char moe_note[1024] = "";
-    if (m->moe.experts > 0) moe_comment(moe_note, sizeof moe_note, r, m);
-    if (m->mla.kv_rank > 0) {
-        size_t k = strlen(moe_note);
-        snprintf(moe_note + k, sizeof moe_note - k,
-                 "# Latent attention: Megatron-Core's MLA rotates RoPE halves, plc interleaved\n"
-                 "# pairs: the same model up to a permutation of the rope rows of the query\n"
-                 "# projection and the kv down-projection (permute them to move a checkpoint).\n");
-    }
-    char vocab_pad[256] = "";
-    int64_t padded = (m->vocab + l->tp - 1) / l->tp * l->tp;
-    if (padded != m->vocab)
-        snprintf(vocab_pad, sizeof vocab_pad,
-                 "# Vocabulary: %lld ids padded to %lld over tp = %lld, as plc's; Megatron-LM's\n"
-                 "# %lld padding logits enter its softmax, plc's are left out.\n",
-                 (long long)m->vocab, (long long)padded, (long long)l->tp, (long long)(padded - m->vocab));
+    script_notes s;
+    notes_of(r, in, &s);
+    const char *warmup = s.warmup, *moe_note = s.moe_note, *vocab_pad = s.vocab_pad;
     fprintf(out,
             "#\n"
             "# The model is plc's %s block: %s.\n"

@@ -139,7 +139,8 @@ static void write_torchtitan_model(FILE *out, const plc_model *m)
     /* a dense model's FFN width, asserted in every layer; an MoE model's
      * in its dense layers (the MoE layers' experts in _plc_moe) */
     char ffn[48];
-    snprintf(ffn, sizeof ffn, m->moe.experts > 0 ? "" : ", ffn_hidden=%lld", (long long)m->ffn_hidden);
+    if (m->moe.experts > 0) ffn[0] = '\0';
+    else snprintf(ffn, sizeof ffn, ", ffn_hidden=%lld", (long long)m->ffn_hidden);
     if (m->moe.experts > 0) fprintf(out, "_plc_dense_ffn_hidden = %lld\n\n\n", (long long)m->ffn_hidden);
     fprintf(out,
             "def _plc_model(config):\n"

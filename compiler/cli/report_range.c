@@ -30,6 +30,14 @@
 #include "common/parse_num.h"
 #include "compiler/solver/solver.h"
 
+/* two candidates the ranked list folds into one row (report_text.c,
+ * report_yaml.c and the within line) */
+bool plc_report_tied(const plc_candidate *a, const plc_candidate *b)
+{
+    return a->valid && b->valid && a->fits == b->fits && a->step_time_s == b->step_time_s &&
+           a->peak_bytes == b->peak_bytes;
+}
+
 static const char header[] = "engine,gpu,gpus_min,gpus_max,runs,lo,hi,sources";
 enum { COL_ENGINE, COL_GPU, COL_MIN, COL_MAX, COL_RUNS, COL_LO, COL_HI, COL_SOURCES, NCOLS };
 

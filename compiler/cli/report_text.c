@@ -12,12 +12,6 @@ const char plc_report_tie_rule[] =
     "exact ties (same step time and memory) go to the plainer layout: 1f1b before other schedules, "
     "then lower zero, sp off, less recompute, then smaller tp, pp, cp and vpp";
 
-bool plc_report_tied(const plc_candidate *a, const plc_candidate *b)
-{
-    return a->valid && b->valid && a->fits == b->fits && a->step_time_s == b->step_time_s &&
-           a->peak_bytes == b->peak_bytes;
-}
-
 void plc_report_tie_text(FILE *out, const plc_layout *kept, const plc_layout *tie)
 {
     int n = 0;

@@ -150,8 +150,16 @@ int64_t plc_params_layer_norms(const plc_model *m)
 int64_t plc_moe_layer_count(const plc_model *m)
 {
     const plc_moe *e = &m->moe;
+    int64_t every = e->moe_every > 0 ? e->moe_every : 1;
     if (e->experts == 0 || e->dense_layers >= m->layers) return 0;
-    return (m->layers - e->dense_layers + e->moe_every - 1) / e->moe_every;
+    return (m->layers - e->dense_layers + every - 1) / every;
+}
+
+/* the share of the layers that are MoE layers (the time model's and the
+ * search's weight of the expert terms) */
+double plc_moe_layer_share(const plc_model *m)
+{
+    return m->moe.experts > 0 && m->layers > 0 ? (double)plc_moe_layer_count(m) / (double)m->layers : 0.0;
 }
 
 int64_t plc_params_moe_mlp(const plc_model *m, bool active)

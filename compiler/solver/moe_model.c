@@ -147,11 +147,6 @@ double plc_moe_act_layer_delta(const plc_job *job, const plc_layout *l)
     return router + experts + shared - dense_ffn;
 }
 
-double plc_moe_layer_share(const plc_model *m)
-{
-    return m->moe.experts > 0 && m->layers > 0 ? (double)plc_moe_layers_in(m, 0, m->layers) / (double)m->layers : 0.0;
-}
-
 void plc_moe_layer_times(const plc_job *job, const plc_layout *l, plc_moe_times *o)
 {
     memset(o, 0, sizeof *o);

@@ -5,6 +5,9 @@
 
 #include "compiler/solver/solver.h"
 
+/* a catalog share (an efficiency), 1 where the catalog leaves it 0 */
+static inline double plc_share_or_one(double x) { return x > 0 ? x : 1.0; }
+
 /* The vocabulary a last-stage rank's logits and loss span: its shard of the
  * padded vocabulary, or all of it where the engine gathers the head's
  * output over the tp group before the loss (gathered_logits). The memory
