@@ -14,8 +14,7 @@
 #include "compiler/frontend/frontend.h"
 #include "compiler/plantools/plantools.h"
 
-static int lfail(lw_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int lfail(lw_ctx *c, const char *fmt, ...)
+int lw_fail(lw_ctx *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -40,7 +39,7 @@ static int too_large(lw_ctx *c)
     if (ffn > wide) wide = ffn;
     if ((double)m->hidden > wide) wide = (double)m->hidden;
     if (rows * wide * 4.0 <= 0x1p48) return 0;
-    return lfail(c, "micro_batch = %lld makes buffers of %.3g bytes per rank, beyond any device's memory (2^48 bytes): "
+    return lw_fail(c, "micro_batch = %lld makes buffers of %.3g bytes per rank, beyond any device's memory (2^48 bytes): "
                     "no plan is lowered for it", (long long)L->micro_batch, rows * wide * 4.0);
 }
 
@@ -54,12 +53,12 @@ static int derive(lw_ctx *c)
                          .precision_known = true, .layout = *L, .known = PLC_LD_ALL,
                          .engine = &c->job->engine, .engine_id = c->job->train.engine};
     if (c->job->train.precision == PLC_PREC_FP8)
-        return lfail(c, "precision fp8 is modelled by plc solve and plc explain, but plrun has no fp8 kernels: "
+        return lw_fail(c, "precision fp8 is modelled by plc solve and plc explain, but plrun has no fp8 kernels: "
                         "lower the plan with precision = bf16");
     plc_verdict v = plc_layout_rules(&in);
     if (v.rule != PLC_RULE_OK) {
         char why[256];
-        return lfail(c, "%s", plc_rule_message(&in, v, why, sizeof why));
+        return lw_fail(c, "%s", plc_rule_message(&in, v, why, sizeof why));
     }
     if (too_large(c)) return -1;
     sizes(c);

@@ -209,6 +209,30 @@ typedef struct lw_ctx {
     bool defer_w;             /* the backward being lowered is split: its W products wait for the W unit */
 } lw_ctx;
 
+/* the layer lowerings' emitters (lower_layer.c, lower_moe.c): an
+ * activation or temporary buffer of the current key, a zero fill, and
+ * C[M,N] = op(A) op(B) + beta C on the compute stream */
+static inline int32_t lw_act_buf(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
+{
+    return lw_buf_here(c->P, c->m.layers, PLC_BUF_ACT, dt, rows, cols, what);
+}
+
+static inline int32_t lw_tmp_buf(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
+{
+    return lw_buf_here(c->P, c->m.layers, PLC_BUF_TEMP, dt, rows, cols, what);
+}
+
+static inline void lw_zero(lw_ctx *c, int32_t b) { lw_emit(c->P, PLC_OP_ZERO, PLC_STREAM_COMPUTE, LW_B(b), LW_NOARGS, 0.0); }
+
+static inline void lw_matmul(lw_ctx *c, int32_t C, int32_t Am, int32_t Bm, int64_t M, int64_t N, int64_t K, int ta,
+                             int tb, double beta)
+{
+    lw_emit(c->P, PLC_OP_MATMUL, PLC_STREAM_COMPUTE, LW_B(C, Am, Bm), LW_A(M, N, K, ta, tb), beta);
+}
+
+/* the lowering's error: the message into c->err; returns -1 (lower.c) */
+int lw_fail(lw_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* lower.c: lowers job + layout's template, one layer on one stage for one
  * micro-batch (pp = 1, no layout rules checked), into *out, without a memory
  * plan, marking its visits in *t: 0 the embedding, 1 the layer, 2 the head's

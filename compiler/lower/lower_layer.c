@@ -15,25 +15,6 @@
 #define A(...) LW_A(__VA_ARGS__)
 #define COMPUTE PLC_STREAM_COMPUTE
 
-static int32_t act(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
-{
-    return lw_buf_here(c->P, c->m.layers, PLC_BUF_ACT, dt, rows, cols, what);
-}
-
-static int32_t tmp(lw_ctx *c, plc_dtype dt, int64_t rows, int64_t cols, const char *what)
-{
-    return lw_buf_here(c->P, c->m.layers, PLC_BUF_TEMP, dt, rows, cols, what);
-}
-
-static void zero(lw_ctx *c, int32_t b) { lw_emit(c->P, PLC_OP_ZERO, COMPUTE, B(b), LW_NOARGS, 0.0); }
-
-/* C[M,N] = op(A) op(B) + beta C */
-static void matmul(lw_ctx *c, int32_t C, int32_t Am, int32_t Bm, int64_t M, int64_t N, int64_t K, int ta, int tb,
-                   double beta)
-{
-    lw_emit(c->P, PLC_OP_MATMUL, COMPUTE, B(C, Am, Bm), A(M, N, K, ta, tb), beta);
-}
-
 /* ---- the GPT block's pieces ---------------------------------------------------- */
 
 /* the norm of a block: RMSNorm, or LayerNorm with its bias and mean (GPT) */
@@ -45,7 +26,7 @@ static void norm_fwd(lw_ctx *c, int32_t out, int32_t *mean, int32_t rstd, int32_
                 c->m.norm_eps);
         return;
     }
-    *mean = act(c, PLC_F32, rows, 1, mean_name);
+    *mean = lw_act_buf(c, PLC_F32, rows, 1, mean_name);
     lw_emit(c->P, PLC_OP_LAYERNORM_FWD, COMPUTE,
             B(out, *mean, rstd, in, lw_weight(c, TID(w, l)), lw_weight(c, TID(b, l))), A(rows, c->h), c->m.norm_eps);
 }
@@ -70,7 +51,7 @@ static void wop_emit(lw_ctx *c, const lw_wop *w)
 {
     int32_t g = lw_weight_grad(c, w->tensor);
     if (w->bias) lw_emit(c->P, PLC_OP_BIAS_BWD, COMPUTE, B(g, w->dy), A(w->K, w->N), 0.0);
-    else matmul(c, g, w->x, w->dy, w->M, w->N, w->K, 1, 0, 1.0);
+    else lw_matmul(c, g, w->x, w->dy, w->M, w->N, w->K, 1, 0, 1.0);
 }
 
 /* a W product of layer l, micro-batch m: emitted now (a whole backward) or
@@ -130,7 +111,7 @@ static void attn_fwd(lw_ctx *c, int32_t out, int32_t stats, const lw_act *a)
 static int32_t cp_gather(lw_ctx *c, int32_t local, const char *what)
 {
     if (c->g_cp < 0) return local;
-    int32_t full = act(c, c->act_dt, c->R * c->L.cp, c->kvd, what);
+    int32_t full = lw_act_buf(c, c->act_dt, c->R * c->L.cp, c->kvd, what);
     lw_emit(c->P, PLC_OP_ALLGATHER, COMPUTE, B(full, local), A(c->R * c->kvd), 0.0);
     lw_last(c->P)->group = c->g_cp;
     return full;
@@ -139,7 +120,7 @@ static int32_t cp_gather(lw_ctx *c, int32_t local, const char *what)
 static int32_t cp_scatter(lw_ctx *c, int32_t full, const char *what)
 {
     if (c->g_cp < 0) return full;
-    int32_t local = tmp(c, c->act_dt, c->R, c->kvd, what);
+    int32_t local = lw_tmp_buf(c, c->act_dt, c->R, c->kvd, what);
     lw_emit(c->P, PLC_OP_REDUCE_SCATTER, COMPUTE, B(local, full), A(c->R * c->kvd), 0.0);
     lw_last(c->P)->group = c->g_cp;
     return local;
@@ -153,7 +134,7 @@ int32_t lw_embed_fwd(lw_ctx *c, int64_t m)
     lw_switch_layer(c, -1);
     int64_t emb = TID(PLC_ROLE_TOK_EMB, 0);
     int32_t w = lw_weight(c, emb);
-    int32_t e = act(c, c->act_dt, c->R, c->h, "embed");
+    int32_t e = lw_act_buf(c, c->act_dt, c->R, c->h, "embed");
     lw_emit(c->P, PLC_OP_EMBED_FWD, COMPUTE, B(e, c->tokens[m], w), A(c->R, c->h, c->Vl, c->vocab_sharded), 0.0);
     int32_t x0 = lw_tp_reduce_rows(c, e, c->h, "x0");
     if (c->learned_pos) /* once, on the reduced rows */
@@ -183,7 +164,7 @@ static void attention_core(lw_ctx *c, lw_act *a, plc_phase ph)
 {
     plc_phase saved = c->P->phase;
     c->P->phase = ph;
-    a->att = act(c, c->act_dt, c->R, c->qd, "att");
+    a->att = lw_act_buf(c, c->act_dt, c->R, c->qd, "att");
     a->stats = attn_stats(c, attn_form(c) ? "lse" : "probs");
     attn_fwd(c, a->att, a->stats, a);
     c->P->phase = saved;
@@ -197,79 +178,79 @@ int32_t lw_layer_fwd(lw_ctx *c, int64_t l, int64_t m, int32_t x_in, bool recompu
     a->x_in = x_in;
     int64_t R = c->R, Rs = c->Rs, h = c->h;
     /* attention block */
-    a->hn = act(c, c->act_dt, Rs, h, "hn");
-    a->rstd1 = act(c, PLC_F32, Rs, 1, "rstd1");
+    a->hn = lw_act_buf(c, c->act_dt, Rs, h, "hn");
+    a->rstd1 = lw_act_buf(c, PLC_F32, Rs, 1, "rstd1");
     norm_fwd(c, a->hn, &a->mean1, a->rstd1, x_in, PLC_ROLE_ATTN_NORM, PLC_ROLE_ATTN_NORM_B, l, Rs, "mean1");
     a->hn = lw_tp_allgather_rows(c, a->hn, h, "hn_full");
     /* q and k before RoPE are temporaries; with learned positions they are kept */
     bool rope = c->m.positions == PLC_POS_ROPE;
-    int32_t q = rope ? tmp(c, c->act_dt, R, c->qd, "q_pre") : act(c, c->act_dt, R, c->qd, "q");
-    int32_t k = rope ? tmp(c, c->act_dt, R, c->kvd, "k_pre") : act(c, c->act_dt, R, c->kvd, "k");
-    a->v = act(c, c->act_dt, R, c->kvd, "v");
-    matmul(c, q, a->hn, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, c->qd, h, 0, 0, 0.0);
-    matmul(c, k, a->hn, lw_weight(c, TID(PLC_ROLE_WK, l)), R, c->kvd, h, 0, 0, 0.0);
-    matmul(c, a->v, a->hn, lw_weight(c, TID(PLC_ROLE_WV, l)), R, c->kvd, h, 0, 0, 0.0);
+    int32_t q = rope ? lw_tmp_buf(c, c->act_dt, R, c->qd, "q_pre") : lw_act_buf(c, c->act_dt, R, c->qd, "q");
+    int32_t k = rope ? lw_tmp_buf(c, c->act_dt, R, c->kvd, "k_pre") : lw_act_buf(c, c->act_dt, R, c->kvd, "k");
+    a->v = lw_act_buf(c, c->act_dt, R, c->kvd, "v");
+    lw_matmul(c, q, a->hn, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, c->qd, h, 0, 0, 0.0);
+    lw_matmul(c, k, a->hn, lw_weight(c, TID(PLC_ROLE_WK, l)), R, c->kvd, h, 0, 0, 0.0);
+    lw_matmul(c, a->v, a->hn, lw_weight(c, TID(PLC_ROLE_WV, l)), R, c->kvd, h, 0, 0, 0.0);
     bias_fwd(c, q, PLC_ROLE_BQ, l, R, c->qd);
     bias_fwd(c, k, PLC_ROLE_BK, l, R, c->kvd);
     bias_fwd(c, a->v, PLC_ROLE_BV, l, R, c->kvd);
     a->q = q;
     int32_t kr = k;
     if (rope) {
-        a->q = act(c, c->act_dt, R, c->qd, "q");
-        kr = act(c, c->act_dt, R, c->kvd, "k");
+        a->q = lw_act_buf(c, c->act_dt, R, c->qd, "q");
+        kr = lw_act_buf(c, c->act_dt, R, c->kvd, "k");
         lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(a->q, q), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
         lw_emit(c->P, PLC_OP_ROPE_FWD, COMPUTE, B(kr, k), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
     }
     a->k = cp_gather(c, kr, "k_full");
     a->v = cp_gather(c, a->v, "v_full");
     attention_core(c, a, c->P->phase);
-    int32_t o = tmp(c, c->act_dt, R, h, "attn_out");
-    matmul(c, o, a->att, lw_weight(c, TID(PLC_ROLE_WO, l)), R, h, c->qd, 0, 0, 0.0);
+    int32_t o = lw_tmp_buf(c, c->act_dt, R, h, "attn_out");
+    lw_matmul(c, o, a->att, lw_weight(c, TID(PLC_ROLE_WO, l)), R, h, c->qd, 0, 0, 0.0);
     o = lw_tp_reduce_rows(c, o, h, "attn_out_rs");
     bias_fwd(c, o, PLC_ROLE_BO, l, Rs, h); /* replicated: added once, after the reduction */
-    a->x_mid = act(c, c->act_dt, Rs, h, "x_mid");
+    a->x_mid = lw_act_buf(c, c->act_dt, Rs, h, "x_mid");
     lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(a->x_mid, x_in, o), A(Rs * h), 0.0);
     /* MLP block */
-    a->hn2 = act(c, c->act_dt, Rs, h, "hn2");
-    a->rstd2 = act(c, PLC_F32, Rs, 1, "rstd2");
+    a->hn2 = lw_act_buf(c, c->act_dt, Rs, h, "hn2");
+    a->rstd2 = lw_act_buf(c, PLC_F32, Rs, 1, "rstd2");
     norm_fwd(c, a->hn2, &a->mean2, a->rstd2, a->x_mid, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs, "mean2");
     a->hn2 = lw_tp_allgather_rows(c, a->hn2, h, "hn2_full");
     if (plc_layer_is_moe(&c->m, l)) { /* router and experts (lower_moe.c) */
         int32_t d = lw_moe_fwd(c, l, a, recompute);
         if (recompute) return -1;
         d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
-        int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
+        int32_t x_out = lw_act_buf(c, c->act_dt, Rs, h, "x_out");
         lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
         lw_visit_end(c);
         return x_out;
     }
     if (c->gpt) { /* fc + bias, GELU */
-        a->g = act(c, c->act_dt, R, c->Fl, "fc");
-        matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, c->Fl, h, 0, 0, 0.0);
+        a->g = lw_act_buf(c, c->act_dt, R, c->Fl, "fc");
+        lw_matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, c->Fl, h, 0, 0, 0.0);
         bias_fwd(c, a->g, PLC_ROLE_B_FC, l, R, c->Fl);
-        a->s = act(c, c->act_dt, R, c->Fl, "gelu");
+        a->s = lw_act_buf(c, c->act_dt, R, c->Fl, "gelu");
         lw_emit(c->P, PLC_OP_GELU_FWD, COMPUTE, B(a->s, a->g), A(R * c->Fl), 0.0);
         if (recompute) return -1;
-        int32_t d = tmp(c, c->act_dt, R, h, "mlp_out");
-        matmul(c, d, a->s, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, h, c->Fl, 0, 0, 0.0);
+        int32_t d = lw_tmp_buf(c, c->act_dt, R, h, "mlp_out");
+        lw_matmul(c, d, a->s, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, h, c->Fl, 0, 0, 0.0);
         d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
         bias_fwd(c, d, PLC_ROLE_B_PROJ, l, Rs, h);
-        int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
+        int32_t x_out = lw_act_buf(c, c->act_dt, Rs, h, "x_out");
         lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
         lw_visit_end(c);
         return x_out;
     }
-    a->g = act(c, c->act_dt, R, c->Fl, "gate");
-    a->u = act(c, c->act_dt, R, c->Fl, "up");
-    matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, c->Fl, h, 0, 0, 0.0);
-    matmul(c, a->u, a->hn2, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, c->Fl, h, 0, 0, 0.0);
-    a->s = act(c, c->act_dt, R, c->Fl, "swiglu");
+    a->g = lw_act_buf(c, c->act_dt, R, c->Fl, "gate");
+    a->u = lw_act_buf(c, c->act_dt, R, c->Fl, "up");
+    lw_matmul(c, a->g, a->hn2, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, c->Fl, h, 0, 0, 0.0);
+    lw_matmul(c, a->u, a->hn2, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, c->Fl, h, 0, 0, 0.0);
+    a->s = lw_act_buf(c, c->act_dt, R, c->Fl, "swiglu");
     lw_emit(c->P, PLC_OP_SWIGLU_FWD, COMPUTE, B(a->s, a->g, a->u), A(R * c->Fl), 0.0);
     if (recompute) return -1; /* the layer output is not needed again */
-    int32_t d = tmp(c, c->act_dt, R, h, "mlp_out");
-    matmul(c, d, a->s, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, h, c->Fl, 0, 0, 0.0);
+    int32_t d = lw_tmp_buf(c, c->act_dt, R, h, "mlp_out");
+    lw_matmul(c, d, a->s, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, h, c->Fl, 0, 0, 0.0);
     d = lw_tp_reduce_rows(c, d, h, "mlp_out_rs");
-    int32_t x_out = act(c, c->act_dt, Rs, h, "x_out");
+    int32_t x_out = lw_act_buf(c, c->act_dt, Rs, h, "x_out");
     lw_emit(c->P, PLC_OP_ADD, COMPUTE, B(x_out, a->x_mid, d), A(Rs * h), 0.0);
     lw_visit_end(c);
     return x_out;
@@ -309,72 +290,72 @@ int32_t lw_layer_bwd_b(lw_ctx *c, int64_t l, int64_t m, int32_t dx_out)
     if (moe) {
         dh2 = lw_moe_bwd(c, l, a, dd); /* reduced over tp */
     } else if (c->gpt) {
-        int32_t ds = tmp(c, c->act_dt, R, Fl, "d_gelu");
-        matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, Fl, h, 0, 1, 0.0);
+        int32_t ds = lw_tmp_buf(c, c->act_dt, R, Fl, "d_gelu");
+        lw_matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_PROJ, l)), R, Fl, h, 0, 1, 0.0);
         wgrad(c, PLC_ROLE_W_PROJ, l, m, a->s, dd, Fl, h, R);
-        int32_t dfc = tmp(c, c->act_dt, R, Fl, "d_fc");
-        zero(c, dfc);
+        int32_t dfc = lw_tmp_buf(c, c->act_dt, R, Fl, "d_fc");
+        lw_zero(c, dfc);
         lw_emit(c->P, PLC_OP_GELU_BWD, COMPUTE, B(dfc, ds, a->g), A(R * Fl), 0.0);
         bias_bwd(c, dfc, PLC_ROLE_B_FC, l, m, R, Fl);
-        dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
-        matmul(c, dh2, dfc, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, h, Fl, 0, 1, 0.0);
+        dh2 = lw_tmp_buf(c, c->act_dt, R, h, "d_hn2");
+        lw_matmul(c, dh2, dfc, lw_weight(c, TID(PLC_ROLE_W_FC, l)), R, h, Fl, 0, 1, 0.0);
         wgrad(c, PLC_ROLE_W_FC, l, m, a->hn2, dfc, h, Fl, R);
     } else {
-        int32_t ds = tmp(c, c->act_dt, R, Fl, "d_swiglu");
-        matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, Fl, h, 0, 1, 0.0);
+        int32_t ds = lw_tmp_buf(c, c->act_dt, R, Fl, "d_swiglu");
+        lw_matmul(c, ds, dd, lw_weight(c, TID(PLC_ROLE_W_DOWN, l)), R, Fl, h, 0, 1, 0.0);
         wgrad(c, PLC_ROLE_W_DOWN, l, m, a->s, dd, Fl, h, R);
-        int32_t dg = tmp(c, c->act_dt, R, Fl, "d_gate"), du = tmp(c, c->act_dt, R, Fl, "d_up");
-        zero(c, dg);
-        zero(c, du);
+        int32_t dg = lw_tmp_buf(c, c->act_dt, R, Fl, "d_gate"), du = lw_tmp_buf(c, c->act_dt, R, Fl, "d_up");
+        lw_zero(c, dg);
+        lw_zero(c, du);
         lw_emit(c->P, PLC_OP_SWIGLU_BWD, COMPUTE, B(dg, du, ds, a->g, a->u), A(R * Fl), 0.0);
-        dh2 = tmp(c, c->act_dt, R, h, "d_hn2");
-        matmul(c, dh2, dg, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, h, Fl, 0, 1, 0.0);
-        matmul(c, dh2, du, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, h, Fl, 0, 1, 1.0);
+        dh2 = lw_tmp_buf(c, c->act_dt, R, h, "d_hn2");
+        lw_matmul(c, dh2, dg, lw_weight(c, TID(PLC_ROLE_W_GATE, l)), R, h, Fl, 0, 1, 0.0);
+        lw_matmul(c, dh2, du, lw_weight(c, TID(PLC_ROLE_W_UP, l)), R, h, Fl, 0, 1, 1.0);
         wgrad(c, PLC_ROLE_W_GATE, l, m, a->hn2, dg, h, Fl, R);
         wgrad(c, PLC_ROLE_W_UP, l, m, a->hn2, du, h, Fl, R);
     }
     if (!moe) dh2 = lw_tp_reduce_rows(c, dh2, h, "d_hn2_rs");
-    int32_t dx_mid = tmp(c, c->act_dt, Rs, h, "d_x_mid");
+    int32_t dx_mid = lw_tmp_buf(c, c->act_dt, Rs, h, "d_x_mid");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_mid, dx_out), LW_NOARGS, 0.0);
     norm_bwd(c, dx_mid, dh2, a->x_mid, a->mean2, a->rstd2, PLC_ROLE_MLP_NORM, PLC_ROLE_MLP_NORM_B, l, Rs);
     /* attention block */
     bias_bwd(c, dx_mid, PLC_ROLE_BO, l, m, Rs, h);
     int32_t dout = lw_tp_allgather_rows(c, dx_mid, h, "d_attn_out");
     if (c->L.recompute == PLC_RECOMPUTE_SELECTIVE) attention_core(c, a, PLC_PHASE_RECOMPUTE);
-    int32_t datt = tmp(c, c->act_dt, R, c->qd, "d_att");
-    matmul(c, datt, dout, lw_weight(c, TID(PLC_ROLE_WO, l)), R, c->qd, h, 0, 1, 0.0);
+    int32_t datt = lw_tmp_buf(c, c->act_dt, R, c->qd, "d_att");
+    lw_matmul(c, datt, dout, lw_weight(c, TID(PLC_ROLE_WO, l)), R, c->qd, h, 0, 1, 0.0);
     wgrad(c, PLC_ROLE_WO, l, m, a->att, dout, c->qd, h, R);
     int64_t Rk = R * c->L.cp;
-    int32_t dq = tmp(c, c->act_dt, R, c->qd, "d_q"), dk = tmp(c, c->act_dt, Rk, c->kvd, "d_k_full"),
-            dv = tmp(c, c->act_dt, Rk, c->kvd, "d_v_full");
-    zero(c, dq);
-    zero(c, dk);
-    zero(c, dv);
+    int32_t dq = lw_tmp_buf(c, c->act_dt, R, c->qd, "d_q"), dk = lw_tmp_buf(c, c->act_dt, Rk, c->kvd, "d_k_full"),
+            dv = lw_tmp_buf(c, c->act_dt, Rk, c->kvd, "d_v_full");
+    lw_zero(c, dq);
+    lw_zero(c, dk);
+    lw_zero(c, dv);
     lw_emit(c->P, PLC_OP_ATTN_BWD, COMPUTE, B(dq, dk, dv, datt, a->q, a->k, a->v, a->att, a->stats),
             A(c->mb, c->Sl, c->Sl * c->L.cp, c->Hl, c->KVl, c->hd, attn_form(c)), 0.0);
     dk = cp_scatter(c, dk, "d_k");
     dv = cp_scatter(c, dv, "d_v");
     int32_t dq0 = dq, dk0 = dk;
     if (c->m.positions == PLC_POS_ROPE) {
-        dq0 = tmp(c, c->act_dt, R, c->qd, "d_q_pre");
-        dk0 = tmp(c, c->act_dt, R, c->kvd, "d_k_pre");
-        zero(c, dq0);
-        zero(c, dk0);
+        dq0 = lw_tmp_buf(c, c->act_dt, R, c->qd, "d_q_pre");
+        dk0 = lw_tmp_buf(c, c->act_dt, R, c->kvd, "d_k_pre");
+        lw_zero(c, dq0);
+        lw_zero(c, dk0);
         lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dq0, dq), A(c->mb, c->Sl, c->Hl, c->hd), c->m.rope_theta);
         lw_emit(c->P, PLC_OP_ROPE_BWD, COMPUTE, B(dk0, dk), A(c->mb, c->Sl, c->KVl, c->hd), c->m.rope_theta);
     }
     bias_bwd(c, dq0, PLC_ROLE_BQ, l, m, R, c->qd);
     bias_bwd(c, dk0, PLC_ROLE_BK, l, m, R, c->kvd);
     bias_bwd(c, dv, PLC_ROLE_BV, l, m, R, c->kvd);
-    int32_t dh = tmp(c, c->act_dt, R, h, "d_hn");
-    matmul(c, dh, dq0, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, h, c->qd, 0, 1, 0.0);
-    matmul(c, dh, dk0, lw_weight(c, TID(PLC_ROLE_WK, l)), R, h, c->kvd, 0, 1, 1.0);
-    matmul(c, dh, dv, lw_weight(c, TID(PLC_ROLE_WV, l)), R, h, c->kvd, 0, 1, 1.0);
+    int32_t dh = lw_tmp_buf(c, c->act_dt, R, h, "d_hn");
+    lw_matmul(c, dh, dq0, lw_weight(c, TID(PLC_ROLE_WQ, l)), R, h, c->qd, 0, 1, 0.0);
+    lw_matmul(c, dh, dk0, lw_weight(c, TID(PLC_ROLE_WK, l)), R, h, c->kvd, 0, 1, 1.0);
+    lw_matmul(c, dh, dv, lw_weight(c, TID(PLC_ROLE_WV, l)), R, h, c->kvd, 0, 1, 1.0);
     wgrad(c, PLC_ROLE_WQ, l, m, a->hn, dq0, h, c->qd, R);
     wgrad(c, PLC_ROLE_WK, l, m, a->hn, dk0, h, c->kvd, R);
     wgrad(c, PLC_ROLE_WV, l, m, a->hn, dv, h, c->kvd, R);
     dh = lw_tp_reduce_rows(c, dh, h, "d_hn_rs");
-    int32_t dx_in = tmp(c, c->act_dt, Rs, h, "d_x_in");
+    int32_t dx_in = lw_tmp_buf(c, c->act_dt, Rs, h, "d_x_in");
     lw_emit(c->P, PLC_OP_COPY, COMPUTE, B(dx_in, dx_mid), LW_NOARGS, 0.0);
     norm_bwd(c, dx_in, dh, a->x_in, a->mean1, a->rstd1, PLC_ROLE_ATTN_NORM, PLC_ROLE_ATTN_NORM_B, l, Rs);
     lw_visit_end(c);
@@ -394,15 +375,15 @@ void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x)
     int64_t R = c->R, Rs = c->Rs, h = c->h, Vl = c->Vl;
     bool tied = c->m.tie_embeddings;
     int64_t wid = tied ? TID(PLC_ROLE_TOK_EMB, 0) : TID(PLC_ROLE_LM_HEAD, 0);
-    int32_t xf = act(c, c->act_dt, Rs, h, "xf"), rstd = act(c, PLC_F32, Rs, 1, "rstd_f");
+    int32_t xf = lw_act_buf(c, c->act_dt, Rs, h, "xf"), rstd = lw_act_buf(c, PLC_F32, Rs, 1, "rstd_f");
     int32_t mean = -1;
     norm_fwd(c, xf, &mean, rstd, x, PLC_ROLE_FINAL_NORM, PLC_ROLE_FINAL_NORM_B, 0, Rs, "mean_f");
     xf = lw_tp_allgather_rows(c, xf, h, "xf_full");
     int32_t W = lw_weight(c, wid);
-    int32_t logits = tmp(c, c->act_dt, R, Vl, "logits");
-    matmul(c, logits, xf, W, R, Vl, h, 0, tied ? 1 : 0, 0.0);
-    int32_t rowmax = tmp(c, PLC_F32, R, 1, "rowmax"), rowsum = tmp(c, PLC_F32, R, 1, "rowsum"),
-            tlogit = tmp(c, PLC_F32, R, 1, "target_logit");
+    int32_t logits = lw_tmp_buf(c, c->act_dt, R, Vl, "logits");
+    lw_matmul(c, logits, xf, W, R, Vl, h, 0, tied ? 1 : 0, 0.0);
+    int32_t rowmax = lw_tmp_buf(c, PLC_F32, R, 1, "rowmax"), rowsum = lw_tmp_buf(c, PLC_F32, R, 1, "rowsum"),
+            tlogit = lw_tmp_buf(c, PLC_F32, R, 1, "target_logit");
     lw_emit(c->P, PLC_OP_XENT_MAX, COMPUTE, B(rowmax, logits), A(R, Vl), 0.0);
     if (c->vocab_sharded) {
         lw_emit(c->P, PLC_OP_ALLREDUCE, COMPUTE, B(rowmax), A(R, 1), 0.0);
@@ -417,17 +398,17 @@ void lw_head_fwd_bwd(lw_ctx *c, int64_t m, int32_t x)
         lw_last(c->P)->group = c->g_tp;
     }
     lw_where(c->P, PLC_PHASE_BACKWARD, L, (int32_t)m);
-    int32_t dlogits = tmp(c, c->act_dt, R, Vl, "d_logits");
-    zero(c, dlogits);
+    int32_t dlogits = lw_tmp_buf(c, c->act_dt, R, Vl, "d_logits");
+    lw_zero(c, dlogits);
     lw_emit(c->P, PLC_OP_XENT_LOSS, COMPUTE, B(dlogits, c->loss_buf, logits, c->targets[m], rowmax, rowsum, tlogit),
             A(R, Vl, c->vocab_sharded), c->loss_scale);
-    int32_t dxf = tmp(c, c->act_dt, R, h, "d_xf");
+    int32_t dxf = lw_tmp_buf(c, c->act_dt, R, h, "d_xf");
     if (tied) {
-        matmul(c, dxf, dlogits, W, R, h, Vl, 0, 0, 0.0);
-        matmul(c, lw_weight_grad(c, wid), dlogits, xf, Vl, h, R, 1, 0, 1.0);
+        lw_matmul(c, dxf, dlogits, W, R, h, Vl, 0, 0, 0.0);
+        lw_matmul(c, lw_weight_grad(c, wid), dlogits, xf, Vl, h, R, 1, 0, 1.0);
     } else {
-        matmul(c, dxf, dlogits, W, R, h, Vl, 0, 1, 0.0);
-        matmul(c, lw_weight_grad(c, wid), xf, dlogits, h, Vl, R, 1, 0, 1.0);
+        lw_matmul(c, dxf, dlogits, W, R, h, Vl, 0, 1, 0.0);
+        lw_matmul(c, lw_weight_grad(c, wid), xf, dlogits, h, Vl, R, 1, 0, 1.0);
     }
     c->head_dx[m] = lw_tp_reduce_rows(c, dxf, h, "d_xf_rs");
     c->head_x[m] = x;
@@ -441,8 +422,8 @@ int32_t lw_head_bwd(lw_ctx *c, int64_t m)
     int32_t L = (int32_t)c->m.layers;
     lw_where(c->P, PLC_PHASE_BACKWARD, L, (int32_t)m);
     lw_switch_layer(c, L);
-    int32_t dx = tmp(c, c->act_dt, c->Rs, c->h, "d_x_final");
-    zero(c, dx);
+    int32_t dx = lw_tmp_buf(c, c->act_dt, c->Rs, c->h, "d_x_final");
+    lw_zero(c, dx);
     norm_bwd(c, dx, c->head_dx[m], c->head_x[m], c->head_mean[m], c->head_rstd[m], PLC_ROLE_FINAL_NORM,
              PLC_ROLE_FINAL_NORM_B, 0, c->Rs);
     lw_visit_end(c);
