@@ -992,7 +992,7 @@ static plc_status search_once(const plc_job *job, plc_arena *a, const plc_solve_
     if (job_usable(job, out->error, sizeof out->error)) return PLC_E_INPUT;
     /* plrun: a model its lowering refuses runs in no layout; said as the
      * reason, not as every layout failing to fit */
-    if (job->train.engine == PLC_ENGINE_PLRUN && opts->judge && opts->judge->model &&
+    if (job->train.engine == PLC_ENGINE_PLRUN && opts && opts->judge && opts->judge->model &&
         opts->judge->model(job, out->error, sizeof out->error))
         return PLC_E_INPUT;
     search *S = calloc(1, sizeof *S);
