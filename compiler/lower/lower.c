@@ -14,15 +14,6 @@
 #include "compiler/frontend/frontend.h"
 #include "compiler/plantools/plantools.h"
 
-int lw_fail(lw_ctx *c, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->err, c->errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 static void sizes(lw_ctx *c);
 
 /* a buffer's elements are int64 products (rows x the widest of a row:

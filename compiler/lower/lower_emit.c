@@ -166,3 +166,14 @@ void lw_where(lw_prog *P, plc_phase ph, int32_t layer, int32_t micro)
     P->layer = layer;
     P->micro = micro;
 }
+
+/* the lowering's error (lower_int.h): below lower.c, lower_layer.c and
+ * lower_moe.c, which all report through it */
+int lw_fail(lw_ctx *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->err, c->errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}

@@ -230,7 +230,7 @@ static inline void lw_matmul(lw_ctx *c, int32_t C, int32_t Am, int32_t Bm, int64
     lw_emit(c->P, PLC_OP_MATMUL, PLC_STREAM_COMPUTE, LW_B(C, Am, Bm), LW_A(M, N, K, ta, tb), beta);
 }
 
-/* the lowering's error: the message into c->err; returns -1 (lower.c) */
+/* the lowering's error: the message into c->err; returns -1 (lower_emit.c) */
 int lw_fail(lw_ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* lower.c: lowers job + layout's template, one layer on one stage for one

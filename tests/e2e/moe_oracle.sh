@@ -89,8 +89,8 @@ dropped=$(grep -o '"moe_dropped":[0-9]*' "$tmp/cap.jsonl" | head -n 1 | cut -d: 
 echo "capacity_factor 0.5: $dropped copies dropped in step 1 (>= 128)"
 grep -q moe_dropped "$tmp/softmax_single/metrics.jsonl" && die "a dropless run reports a drop count"
 # what the lowering does not run is refused
-# (before the search: the model and precision; a layout the lowering
-# refuses, ep > 1 here, fits nowhere: exit 2)
+# (before the search: the model and precision; ep > 1 at its key, rule
+# ENGINE_EP: plrun runs ep = 1 only)
 refused() { # refused STATUS WHAT OVERRIDES...
     local want=$1 what=$2; shift 2
     "$PLC" compile "$tmp/softmax.plan" "$@" -o "$tmp/refused.bin" >"$tmp/refused.log" 2>&1
@@ -100,5 +100,5 @@ refused() { # refused STATUS WHAT OVERRIDES...
 }
 refused 1 "mixture-of-experts layers in fp32 only" -D cluster.gpus_per_node=1 -D layout.tp=1 -D layout.pp=1 -D train.precision=bf16
 refused 1 "expert-bias balancing is modelled but not lowered" -D cluster.gpus_per_node=1 -D layout.tp=1 -D layout.pp=1 -D model.expert_bias=true
-refused 2 "no layout fits" -D cluster.gpus_per_node=2 -D layout.tp=1 -D layout.pp=1 -D layout.dp=2 -D layout.ep=2
+refused 1 "runs mixture-of-experts layers with ep = 1 only" -D cluster.gpus_per_node=2 -D layout.tp=1 -D layout.pp=1 -D layout.dp=2 -D layout.ep=2
 echo "ok: plrun's MoE layers agree with the PyTorch oracle"
